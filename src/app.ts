@@ -1,0 +1,89 @@
+import type { FastifyInstance } from 'fastify';
+import pino, { type Logger } from 'pino';
+import type { Config } from './config/config.ts';
+import { type Database, openDatabase } from './db/database.ts';
+import { migrateToLatest } from './db/migrate.ts';
+import { type Clock, systemClock } from './domain/clock.ts';
+import { createExamsService } from './domain/exams/exams.service.ts';
+import { createInstitutesService } from './domain/institutes/institutes.service.ts';
+import { createUsersService } from './domain/users/users.service.ts';
+import { createAuthenticator } from './http/auth/authenticate.ts';
+import { buildServer } from './http/server.ts';
+import { loadServerKeys } from './security/keys.ts';
+import type { Services } from './services.ts';
+
+export interface AppOptions {
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+}
+
+/** Everything a process needs, wired once. */
+export interface Core {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly database: Database;
+  readonly services: Services;
+  readonly clock: Clock;
+  close(): Promise<void>;
+}
+
+export interface App extends Core {
+  readonly server: FastifyInstance;
+}
+
+/** The process logger: pino on stderr, so stdout stays for command results. */
+export function createLogger(config: Config): Logger {
+  return pino(
+    {
+      level: config.logLevel,
+      redact: { paths: ['req.headers.authorization', '*.secret_key', '*.api_token', '*.signature'], remove: true },
+    },
+    pino.destination({ fd: 2, sync: false }),
+  );
+}
+
+/**
+ * Opens the database (applying pending migrations), loads the server key and builds the services.
+ * Returns them with a close that releases the database; throws when the database cannot be opened.
+ */
+export async function createCore(config: Config, options: AppOptions = {}): Promise<Core> {
+  const logger = options.logger ?? createLogger(config);
+  const clock = options.clock ?? systemClock;
+  const database = openDatabase(config.database);
+  try {
+    const applied = await migrateToLatest(database);
+    if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
+  } catch (error) {
+    await database.destroy();
+    throw error;
+  }
+  const keys = loadServerKeys(config.serverSecret, config.dataDir);
+  const { db } = database;
+  const users = createUsersService({ db, clock, keys });
+  const services: Services = {
+    institutes: createInstitutesService({ db, clock }),
+    users,
+    exams: createExamsService({ db, clock }),
+    authenticator: createAuthenticator({
+      db,
+      users,
+      clock,
+      settings: { noncePolicy: config.noncePolicy, windowSeconds: config.signatureWindowSeconds },
+    }),
+  };
+  return { config, logger, database, services, clock, close: () => database.destroy() };
+}
+
+/** The core plus the HTTP server (not yet listening). */
+export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
+  const core = await createCore(config, options);
+  const server = await buildServer(core);
+  return {
+    ...core,
+    server,
+    async close() {
+      await server.close();
+      await core.close();
+    },
+  };
+}

@@ -1,0 +1,98 @@
+import { parseArgs } from 'node:util';
+import { type Core, createCore } from '../app.ts';
+import type { Config } from '../config/config.ts';
+import { migrateToLatest } from '../db/migrate.ts';
+import { openDatabase } from '../db/database.ts';
+import { presentInstituteV3 } from '../http/v3/institutes.presenter.ts';
+import { presentUserV3 } from '../http/v3/users.presenter.ts';
+
+/** A failure the CLI reports as a usage error (exit 2) rather than a failed command (exit 1). */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+export const USAGE = `Usage: invigil <command>
+
+  serve [--no-worker]        HTTP API plus the background worker (default port 3000)
+  worker                     the background worker alone
+  migrate                    apply pending database migrations
+  institute create --name NAME --short-name SHORT
+  user create --institute ID --email EMAIL --name NAME --role ROLE
+  user rotate-credentials --id ID
+
+Configuration comes from the environment; see README.md.`;
+
+function print(result: unknown): void {
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+function options(args: string[], names: readonly string[]): Record<string, string> {
+  const { values } = parseArgs({
+    args,
+    options: Object.fromEntries(names.map((name) => [name, { type: 'string' as const }])),
+    strict: true,
+    allowPositionals: false,
+  });
+  const result: Record<string, string> = {};
+  for (const name of names) {
+    const value = values[name];
+    if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
+    result[name] = value;
+  }
+  return result;
+}
+
+function wholeNumber(flag: string, value: string): number {
+  if (!/^\d+$/.test(value)) throw new UsageError(`--${flag} must be a whole number`);
+  return Number(value);
+}
+
+async function withCore(config: Config, run: (core: Core) => Promise<void>): Promise<void> {
+  const core = await createCore(config);
+  try {
+    await run(core);
+  } finally {
+    await core.close();
+  }
+}
+
+/** Runs one administrative command (anything but serve and worker), printing its JSON result. */
+export async function runCommand(config: Config, argv: string[]): Promise<void> {
+  const [group, action, ...rest] = argv;
+  if (group === 'migrate') {
+    const database = openDatabase(config.database);
+    try {
+      print({ migrated: await migrateToLatest(database) });
+    } finally {
+      await database.destroy();
+    }
+    return;
+  }
+  if (group === 'institute' && action === 'create') {
+    const args = options(rest, ['name', 'short-name']);
+    await withCore(config, async ({ services }) => {
+      const institute = await services.institutes.create({ name: args.name, short_name: args['short-name'] });
+      print({ institute: presentInstituteV3(institute) });
+    });
+    return;
+  }
+  if (group === 'user' && action === 'create') {
+    const args = options(rest, ['institute', 'email', 'name', 'role']);
+    const instituteId = wholeNumber('institute', args.institute ?? '');
+    await withCore(config, async ({ services }) => {
+      const { user, credentials } = await services.users.create(instituteId, args);
+      print({ user: presentUserV3(user, credentials) });
+    });
+    return;
+  }
+  if (group === 'user' && action === 'rotate-credentials') {
+    const args = options(rest, ['id']);
+    const id = wholeNumber('id', args.id ?? '');
+    await withCore(config, async ({ services }) => {
+      const { user, credentials } = await services.users.rotateCredentials(id);
+      print({ user: presentUserV3(user, credentials) });
+    });
+    return;
+  }
+  throw new UsageError(group === undefined ? 'no command given' : `unknown command: ${argv.join(' ')}`);
+}

@@ -1,0 +1,144 @@
+import path from 'node:path';
+
+/** Log levels pino understands; `LOG_LEVEL` must be one of them. */
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export type NoncePolicy = 'request' | 'strict';
+
+export type DatabaseConfig = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
+
+export type StorageConfig =
+  | { kind: 'local'; root: string }
+  | { kind: 's3'; bucket: string; endpoint: string | undefined; region: string | undefined };
+
+/** Everything the service reads from its environment, validated and frozen. */
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly database: DatabaseConfig;
+  readonly dataDir: string;
+  readonly publicUrl: string;
+  readonly storage: StorageConfig;
+  readonly smtpUrl: string | undefined;
+  readonly mailFrom: string;
+  readonly noncePolicy: NoncePolicy;
+  readonly signatureWindowSeconds: number;
+  readonly logLevel: LogLevel;
+  /** Server key material from `INVIGIL_SECRET`; undefined means "generate into DATA_DIR/server.key". */
+  readonly serverSecret: string | undefined;
+  /** Largest accepted upload in bytes (`MAX_UPLOAD_BYTES`, default 50 MB). */
+  readonly maxUploadBytes: number;
+}
+
+/** Thrown for an invalid environment value; the message names the variable. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${raw}`);
+  return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const found = allowed.find((candidate) => candidate === raw);
+  if (found === undefined) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+  return found;
+}
+
+function parseDatabase(raw: string | undefined, cwd: string): DatabaseConfig {
+  const value = raw === undefined || raw === '' ? 'sqlite:./data/invigil.sqlite' : raw;
+  if (value.startsWith('sqlite:')) {
+    const file = value.slice('sqlite:'.length);
+    if (file === '') throw new ConfigError('DATABASE_URL sqlite: needs a path, e.g. sqlite:./data/invigil.sqlite');
+    return { kind: 'sqlite', path: file === ':memory:' ? file : path.resolve(cwd, file) };
+  }
+  if (value.startsWith('postgres://') || value.startsWith('postgresql://')) {
+    try {
+      new URL(value);
+    } catch {
+      throw new ConfigError('DATABASE_URL is not a valid postgres:// address');
+    }
+    return { kind: 'postgres', url: value };
+  }
+  throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
+}
+
+function parseStorage(raw: string | undefined, dataDir: string): StorageConfig {
+  if (raw === undefined || raw === '') return { kind: 'local', root: path.join(dataDir, 'files') };
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('STORAGE_URL must be s3://BUCKET?endpoint=URL&region=R');
+  }
+  if (url.protocol !== 's3:' || url.hostname === '') {
+    throw new ConfigError('STORAGE_URL must be s3://BUCKET?endpoint=URL&region=R');
+  }
+  return {
+    kind: 's3',
+    bucket: url.hostname,
+    endpoint: url.searchParams.get('endpoint') ?? undefined,
+    region: url.searchParams.get('region') ?? undefined,
+  };
+}
+
+function parseHttpUrl(name: string, raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an http(s):// address, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(`${name} must be an http(s):// address, got "${raw}"`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+/**
+ * Reads and validates the environment once.
+ * Returns a frozen Config; throws ConfigError naming the first invalid variable.
+ */
+export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const host = env.HOST === undefined || env.HOST === '' ? '127.0.0.1' : env.HOST;
+  const dataDir = path.resolve(cwd, env.DATA_DIR === undefined || env.DATA_DIR === '' ? './data' : env.DATA_DIR);
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  const publicUrl =
+    env.PUBLIC_URL === undefined || env.PUBLIC_URL === ''
+      ? `http://${urlHost}:${port}`
+      : parseHttpUrl('PUBLIC_URL', env.PUBLIC_URL);
+  const smtpUrl = env.SMTP_URL === undefined || env.SMTP_URL === '' ? undefined : env.SMTP_URL;
+  if (smtpUrl !== undefined && !/^smtps?:\/\//.test(smtpUrl)) {
+    throw new ConfigError('SMTP_URL must be smtp://[user:pass@]host:port');
+  }
+  const secret = env.INVIGIL_SECRET === undefined || env.INVIGIL_SECRET === '' ? undefined : env.INVIGIL_SECRET;
+  if (secret !== undefined && secret.length < 32) {
+    throw new ConfigError('INVIGIL_SECRET must be at least 32 characters');
+  }
+  return Object.freeze({
+    port,
+    host,
+    database: parseDatabase(env.DATABASE_URL, cwd),
+    dataDir,
+    publicUrl,
+    storage: parseStorage(env.STORAGE_URL, dataDir),
+    smtpUrl,
+    mailFrom: env.MAIL_FROM === undefined || env.MAIL_FROM === '' ? 'Invigil <no-reply@localhost>' : env.MAIL_FROM,
+    noncePolicy: oneOf<NoncePolicy>(env, 'NONCE_POLICY', ['request', 'strict'], 'request'),
+    signatureWindowSeconds: integer(env, 'SIGNATURE_WINDOW_SECONDS', 86400, 1, 31 * 86400),
+    logLevel: oneOf<LogLevel>(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    serverSecret: secret,
+    maxUploadBytes: integer(env, 'MAX_UPLOAD_BYTES', 50 * 1024 * 1024, 1, 10 * 1024 * 1024 * 1024),
+  });
+}

@@ -1,0 +1,51 @@
+import { type Expression, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
+import type { Condition, ListQuery } from '../domain/listing.ts';
+
+const COMPARATORS = { eq: '=', not_eq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
+
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (char) => `\\${char}`);
+}
+
+/** The SQL for one filter condition; column names come from a resource's fixed field table, never a client. */
+export function conditionSql(condition: Condition, table: string): Expression<SqlBool> {
+  const column = sql.ref(`${table}.${condition.column}`);
+  switch (condition.op) {
+    case 'in':
+    case 'not_in': {
+      if (condition.values.length === 0) return condition.op === 'in' ? sql<SqlBool>`1 = 0` : sql<SqlBool>`1 = 1`;
+      const list = sql.join(condition.values);
+      return condition.op === 'in' ? sql<SqlBool>`${column} in (${list})` : sql<SqlBool>`${column} not in (${list})`;
+    }
+    case 'like':
+      return sql<SqlBool>`lower(${column}) like ${`%${escapeLike(condition.value.toLowerCase())}%`} escape '\\'`;
+    case 'null':
+      return condition.isNull ? sql<SqlBool>`${column} is null` : sql<SqlBool>`${column} is not null`;
+    default:
+      return sql<SqlBool>`${column} ${sql.raw(COMPARATORS[condition.op])} ${condition.value}`;
+  }
+}
+
+/** Adds the query's filter conditions to a select. */
+export function applyConditions<DB, TB extends keyof DB, O>(
+  query: SelectQueryBuilder<DB, TB, O>,
+  list: ListQuery,
+  table: string,
+): SelectQueryBuilder<DB, TB, O> {
+  let result = query;
+  for (const condition of list.conditions) result = result.where(conditionSql(condition, table));
+  return result;
+}
+
+/** Adds ordering and the page window to a select. */
+export function applyOrderAndPage<DB, TB extends keyof DB, O>(
+  query: SelectQueryBuilder<DB, TB, O>,
+  list: ListQuery,
+  table: string,
+): SelectQueryBuilder<DB, TB, O> {
+  let result = query;
+  for (const key of list.sort) {
+    result = result.orderBy(sql.ref(`${table}.${key.column}`), key.direction);
+  }
+  return result.limit(list.limit).offset((list.page - 1) * list.limit);
+}

@@ -1,0 +1,309 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/**
+ * Row types as the database holds them. They never leave the repositories: each repository maps a
+ * row to a domain object. Times are epoch milliseconds (BIGINT) on both databases so comparisons and
+ * sorting are plain integer operations; booleans read back as 0/1 on SQLite and true/false on PostgreSQL.
+ */
+export type Bool = ColumnType<boolean | number, boolean, boolean>;
+export type Millis = number;
+type Id = Generated<number>;
+
+export interface InstitutesTable {
+  id: Id;
+  name: string;
+  short_name: string;
+  callback_url: string | null;
+  check_requirements_emails_enabled: Bool;
+  reminder_emails_enabled: Bool;
+  exam_link_emails_enabled: Bool;
+  exam_changed_emails_enabled: Bool;
+  exam_finalized_emails_enabled: Bool;
+  session_retention_period: number | null;
+  default_language: string;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export interface IdentityProvidersTable {
+  id: Id;
+  institute_id: number | null;
+  name: string;
+  protocol: string;
+  metadata: string;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export interface UsersTable {
+  id: Id;
+  institute_id: number;
+  email: string;
+  name: string;
+  role: string;
+  identity_provider_id: number | null;
+  api_token_hash: string;
+  secret_key_encrypted: string;
+  active: Bool;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export interface ExamsTable {
+  id: Id;
+  institute_id: number;
+  user_id: number;
+  name: string;
+  type: string;
+  status: string;
+  duration_minutes: number | null;
+  use_duration: Bool;
+  start_time: Millis | null;
+  end_time: Millis | null;
+  mobile_cam: Bool;
+  web_cam: Bool;
+  screen_share: Bool;
+  for_reviewing: Bool;
+  upload_answers: Bool;
+  restrictions: string | null;
+  allow_websites: Bool;
+  allow_external_applications: Bool;
+  allow_textbooks: Bool;
+  allow_calculator: Bool;
+  allow_pen_paper: Bool;
+  allow_additional: Bool;
+  allowed_websites: string | null;
+  allowed_external_applications: string | null;
+  allowed_textbooks: string | null;
+  allowed_calculator_type: string | null;
+  allowed_additional: string | null;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export interface ExamComanagersTable {
+  exam_id: number;
+  user_id: number;
+  created_at: Millis;
+}
+
+export interface FilesTable {
+  id: Id;
+  storage_key: string;
+  original_name: string;
+  content_type: string;
+  size: number;
+  sha256: string;
+  created_at: Millis;
+}
+
+export interface DocumentsTable {
+  id: Id;
+  exam_id: number;
+  exam_content: string;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export interface AttachmentsTable {
+  id: Id;
+  exam_id: number;
+  document_id: number;
+  file_id: number;
+  placeholder: string;
+  file_name: string;
+  content_type: string;
+  file_size: number;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export interface StudentSessionsTable {
+  id: Id;
+  exam_id: number;
+  name: string;
+  email: string;
+  attempt: number;
+  status: string;
+  token: string;
+  pin_code: number;
+  session_id: string | null;
+  student_id: string | null;
+  time_slot: number;
+  operating_system: string | null;
+  browser: string | null;
+  browser_version: string | null;
+  screenshare_check: string;
+  microphone_check: string;
+  speakers_check: string;
+  webcam_check: string;
+  mobile_check: string;
+  bandwidth_check: string;
+  bandwidth_speed: number | null;
+  dummy_exam_survey: string | null;
+  skip_requirements: Bool;
+  send_confirmation: Bool;
+  use_duration: Bool;
+  start_time: Millis | null;
+  end_time: Millis | null;
+  open_time: Millis | null;
+  reservation_time: Millis | null;
+  expires_at: Millis | null;
+  recording_started_at: Millis | null;
+  recording_ended_at: Millis | null;
+  entered_room: Bool;
+  exam_document_file_id: number | null;
+  exam_document_content_type: string | null;
+  exam_document_file_size: number | null;
+  exam_document_updated_at: Millis | null;
+  reviewed: string;
+  id_card_file_id: number | null;
+  id_card_file_name: string | null;
+  id_card_content_type: string | null;
+  id_card_file_size: number | null;
+  face_photo_file_id: number | null;
+  face_photo_file_name: string | null;
+  face_photo_content_type: string | null;
+  face_photo_file_size: number | null;
+  individual_info: string | null;
+  is_individual_info_html: Bool;
+  rtc_session_id: number | null;
+  rtc_session_ids: string;
+  in_setup: Bool;
+  in_check_requirements: Bool;
+  archived: Bool;
+  current_exam_mode: string | null;
+  transcoding_status: string;
+  priority: string | null;
+  is_email_sent: Bool;
+  proctor_id: number | null;
+  external_id: string | null;
+  end_reason: string | null;
+  lti_resource_id: number | null;
+  lms_user_id: string | null;
+  resource_link_id: string | null;
+  context_id: string | null;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export interface IncidentsTable {
+  id: Id;
+  student_session_id: number;
+  comment: string;
+  offset_time: number | null;
+  kind: string | null;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export interface SessionFilesTable {
+  id: Id;
+  student_session_id: number;
+  kind: string;
+  file_id: number;
+  sequence: number;
+  created_at: Millis;
+}
+
+export interface ToolProvidersTable {
+  id: Id;
+  institute_id: number;
+  name: string;
+  lti_version: string;
+  consumer_key: string | null;
+  shared_secret_encrypted: string | null;
+  issuer: string | null;
+  client_id: string | null;
+  deployment_id: string | null;
+  auth_login_url: string | null;
+  auth_token_url: string | null;
+  jwks_url: string | null;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export interface LtiResourcesTable {
+  id: Id;
+  institute_id: number;
+  tool_provider_id: number;
+  exam_id: number | null;
+  resource_link_id: string;
+  context_id: string | null;
+  title: string | null;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export interface NoncesTable {
+  user_id: number;
+  nonce: string;
+  /** The request's timestamp under NONCE_POLICY=request, the empty string under strict. */
+  scope: string;
+  expires_at: Millis;
+}
+
+export interface JobsTable {
+  id: Id;
+  kind: string;
+  payload: string;
+  status: string;
+  dedupe_key: string | null;
+  attempts: number;
+  max_attempts: number;
+  run_at: Millis;
+  locked_by: string | null;
+  locked_until: Millis | null;
+  last_error: string | null;
+  progress: string | null;
+  created_at: Millis;
+  updated_at: Millis;
+  finished_at: Millis | null;
+}
+
+export interface OutboxTable {
+  id: Id;
+  kind: string;
+  to_address: string;
+  subject: string;
+  text_body: string;
+  html_body: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: Millis;
+  last_error: string | null;
+  student_session_id: number | null;
+  created_at: Millis;
+  sent_at: Millis | null;
+}
+
+export interface ExamZipExportsTable {
+  id: Id;
+  exam_id: number;
+  status: string;
+  job_id: number | null;
+  file_id: number | null;
+  error: string | null;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export interface Tables {
+  institutes: InstitutesTable;
+  identity_providers: IdentityProvidersTable;
+  users: UsersTable;
+  exams: ExamsTable;
+  exam_comanagers: ExamComanagersTable;
+  files: FilesTable;
+  documents: DocumentsTable;
+  attachments: AttachmentsTable;
+  student_sessions: StudentSessionsTable;
+  incidents: IncidentsTable;
+  session_files: SessionFilesTable;
+  tool_providers: ToolProvidersTable;
+  lti_resources: LtiResourcesTable;
+  nonces: NoncesTable;
+  jobs: JobsTable;
+  outbox: OutboxTable;
+  exam_zip_exports: ExamZipExportsTable;
+}

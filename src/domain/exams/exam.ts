@@ -1,0 +1,145 @@
+import { Invalid, ParamMissing } from '../errors.ts';
+import {
+  has,
+  optionalBoolean,
+  optionalEnum,
+  optionalInteger,
+  optionalString,
+  optionalTime,
+  type Params,
+} from '../input.ts';
+import type { ListFields } from '../listing.ts';
+
+export const EXAM_TYPES = ['demo', 'classroom', 'record_review', 'live_proctoring'] as const;
+export type ExamType = (typeof EXAM_TYPES)[number];
+
+/** `deleted` is reached only by destroying an exam; clients may set the other three. */
+export const EXAM_STATUSES = ['draft', 'open', 'closed', 'deleted'] as const;
+export type ExamStatus = (typeof EXAM_STATUSES)[number];
+const SETTABLE_STATUSES = ['draft', 'open', 'closed'] as const;
+
+/** Boolean exam settings: domain name → API and column name. */
+export const EXAM_FLAGS = {
+  useDuration: 'use_duration',
+  mobileCam: 'mobile_cam',
+  webCam: 'web_cam',
+  screenShare: 'screen_share',
+  forReviewing: 'for_reviewing',
+  uploadAnswers: 'upload_answers',
+  allowWebsites: 'allow_websites',
+  allowExternalApplications: 'allow_external_applications',
+  allowTextbooks: 'allow_textbooks',
+  allowCalculator: 'allow_calculator',
+  allowPenPaper: 'allow_pen_paper',
+  allowAdditional: 'allow_additional',
+} as const;
+export type ExamFlag = keyof typeof EXAM_FLAGS;
+
+/** Free-text exam settings: domain name → API and column name. */
+export const EXAM_TEXTS = {
+  restrictions: 'restrictions',
+  allowedWebsites: 'allowed_websites',
+  allowedExternalApplications: 'allowed_external_applications',
+  allowedTextbooks: 'allowed_textbooks',
+  allowedCalculatorType: 'allowed_calculator_type',
+  allowedAdditional: 'allowed_additional',
+} as const;
+export type ExamText = keyof typeof EXAM_TEXTS;
+
+/** Everything a client can set on an exam. */
+export type ExamAttributes = {
+  readonly name: string;
+  readonly type: ExamType;
+  readonly status: ExamStatus;
+  readonly durationMinutes: number | null;
+  readonly startTime: number | null;
+  readonly endTime: number | null;
+} & { readonly [K in ExamFlag]: boolean } & { readonly [K in ExamText]: string | null };
+
+export type Exam = ExamAttributes & {
+  readonly id: number;
+  readonly instituteId: number;
+  readonly userId: number;
+  readonly comanagerIds: readonly number[];
+  readonly createdAt: number;
+  readonly updatedAt: number;
+};
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+export type ExamChanges = Partial<Mutable<ExamAttributes>>;
+
+/** Filterable and sortable exam fields. */
+export const EXAM_LIST_FIELDS: ListFields = {
+  id: { column: 'id', type: 'integer' },
+  name: { column: 'name', type: 'string' },
+  type: { column: 'type', type: 'string' },
+  status: { column: 'status', type: 'string' },
+  user_id: { column: 'user_id', type: 'integer' },
+  duration_minutes: { column: 'duration_minutes', type: 'integer' },
+  start_time: { column: 'start_time', type: 'time' },
+  end_time: { column: 'end_time', type: 'time' },
+  created_at: { column: 'created_at', type: 'time' },
+  updated_at: { column: 'updated_at', type: 'time' },
+};
+
+/** A compat alias: the first name is the API's, the second an older client's spelling of it. */
+function aliased(params: Params, name: string, alias: string): Params {
+  if (has(params, name) || !has(params, alias)) return params;
+  return { ...params, [name]: params[alias] };
+}
+
+/**
+ * Reads the exam settings a create or update request carries (V3 names; `duration` and
+ * `upload_exam` accepted as older spellings). Returns only what was sent; throws ParamMissing or
+ * Invalid naming the first bad field. Rules that span fields are checked by `checkExam`.
+ */
+export function readExamChanges(input: Params, mode: 'create' | 'update'): ExamChanges {
+  const params = aliased(aliased(input, 'duration_minutes', 'duration'), 'upload_answers', 'upload_exam');
+  const changes: ExamChanges = {};
+  const name = optionalString(params, 'name');
+  if (name === null || (name !== undefined && name.trim() === '') || (mode === 'create' && name === undefined)) {
+    throw new ParamMissing('name');
+  }
+  if (name !== undefined) changes.name = name;
+  if (mode === 'create' && (params.type === undefined || params.type === null || params.type === '')) {
+    throw new ParamMissing('type');
+  }
+  const type = optionalEnum(params, 'type', EXAM_TYPES);
+  if (type !== undefined) changes.type = type;
+  const status = optionalEnum(params, 'status', SETTABLE_STATUSES);
+  if (status !== undefined) changes.status = status;
+  const duration = optionalInteger(params, 'duration_minutes', 1, 100_000);
+  if (duration !== undefined) changes.durationMinutes = duration;
+  const startTime = optionalTime(params, 'start_time');
+  if (startTime !== undefined) changes.startTime = startTime;
+  const endTime = optionalTime(params, 'end_time');
+  if (endTime !== undefined) changes.endTime = endTime;
+  for (const [key, field] of Object.entries(EXAM_FLAGS) as [ExamFlag, string][]) {
+    const value = optionalBoolean(params, field);
+    if (value !== undefined) changes[key] = value;
+  }
+  for (const [key, field] of Object.entries(EXAM_TEXTS) as [ExamText, string][]) {
+    const value = optionalString(params, field);
+    if (value !== undefined) changes[key] = value;
+  }
+  return changes;
+}
+
+/** The defaults of a new exam, before the request's own values. */
+export function newExamDefaults(): Omit<ExamAttributes, 'name' | 'type'> {
+  const flags = Object.fromEntries(Object.keys(EXAM_FLAGS).map((key) => [key, key === 'useDuration'])) as {
+    [K in ExamFlag]: boolean;
+  };
+  const texts = Object.fromEntries(Object.keys(EXAM_TEXTS).map((key) => [key, null])) as {
+    [K in ExamText]: string | null;
+  };
+  return { status: 'open', durationMinutes: null, startTime: null, endTime: null, ...flags, ...texts };
+}
+
+/** Checks the rules that involve several fields of the exam as it will be saved; throws ParamMissing or Invalid. */
+export function checkExam(exam: ExamAttributes): void {
+  if (exam.useDuration && exam.durationMinutes === null) throw new ParamMissing('duration_minutes');
+  if (exam.startTime !== null && exam.endTime !== null && exam.endTime < exam.startTime) {
+    throw new Invalid('end_time', 'must be after start_time');
+  }
+}

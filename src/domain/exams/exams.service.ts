@@ -1,0 +1,82 @@
+import type { Db } from '../../db/database.ts';
+import { type Actor, canCreateExam, canManageExam, canReadExam, examListScope } from '../access.ts';
+import type { Clock } from '../clock.ts';
+import { Forbidden, NotFound } from '../errors.ts';
+import type { Params } from '../input.ts';
+import { type Page, parseListQuery } from '../listing.ts';
+import { checkExam, EXAM_LIST_FIELDS, type Exam, type ExamAttributes, newExamDefaults, readExamChanges } from './exam.ts';
+import { findExam, insertExam, listAllExams, listExams, updateExam } from './exams.repository.ts';
+
+export interface ExamsService {
+  /** Creates an exam owned by the actor. Throws Forbidden (role), ParamMissing or Invalid. */
+  create(actor: Actor, params: Params): Promise<Exam>;
+  /** Returns an exam the actor may see. Throws NotFound when it is missing, deleted or out of scope. */
+  get(actor: Actor, id: string | number): Promise<Exam>;
+  /** Applies the sent changes. Throws NotFound, Forbidden, ParamMissing or Invalid. */
+  update(actor: Actor, id: string | number, params: Params): Promise<Exam>;
+  /** Marks the exam deleted. Throws NotFound or Forbidden. */
+  destroy(actor: Actor, id: string | number): Promise<void>;
+  /** One page of the exams the actor may see, filtered and sorted by `params`. Throws Invalid. */
+  list(actor: Actor, params: Params): Promise<Page<Exam>>;
+  /** Every exam the actor owns or co-manages, not deleted (the legacy listing). */
+  listOwned(actor: Actor): Promise<Exam[]>;
+}
+
+/** Reads an id as sent in a path; anything but a positive whole number cannot name a record. */
+export function parseId(id: string | number): number | undefined {
+  const text = String(id);
+  if (!/^\d{1,15}$/.test(text)) return undefined;
+  const value = Number(text);
+  return value > 0 ? value : undefined;
+}
+
+export function createExamsService(deps: { db: Db; clock: Clock }): ExamsService {
+  const { db, clock } = deps;
+
+  async function visible(actor: Actor, id: string | number): Promise<Exam> {
+    const numeric = parseId(id);
+    const exam = numeric === undefined ? undefined : await findExam(db, numeric);
+    if (exam === undefined || exam.status === 'deleted' || !canReadExam(actor, exam)) throw new NotFound('Exam', id);
+    return exam;
+  }
+
+  async function manageable(actor: Actor, id: string | number): Promise<Exam> {
+    const exam = await visible(actor, id);
+    if (!canManageExam(actor, exam)) throw new Forbidden();
+    return exam;
+  }
+
+  return {
+    async create(actor, params) {
+      if (!canCreateExam(actor)) throw new Forbidden();
+      const changes = readExamChanges(params, 'create');
+      const attributes = { ...newExamDefaults(), ...changes } as ExamAttributes;
+      checkExam(attributes);
+      return insertExam(db, { instituteId: actor.instituteId, userId: actor.id }, attributes, clock.now());
+    },
+
+    get: visible,
+
+    async update(actor, id, params) {
+      const exam = await manageable(actor, id);
+      const changes = readExamChanges(params, 'update');
+      checkExam({ ...exam, ...changes });
+      const saved = await updateExam(db, exam.id, changes, clock.now());
+      if (saved === undefined) throw new NotFound('Exam', id);
+      return saved;
+    },
+
+    async destroy(actor, id) {
+      const exam = await manageable(actor, id);
+      await updateExam(db, exam.id, { status: 'deleted' }, clock.now());
+    },
+
+    async list(actor, params) {
+      return listExams(db, examListScope(actor), parseListQuery(params, EXAM_LIST_FIELDS));
+    },
+
+    async listOwned(actor) {
+      return listAllExams(db, { kind: 'own', instituteId: actor.instituteId, userId: actor.id });
+    },
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * How the original Rails service wrote parameter values into the signed message: Ruby's string
+ * interpolation (`"#{value}"`) of the decoded parameter. Strings stay as they are at the top level;
+ * inside arrays and hashes values appear as Ruby's `inspect` writes them.
+ */
+
+const NAMED_ESCAPES: Readonly<Record<string, string>> = {
+  '"': '\\"',
+  '\\': '\\\\',
+  '\n': '\\n',
+  '\t': '\\t',
+  '\r': '\\r',
+  '\f': '\\f',
+  '\v': '\\v',
+  '\b': '\\b',
+  '\x07': '\\a',
+  '\x1b': '\\e',
+};
+
+/** Ruby's String#inspect for a UTF-8 string: quotes, backslash escapes, `\#{` guarded. */
+export function rubyInspectString(text: string): string {
+  let out = '"';
+  const chars = Array.from(text);
+  for (let i = 0; i < chars.length; i += 1) {
+    const char = chars[i] as string;
+    const named = NAMED_ESCAPES[char];
+    if (named !== undefined) {
+      out += named;
+      continue;
+    }
+    const code = char.codePointAt(0) ?? 0;
+    if (code < 0x20 || code === 0x7f) {
+      out += code === 0x7f ? '\\x7F' : `\\u${code.toString(16).toUpperCase().padStart(4, '0')}`;
+      continue;
+    }
+    const next = chars[i + 1];
+    if (char === '#' && (next === '{' || next === '$' || next === '@')) {
+      out += '\\#';
+      continue;
+    }
+    out += char;
+  }
+  return `${out}"`;
+}
+
+/**
+ * Ruby's Float#to_s: the shortest digits that read back as the same double, in fixed notation for
+ * decimal exponents from -4 to 16 (always with a fractional part, `1000.0`), else `1.0e+20` style.
+ */
+export function rubyFloat(value: number): string {
+  if (Number.isNaN(value)) return 'NaN';
+  if (!Number.isFinite(value)) return value > 0 ? 'Infinity' : '-Infinity';
+  if (value === 0) return Object.is(value, -0) ? '-0.0' : '0.0';
+  const sign = value < 0 ? '-' : '';
+  const [mantissa = '', exponentText = '0'] = Math.abs(value).toExponential().split('e');
+  const digits = mantissa.replace('.', '');
+  const decpt = Number(exponentText) + 1; // position of the decimal point relative to the digits
+  if (decpt < -3 || decpt > 16) {
+    const exponent = decpt - 1;
+    const rest = digits.length > 1 ? digits.slice(1) : '0';
+    const expSign = exponent < 0 ? '-' : '+';
+    return `${sign}${digits[0]}.${rest}e${expSign}${String(Math.abs(exponent)).padStart(2, '0')}`;
+  }
+  if (decpt <= 0) return `${sign}0.${'0'.repeat(-decpt)}${digits}`;
+  if (decpt >= digits.length) return `${sign}${digits}${'0'.repeat(decpt - digits.length)}.0`;
+  return `${sign}${digits.slice(0, decpt)}.${digits.slice(decpt)}`;
+}
+
+/**
+ * A parameter value in both forms the signature needs: `top`, as interpolation writes it when the
+ * value is a parameter itself, and `nested`, as `inspect` writes it inside an array or a hash.
+ */
+export interface RubyText {
+  readonly top: string;
+  readonly nested: string;
+}
+
+export function rubyString(text: string): RubyText {
+  return { top: text, nested: rubyInspectString(text) };
+}
+
+export const RUBY_NIL: RubyText = { top: '', nested: 'nil' };
+
+export function rubyBoolean(value: boolean): RubyText {
+  const text = value ? 'true' : 'false';
+  return { top: text, nested: text };
+}
+
+/** A JSON number as Ruby parses it: an Integer keeps every digit, anything else becomes a Float. */
+export function rubyNumber(source: string): RubyText {
+  const text = /^-?\d+$/.test(source) ? BigInt(source).toString() : rubyFloat(Number(source));
+  return { top: text, nested: text };
+}
+
+export function rubyArray(items: readonly RubyText[]): RubyText {
+  const text = `[${items.map((item) => item.nested).join(', ')}]`;
+  return { top: text, nested: text };
+}
+
+/** Ruby 3.1's Hash#inspect: `{"k"=>1, "n"=>nil}`. */
+export function rubyHash(entries: readonly (readonly [string, RubyText])[]): RubyText {
+  const text = `{${entries.map(([key, value]) => `${rubyInspectString(key)}=>${value.nested}`).join(', ')}}`;
+  return { top: text, nested: text };
+}

@@ -1,0 +1,23 @@
+import { EXAM_FLAGS, EXAM_TEXTS, type Exam } from '../../domain/exams/exam.ts';
+import { isoTime } from '../time.ts';
+
+/** The V3 exam record (contract §6). */
+export function presentExamV3(exam: Exam): Record<string, unknown> {
+  const record: Record<string, unknown> = {
+    id: exam.id,
+    institute_id: exam.instituteId,
+    user_id: exam.userId,
+    name: exam.name,
+    type: exam.type,
+    status: exam.status,
+    duration_minutes: exam.durationMinutes,
+    start_time: isoTime(exam.startTime),
+    end_time: isoTime(exam.endTime),
+  };
+  for (const [key, field] of Object.entries(EXAM_FLAGS)) record[field] = exam[key as keyof typeof EXAM_FLAGS];
+  for (const [key, field] of Object.entries(EXAM_TEXTS)) record[field] = exam[key as keyof typeof EXAM_TEXTS];
+  record.comanager_ids = exam.comanagerIds;
+  record.created_at = isoTime(exam.createdAt);
+  record.updated_at = isoTime(exam.updatedAt);
+  return record;
+}

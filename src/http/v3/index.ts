@@ -1,0 +1,30 @@
+import type { FastifyInstance } from 'fastify';
+import { NotAcceptable } from '../../domain/errors.ts';
+import { tokenFromHeader } from '../auth/authenticate.ts';
+import type { ServerDeps } from '../server.ts';
+import { v3Answer } from '../errors.ts';
+import { registerExamRoutes } from './exams.routes.ts';
+
+const V3_MEDIA_TYPES = ['application/vnd.service.v3', 'application/vnd.procwise.v3'];
+
+/**
+ * The V3 scope: every route needs an Accept naming V3 (406 otherwise) and a signed request with the
+ * token header (403 otherwise), checked before any handler runs.
+ */
+export async function registerV3(app: FastifyInstance, deps: ServerDeps): Promise<void> {
+  app.addHook('onRequest', async (request, reply) => {
+    const accept = request.headers.accept ?? '';
+    if (!V3_MEDIA_TYPES.some((type) => accept.includes(type))) {
+      const answer = v3Answer(new NotAcceptable('Not Acceptable'));
+      return reply.code(answer.status).send(answer.body);
+    }
+    return undefined;
+  });
+  app.addHook('preHandler', async (request) => {
+    request.actor = await deps.services.authenticator.authenticate(
+      tokenFromHeader(request.headers.authorization),
+      request.input.signing,
+    );
+  });
+  registerExamRoutes(app, deps);
+}

@@ -1,0 +1,12 @@
+import type { ExamsService } from './domain/exams/exams.service.ts';
+import type { InstitutesService } from './domain/institutes/institutes.service.ts';
+import type { UsersService } from './domain/users/users.service.ts';
+import type { Authenticator } from './http/auth/authenticate.ts';
+
+/** The use cases the transports (HTTP, CLI) call; built once in app.ts. */
+export interface Services {
+  readonly institutes: InstitutesService;
+  readonly users: UsersService;
+  readonly exams: ExamsService;
+  readonly authenticator: Authenticator;
+}
