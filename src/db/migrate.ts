@@ -1,4 +1,4 @@
-import { type Migration, type MigrationResultSet, Migrator } from 'kysely';
+import { type Migration, type MigrationResultSet, Migrator, sql } from 'kysely';
 import type { Database } from './database.ts';
 import * as m0001 from './migrations/0001_initial.ts';
 
@@ -14,9 +14,16 @@ function migrationsFor(dialect: Database['dialect']): Record<string, Migration> 
  * Returns the names applied now; throws with the failing migration's name when one fails.
  */
 export async function migrateToLatest(database: Database): Promise<string[]> {
+  // Kysely looks for its bookkeeping tables across every schema it can see; on PostgreSQL name the
+  // connection's own schema so a second Invigil database in another schema is never mistaken for this one.
+  const schema =
+    database.dialect === 'postgres'
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]?.schema
+      : undefined;
   const migrator = new Migrator({
     db: database.db,
     provider: { getMigrations: async () => migrationsFor(database.dialect) },
+    ...(schema === undefined ? {} : { migrationTableSchema: schema }),
   });
   const result: MigrationResultSet = await migrator.migrateToLatest();
   const failed = result.results?.find((r) => r.status === 'Error');

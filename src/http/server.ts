@@ -1,7 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, {
+  LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
 import type { Database } from '../db/database.ts';
@@ -79,7 +80,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const { config, database, logger } = deps;
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
-    disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace',
+    // Fastify's own request lines would print query strings, which carry signatures; one line per
+    // request is written below instead, with the path only.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.maxUploadBytes,
     routerOptions: {
       ignoreTrailingSlash: true,
@@ -93,7 +96,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(() => () => true);
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
-  app.decorateRequest('input', EMPTY_PARAMS);
+  // Fastify forbids shared object defaults; the preValidation hook below sets it on every request.
+  app.decorateRequest('input', null as unknown as ParsedParams);
   app.decorateRequest('actor', undefined);
 
   app.removeContentTypeParser(['application/json', 'text/plain']);
@@ -118,6 +122,13 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     }
     const route = stringParams((request.params as Record<string, string> | undefined) ?? {});
     request.input = mergeParams(query, body, route);
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.debug(
+      { method: request.method, path: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      'request',
+    );
   });
 
   app.setErrorHandler((error, request, reply) => {

@@ -1,0 +1,134 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import pino from 'pino';
+import { type App, createApp } from '../../src/app.ts';
+import { loadConfig } from '../../src/config/config.ts';
+import type { Role } from '../../src/domain/access.ts';
+import type { Clock } from '../../src/domain/clock.ts';
+import { ApiClient, type Credentials } from './client.ts';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+/** Both databases run in every suite; PostgreSQL must be reachable (the suite fails, never skips). */
+export const DIALECTS: readonly DialectName[] = ['sqlite', 'postgres'];
+
+export const POSTGRES_URL = 'postgres://127.0.0.1:5432/test';
+
+/** A settable clock for tests that move time. */
+export class TestClock implements Clock {
+  current: number;
+  constructor(start = Date.now()) {
+    this.current = start;
+  }
+  now(): number {
+    return this.current;
+  }
+}
+
+export interface TestDatabase {
+  readonly url: string;
+  readonly dataDir: string;
+  drop(): Promise<void>;
+}
+
+async function postgresAdmin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
+  const url = new URL(POSTGRES_URL);
+  url.username = os.userInfo().username;
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    return await run(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * A private database for one test file: a temporary SQLite file, or a fresh schema in the
+ * PostgreSQL `test` database (selected through search_path). Returns its DATABASE_URL and a drop.
+ */
+export async function createTestDatabase(dialect: DialectName): Promise<TestDatabase> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'invigil-test-'));
+  if (dialect === 'sqlite') {
+    return {
+      url: `sqlite:${path.join(dataDir, 'test.sqlite')}`,
+      dataDir,
+      drop: async () => fs.rmSync(dataDir, { recursive: true, force: true }),
+    };
+  }
+  const schema = `t_${crypto.randomBytes(6).toString('hex')}`;
+  await postgresAdmin((client) => client.query(`create schema ${schema}`));
+  return {
+    url: `${POSTGRES_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+    dataDir,
+    drop: async () => {
+      await postgresAdmin((client) => client.query(`drop schema ${schema} cascade`));
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface TestServer {
+  readonly app: App;
+  readonly baseUrl: string;
+  readonly database: TestDatabase;
+  /** Creates an institute and returns its id. */
+  institute(name?: string): Promise<number>;
+  /** Creates a user with fresh credentials and returns a signed client for it. */
+  user(instituteId: number, role: Role, email?: string): Promise<{ id: number; client: ApiClient; credentials: Credentials }>;
+  close(): Promise<void>;
+}
+
+let sequence = 0;
+
+/**
+ * Starts the real service on a random loopback port over a private database. `env` adds or
+ * overrides environment variables (NONCE_POLICY, SIGNATURE_WINDOW_SECONDS, ...).
+ */
+export async function startTestServer(
+  dialect: DialectName,
+  options: { env?: Record<string, string>; clock?: Clock } = {},
+): Promise<TestServer> {
+  const database = await createTestDatabase(dialect);
+  const config = loadConfig({
+    DATABASE_URL: database.url,
+    DATA_DIR: database.dataDir,
+    LOG_LEVEL: 'silent',
+    PORT: '0',
+    ...options.env,
+  });
+  const app = await createApp(config, { logger: pino({ level: 'silent' }), ...(options.clock ? { clock: options.clock } : {}) });
+  await app.server.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  const baseUrl = `http://127.0.0.1:${address.port}`;
+  return {
+    app,
+    baseUrl,
+    database,
+    async institute(name) {
+      sequence += 1;
+      const institute = await app.services.institutes.create({
+        name: name ?? `Institute ${sequence} ${crypto.randomBytes(3).toString('hex')}`,
+        short_name: `I${sequence}`,
+      });
+      return institute.id;
+    },
+    async user(instituteId, role, email) {
+      sequence += 1;
+      const { user, credentials } = await app.services.users.create(instituteId, {
+        email: email ?? `user${sequence}-${crypto.randomBytes(3).toString('hex')}@example.org`,
+        name: `User ${sequence}`,
+        role,
+      });
+      return { id: user.id, credentials, client: new ApiClient(baseUrl, credentials) };
+    },
+    async close() {
+      await app.close();
+      await database.drop();
+    },
+  };
+}
