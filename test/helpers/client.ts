@@ -37,7 +37,8 @@ export function fillPath(template: string, params: Record<string, Scalar>): { pa
 }
 
 function encodeForm(params: Record<string, Scalar>): string {
-  return new URLSearchParams(Object.entries(params).map(([k, v]) => [k, v === null ? '' : String(v)])).toString();
+  const pairs: [string, string][] = Object.entries(params).map(([k, v]) => [k, v === null ? '' : String(v)]);
+  return new URLSearchParams(pairs).toString();
 }
 
 /**
