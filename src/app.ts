@@ -36,7 +36,10 @@ export function createLogger(config: Config): Logger {
   return pino(
     {
       level: config.logLevel,
-      redact: { paths: ['req.headers.authorization', '*.secret_key', '*.api_token', '*.signature'], remove: true },
+      redact: {
+        paths: ['req.headers.authorization', '*.secret_key', '*.api_token', '*.signature'],
+        remove: true,
+      },
     },
     pino.destination({ fd: 2, sync: false }),
   );

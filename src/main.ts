@@ -1,9 +1,9 @@
+import type { Core } from './app.ts';
 import { createApp, createCore, createLogger } from './app.ts';
 import { runCommand, USAGE, UsageError } from './cli/commands.ts';
-import { ConfigError, type Config, loadConfig } from './config/config.ts';
+import { type Config, ConfigError, loadConfig } from './config/config.ts';
 import { DomainError } from './domain/errors.ts';
 import { purgeExpiredNonces } from './http/auth/nonce-store.ts';
-import type { Core } from './app.ts';
 
 /** How often expired nonces are swept. */
 const MAINTENANCE_INTERVAL_MS = 10 * 60 * 1000;

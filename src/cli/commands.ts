@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
 import { type Core, createCore } from '../app.ts';
 import type { Config } from '../config/config.ts';
-import { migrateToLatest } from '../db/migrate.ts';
 import { openDatabase } from '../db/database.ts';
+import { migrateToLatest } from '../db/migrate.ts';
 import { presentInstituteV3 } from '../http/v3/institutes.presenter.ts';
 import { presentUserV3 } from '../http/v3/users.presenter.ts';
 

@@ -43,7 +43,8 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   if (raw === undefined || raw === '') return fallback;
   if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
   const value = Number(raw);
-  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${raw}`);
+  if (value < min || value > max)
+    throw new ConfigError(`${name} must be between ${min} and ${max}, got ${raw}`);
   return value;
 }
 
@@ -51,7 +52,8 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const found = allowed.find((candidate) => candidate === raw);
-  if (found === undefined) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+  if (found === undefined)
+    throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
   return found;
 }
 
@@ -59,7 +61,8 @@ function parseDatabase(raw: string | undefined, cwd: string): DatabaseConfig {
   const value = raw === undefined || raw === '' ? 'sqlite:./data/invigil.sqlite' : raw;
   if (value.startsWith('sqlite:')) {
     const file = value.slice('sqlite:'.length);
-    if (file === '') throw new ConfigError('DATABASE_URL sqlite: needs a path, e.g. sqlite:./data/invigil.sqlite');
+    if (file === '')
+      throw new ConfigError('DATABASE_URL sqlite: needs a path, e.g. sqlite:./data/invigil.sqlite');
     return { kind: 'sqlite', path: file === ':memory:' ? file : path.resolve(cwd, file) };
   }
   if (value.startsWith('postgres://') || value.startsWith('postgresql://')) {
@@ -112,7 +115,10 @@ function parseHttpUrl(name: string, raw: string): string {
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST === undefined || env.HOST === '' ? '127.0.0.1' : env.HOST;
-  const dataDir = path.resolve(cwd, env.DATA_DIR === undefined || env.DATA_DIR === '' ? './data' : env.DATA_DIR);
+  const dataDir = path.resolve(
+    cwd,
+    env.DATA_DIR === undefined || env.DATA_DIR === '' ? './data' : env.DATA_DIR,
+  );
   const urlHost = host.includes(':') ? `[${host}]` : host;
   const publicUrl =
     env.PUBLIC_URL === undefined || env.PUBLIC_URL === ''
@@ -122,7 +128,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   if (smtpUrl !== undefined && !/^smtps?:\/\//.test(smtpUrl)) {
     throw new ConfigError('SMTP_URL must be smtp://[user:pass@]host:port');
   }
-  const secret = env.INVIGIL_SECRET === undefined || env.INVIGIL_SECRET === '' ? undefined : env.INVIGIL_SECRET;
+  const secret =
+    env.INVIGIL_SECRET === undefined || env.INVIGIL_SECRET === '' ? undefined : env.INVIGIL_SECRET;
   if (secret !== undefined && secret.length < 32) {
     throw new ConfigError('INVIGIL_SECRET must be at least 32 characters');
   }
@@ -134,7 +141,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     publicUrl,
     storage: parseStorage(env.STORAGE_URL, dataDir),
     smtpUrl,
-    mailFrom: env.MAIL_FROM === undefined || env.MAIL_FROM === '' ? 'Invigil <no-reply@localhost>' : env.MAIL_FROM,
+    mailFrom:
+      env.MAIL_FROM === undefined || env.MAIL_FROM === '' ? 'Invigil <no-reply@localhost>' : env.MAIL_FROM,
     noncePolicy: oneOf<NoncePolicy>(env, 'NONCE_POLICY', ['request', 'strict'], 'request'),
     signatureWindowSeconds: integer(env, 'SIGNATURE_WINDOW_SECONDS', 86400, 1, 31 * 86400),
     logLevel: oneOf<LogLevel>(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),

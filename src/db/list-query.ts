@@ -13,9 +13,12 @@ export function conditionSql(condition: Condition, table: string): Expression<Sq
   switch (condition.op) {
     case 'in':
     case 'not_in': {
-      if (condition.values.length === 0) return condition.op === 'in' ? sql<SqlBool>`1 = 0` : sql<SqlBool>`1 = 1`;
+      if (condition.values.length === 0)
+        return condition.op === 'in' ? sql<SqlBool>`1 = 0` : sql<SqlBool>`1 = 1`;
       const list = sql.join(condition.values);
-      return condition.op === 'in' ? sql<SqlBool>`${column} in (${list})` : sql<SqlBool>`${column} not in (${list})`;
+      return condition.op === 'in'
+        ? sql<SqlBool>`${column} in (${list})`
+        : sql<SqlBool>`${column} not in (${list})`;
     }
     case 'like':
       return sql<SqlBool>`lower(${column}) like ${`%${escapeLike(condition.value.toLowerCase())}%`} escape '\\'`;

@@ -18,7 +18,8 @@ export async function migrateToLatest(database: Database): Promise<string[]> {
   // connection's own schema so a second Invigil database in another schema is never mistaken for this one.
   const schema =
     database.dialect === 'postgres'
-      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]?.schema
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]
+          ?.schema
       : undefined;
   const migrator = new Migrator({
     db: database.db,

@@ -78,6 +78,7 @@ export type ExamListScope =
 
 export function examListScope(actor: Actor): ExamListScope {
   if (isSuperuser(actor)) return { kind: 'all' };
-  if (baseRole(actor.role) === 'teacher') return { kind: 'own', instituteId: actor.instituteId, userId: actor.id };
+  if (baseRole(actor.role) === 'teacher')
+    return { kind: 'own', instituteId: actor.instituteId, userId: actor.id };
   return { kind: 'institute', instituteId: actor.instituteId };
 }

@@ -1,5 +1,13 @@
 import type { FastifyError } from 'fastify';
-import { type DomainError, type ErrorCode, Invalid, MalformedBody, PayloadTooLarge, Taken, UnsupportedMediaType } from '../domain/errors.ts';
+import {
+  type DomainError,
+  type ErrorCode,
+  Invalid,
+  MalformedBody,
+  PayloadTooLarge,
+  Taken,
+  UnsupportedMediaType,
+} from '../domain/errors.ts';
 import { MalformedJson } from './request-params.ts';
 
 export const NOT_AUTHORIZED = 'You are not authorized to access this page.';

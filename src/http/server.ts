@@ -2,7 +2,12 @@ import type { IncomingHttpHeaders } from 'node:http';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, {
-  LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
 import type { Database } from '../db/database.ts';
@@ -61,7 +66,12 @@ async function readGetBody(request: FastifyRequest): Promise<ParsedParams> {
 
 /** Which wire format answers a failure on this path. */
 function isV2Path(url: string): boolean {
-  return url.startsWith('/api/') && !url.startsWith('/api/v3') && !url.startsWith('/api/room') && !url.startsWith('/api/docs');
+  return (
+    url.startsWith('/api/') &&
+    !url.startsWith('/api/v3') &&
+    !url.startsWith('/api/room') &&
+    !url.startsWith('/api/docs')
+  );
 }
 
 /** Sends the answer for a failure in the wire format of the path's API version. */
@@ -101,7 +111,11 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   app.decorateRequest('actor', undefined);
 
   app.removeContentTypeParser(['application/json', 'text/plain']);
-  const jsonParser = (_request: unknown, body: string | Buffer, done: (error: Error | null, body?: unknown) => void) => {
+  const jsonParser = (
+    _request: unknown,
+    body: string | Buffer,
+    done: (error: Error | null, body?: unknown) => void,
+  ) => {
     try {
       done(null, parseJsonParams(body.toString()));
     } catch (error) {
@@ -126,7 +140,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
 
   app.addHook('onResponse', async (request, reply) => {
     request.log.debug(
-      { method: request.method, path: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      {
+        method: request.method,
+        path: request.url.split('?')[0],
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
       'request',
     );
   });
@@ -162,7 +181,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       },
       components: {
         securitySchemes: {
-          token: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Token token=<api_token>' },
+          token: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'Authorization',
+            description: 'Token token=<api_token>',
+          },
         },
       },
     },

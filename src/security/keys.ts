@@ -67,5 +67,8 @@ export function hashToken(token: string): string {
 
 /** A new credential pair: a 32-hex-digit API token and a 48-hex-digit signing secret. */
 export function newCredentials(): { apiToken: string; secretKey: string } {
-  return { apiToken: crypto.randomBytes(16).toString('hex'), secretKey: crypto.randomBytes(24).toString('hex') };
+  return {
+    apiToken: crypto.randomBytes(16).toString('hex'),
+    secretKey: crypto.randomBytes(24).toString('hex'),
+  };
 }

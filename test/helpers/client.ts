@@ -25,7 +25,10 @@ export interface CallOptions {
 export const V3_ACCEPT = 'application/vnd.procwise.v3';
 
 /** Fills `:name` segments of a path template; returns the path and the route parameters used. */
-export function fillPath(template: string, params: Record<string, Scalar>): { path: string; route: Record<string, string> } {
+export function fillPath(
+  template: string,
+  params: Record<string, Scalar>,
+): { path: string; route: Record<string, string> } {
   const route: Record<string, string> = {};
   const path = template.replace(/:([a-z_]+)/g, (_match, name: string) => {
     const value = params[name];
@@ -55,17 +58,32 @@ export class ApiClient {
   }
 
   /** Signs and sends a V3 call to `/api/v3` + template (route parameters filled from `params`). */
-  v3(method: string, template: string, params: Record<string, Scalar> = {}, options: CallOptions = {}): Promise<HttpAnswer> {
+  v3(
+    method: string,
+    template: string,
+    params: Record<string, Scalar> = {},
+    options: CallOptions = {},
+  ): Promise<HttpAnswer> {
     return this.send('v3', method, template, params, options);
   }
 
   /** Signs and sends a V2 call to `/api` + template. */
-  v2(method: string, template: string, params: Record<string, Scalar> = {}, options: CallOptions = {}): Promise<HttpAnswer> {
+  v2(
+    method: string,
+    template: string,
+    params: Record<string, Scalar> = {},
+    options: CallOptions = {},
+  ): Promise<HttpAnswer> {
     return this.send('v2', method, template, params, options);
   }
 
   /** The fully signed parameter set for a call, as it would be sent (exposed for replay tests). */
-  sign(params: Record<string, Scalar>, route: Record<string, string>, version: 'v2' | 'v3', options: CallOptions = {}) {
+  sign(
+    params: Record<string, Scalar>,
+    route: Record<string, string>,
+    version: 'v2' | 'v3',
+    options: CallOptions = {},
+  ) {
     const sent: Record<string, Scalar> = { ...params };
     for (const name of Object.keys(route)) delete sent[name];
     if (version === 'v2') sent.api_token = this.credentials.apiToken;

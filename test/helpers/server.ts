@@ -78,7 +78,11 @@ export interface TestServer {
   /** Creates an institute and returns its id. */
   institute(name?: string): Promise<number>;
   /** Creates a user with fresh credentials and returns a signed client for it. */
-  user(instituteId: number, role: Role, email?: string): Promise<{ id: number; client: ApiClient; credentials: Credentials }>;
+  user(
+    instituteId: number,
+    role: Role,
+    email?: string,
+  ): Promise<{ id: number; client: ApiClient; credentials: Credentials }>;
   close(): Promise<void>;
 }
 
@@ -100,7 +104,10 @@ export async function startTestServer(
     PORT: '0',
     ...options.env,
   });
-  const app = await createApp(config, { logger: pino({ level: 'silent' }), ...(options.clock ? { clock: options.clock } : {}) });
+  const app = await createApp(config, {
+    logger: pino({ level: 'silent' }),
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
   await app.server.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.server.address();
   if (address === null || typeof address === 'string') throw new Error('no port');

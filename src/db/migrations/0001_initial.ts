@@ -53,7 +53,9 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
 
   await withTimes(
     withId(db.schema.createTable('users'), dialect)
-      .addColumn('institute_id', 'integer', (col) => col.notNull().references('institutes.id').onDelete('cascade'))
+      .addColumn('institute_id', 'integer', (col) =>
+        col.notNull().references('institutes.id').onDelete('cascade'),
+      )
       .addColumn('email', 'text', (col) => col.notNull())
       .addColumn('name', 'text', (col) => col.notNull())
       .addColumn('role', 'text', (col) => col.notNull())
@@ -69,7 +71,9 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
   await db.schema.createIndex('users_institute').on('users').column('institute_id').execute();
 
   t = withId(db.schema.createTable('exams'), dialect)
-    .addColumn('institute_id', 'integer', (col) => col.notNull().references('institutes.id').onDelete('cascade'))
+    .addColumn('institute_id', 'integer', (col) =>
+      col.notNull().references('institutes.id').onDelete('cascade'),
+    )
     .addColumn('user_id', 'integer', (col) => col.notNull().references('users.id'))
     .addColumn('name', 'text', (col) => col.notNull())
     .addColumn('type', 'text', (col) => col.notNull())
@@ -104,7 +108,11 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
     t = t.addColumn(name, 'text');
   }
   await withTimes(t).execute();
-  await db.schema.createIndex('exams_institute_status').on('exams').columns(['institute_id', 'status']).execute();
+  await db.schema
+    .createIndex('exams_institute_status')
+    .on('exams')
+    .columns(['institute_id', 'status'])
+    .execute();
   await db.schema.createIndex('exams_user').on('exams').column('user_id').execute();
 
   await db.schema
@@ -124,7 +132,12 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
     .addColumn('sha256', 'text', (col) => col.notNull())
     .addColumn('created_at', 'bigint', (col) => col.notNull())
     .execute();
-  await db.schema.createIndex('files_storage_key_unique').on('files').column('storage_key').unique().execute();
+  await db.schema
+    .createIndex('files_storage_key_unique')
+    .on('files')
+    .column('storage_key')
+    .unique()
+    .execute();
 
   await withTimes(
     withId(db.schema.createTable('documents'), dialect)
@@ -136,7 +149,9 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
   await withTimes(
     withId(db.schema.createTable('attachments'), dialect)
       .addColumn('exam_id', 'integer', (col) => col.notNull().references('exams.id').onDelete('cascade'))
-      .addColumn('document_id', 'integer', (col) => col.notNull().references('documents.id').onDelete('cascade'))
+      .addColumn('document_id', 'integer', (col) =>
+        col.notNull().references('documents.id').onDelete('cascade'),
+      )
       .addColumn('file_id', 'integer', (col) => col.notNull().references('files.id'))
       .addColumn('placeholder', 'text', (col) => col.notNull())
       .addColumn('file_name', 'text', (col) => col.notNull())
@@ -148,7 +163,9 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
 
   await withTimes(
     withId(db.schema.createTable('tool_providers'), dialect)
-      .addColumn('institute_id', 'integer', (col) => col.notNull().references('institutes.id').onDelete('cascade'))
+      .addColumn('institute_id', 'integer', (col) =>
+        col.notNull().references('institutes.id').onDelete('cascade'),
+      )
       .addColumn('name', 'text', (col) => col.notNull())
       .addColumn('lti_version', 'text', (col) => col.notNull())
       .addColumn('consumer_key', 'text')
@@ -160,11 +177,17 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
       .addColumn('auth_token_url', 'text')
       .addColumn('jwks_url', 'text'),
   ).execute();
-  await db.schema.createIndex('tool_providers_institute').on('tool_providers').column('institute_id').execute();
+  await db.schema
+    .createIndex('tool_providers_institute')
+    .on('tool_providers')
+    .column('institute_id')
+    .execute();
 
   await withTimes(
     withId(db.schema.createTable('lti_resources'), dialect)
-      .addColumn('institute_id', 'integer', (col) => col.notNull().references('institutes.id').onDelete('cascade'))
+      .addColumn('institute_id', 'integer', (col) =>
+        col.notNull().references('institutes.id').onDelete('cascade'),
+      )
       .addColumn('tool_provider_id', 'integer', (col) =>
         col.notNull().references('tool_providers.id').onDelete('cascade'),
       )
@@ -174,7 +197,11 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
       .addColumn('title', 'text'),
   ).execute();
   await db.schema.createIndex('lti_resources_institute').on('lti_resources').column('institute_id').execute();
-  await db.schema.createIndex('lti_resources_tool_provider').on('lti_resources').column('tool_provider_id').execute();
+  await db.schema
+    .createIndex('lti_resources_tool_provider')
+    .on('lti_resources')
+    .column('tool_provider_id')
+    .execute();
 
   t = withId(db.schema.createTable('student_sessions'), dialect)
     .addColumn('exam_id', 'integer', (col) => col.notNull().references('exams.id').onDelete('cascade'))
@@ -244,7 +271,12 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
     .addColumn('resource_link_id', 'text')
     .addColumn('context_id', 'text');
   await withTimes(t).execute();
-  await db.schema.createIndex('student_sessions_token_unique').on('student_sessions').column('token').unique().execute();
+  await db.schema
+    .createIndex('student_sessions_token_unique')
+    .on('student_sessions')
+    .column('token')
+    .unique()
+    .execute();
   await db.schema
     .createIndex('student_sessions_attempt_unique')
     .on('student_sessions')
@@ -261,7 +293,11 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
     .on('student_sessions')
     .columns(['exam_id', 'archived', 'created_at'])
     .execute();
-  await db.schema.createIndex('student_sessions_proctor').on('student_sessions').column('proctor_id').execute();
+  await db.schema
+    .createIndex('student_sessions_proctor')
+    .on('student_sessions')
+    .column('proctor_id')
+    .execute();
   await db.schema
     .createIndex('student_sessions_lms')
     .on('student_sessions')
@@ -334,7 +370,9 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
     .addColumn('attempts', 'integer', (col) => col.notNull().defaultTo(0))
     .addColumn('next_attempt_at', 'bigint', (col) => col.notNull())
     .addColumn('last_error', 'text')
-    .addColumn('student_session_id', 'integer', (col) => col.references('student_sessions.id').onDelete('set null'))
+    .addColumn('student_session_id', 'integer', (col) =>
+      col.references('student_sessions.id').onDelete('set null'),
+    )
     .addColumn('created_at', 'bigint', (col) => col.notNull())
     .addColumn('sent_at', 'bigint')
     .execute();

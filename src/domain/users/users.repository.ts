@@ -60,8 +60,14 @@ export async function findUserByTokenHash(
   db: Db,
   tokenHash: string,
 ): Promise<{ user: User; secretKeyEncrypted: string } | undefined> {
-  const row = await db.selectFrom('users').selectAll().where('api_token_hash', '=', tokenHash).executeTakeFirst();
-  return row === undefined ? undefined : { user: userFromRow(row), secretKeyEncrypted: row.secret_key_encrypted };
+  const row = await db
+    .selectFrom('users')
+    .selectAll()
+    .where('api_token_hash', '=', tokenHash)
+    .executeTakeFirst();
+  return row === undefined
+    ? undefined
+    : { user: userFromRow(row), secretKeyEncrypted: row.secret_key_encrypted };
 }
 
 /** Replaces a user's credentials. Returns false when there is no such user. */

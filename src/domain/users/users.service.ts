@@ -1,6 +1,12 @@
 import type { Db } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/unique.ts';
-import { decryptSecret, encryptSecret, hashToken, newCredentials, type ServerKeys } from '../../security/keys.ts';
+import {
+  decryptSecret,
+  encryptSecret,
+  hashToken,
+  newCredentials,
+  type ServerKeys,
+} from '../../security/keys.ts';
 import { type Actor, ROLES } from '../access.ts';
 import type { Clock } from '../clock.ts';
 import { Invalid, NotFound, Taken } from '../errors.ts';

@@ -6,7 +6,11 @@
 export const signedParams = {
   timestamp: { type: 'string', pattern: '^\\d+$', description: 'Request time, epoch milliseconds' },
   nonce: { type: 'string', pattern: '^\\d+$', description: 'Digits; with the timestamp, used once per user' },
-  signature: { type: 'string', pattern: '^[0-9a-fA-F]{64}$', description: 'HMAC-SHA256 hex of the canonical message' },
+  signature: {
+    type: 'string',
+    pattern: '^[0-9a-fA-F]{64}$',
+    description: 'HMAC-SHA256 hex of the canonical message',
+  },
 } as const;
 
 export const signedQuery = {
@@ -19,8 +23,15 @@ export const listQuery = {
   type: 'object',
   properties: {
     ...signedParams,
-    filter: { type: 'string', description: 'Stringified JSON {"field": {"op": operand}}; ops eq, not_eq, gt, gte, lt, lte, in, not_in, like, null' },
-    sort: { type: 'string', description: 'Stringified JSON [{"field": "asc|desc"}, ...]; default id ascending' },
+    filter: {
+      type: 'string',
+      description:
+        'Stringified JSON {"field": {"op": operand}}; ops eq, not_eq, gt, gte, lt, lte, in, not_in, like, null',
+    },
+    sort: {
+      type: 'string',
+      description: 'Stringified JSON [{"field": "asc|desc"}, ...]; default id ascending',
+    },
     page: { type: 'integer', minimum: 1, default: 1 },
     limit: { type: 'integer', minimum: 1, maximum: 300, default: 300 },
   },
@@ -30,7 +41,10 @@ export const listQuery = {
 export const v3Headers = {
   type: 'object',
   properties: {
-    accept: { type: 'string', description: 'Must contain application/vnd.procwise.v3 (or application/vnd.service.v3)' },
+    accept: {
+      type: 'string',
+      description: 'Must contain application/vnd.procwise.v3 (or application/vnd.service.v3)',
+    },
     authorization: { type: 'string', description: 'Token token=<api_token>' },
   },
   required: ['accept', 'authorization'],

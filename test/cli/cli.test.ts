@@ -1,0 +1,195 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { openDatabase } from '../../src/db/database.ts';
+import { ApiClient } from '../helpers/client.ts';
+import { httpRequest } from '../helpers/http.ts';
+import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/server.ts';
+
+const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'invigil');
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function run(args: string[], env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(BIN, args, { env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function json(result: Run): Record<string, Record<string, unknown>> {
+  assert.equal(result.code, 0, result.stderr);
+  return JSON.parse(result.stdout);
+}
+
+async function waitForHealth(url: string, child: ChildProcess): Promise<void> {
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    try {
+      const answer = await httpRequest({ url: `${url}/healthz` });
+      if (answer.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('server did not become healthy');
+}
+
+for (const dialect of DIALECTS) {
+  describe(`bin/invigil [${dialect}]`, () => {
+    let database: TestDatabase;
+    let env: Record<string, string>;
+
+    before(async () => {
+      database = await createTestDatabase(dialect);
+      env = { DATABASE_URL: database.url, DATA_DIR: database.dataDir };
+    });
+    after(async () => {
+      await database.drop();
+    });
+
+    it('migrate applies the migrations once and reports them as JSON', async () => {
+      assert.deepEqual(json(await run(['migrate'], env)), { migrated: ['0001_initial'] });
+      assert.deepEqual(json(await run(['migrate'], env)), { migrated: [] });
+    });
+
+    it('creates institutes and users, prints credentials once, and rotates them', async () => {
+      const { institute } = json(
+        await run(['institute', 'create', '--name', 'CLI University', '--short-name', 'CLIU'], env),
+      );
+      assert.equal(institute?.name, 'CLI University');
+      assert.equal(institute?.short_name, 'CLIU');
+      assert.equal(typeof institute?.id, 'number');
+
+      const { user } = json(
+        await run(
+          [
+            'user',
+            'create',
+            '--institute',
+            String(institute?.id),
+            '--email',
+            'cli@example.org',
+            '--name',
+            'Cli',
+            '--role',
+            'teacher',
+          ],
+          env,
+        ),
+      );
+      assert.equal(user?.email, 'cli@example.org');
+      assert.equal(user?.role, 'teacher');
+      assert.match(String(user?.api_token), /^[0-9a-f]{32}$/);
+      assert.match(String(user?.secret_key), /^[0-9a-f]{48}$/);
+
+      // Credentials at rest: only a hash of the token and a ciphertext of the secret are stored.
+      const opened = openDatabase(
+        database.url.startsWith('sqlite:')
+          ? { kind: 'sqlite', path: database.url.slice(7) }
+          : { kind: 'postgres', url: database.url },
+      );
+      try {
+        const row = await opened.db
+          .selectFrom('users')
+          .selectAll()
+          .where('id', '=', Number(user?.id))
+          .executeTakeFirstOrThrow();
+        assert.notEqual(row.api_token_hash, user?.api_token);
+        assert.ok(!row.secret_key_encrypted.includes(String(user?.secret_key)));
+      } finally {
+        await opened.destroy();
+      }
+      const keyFile = fs.statSync(path.join(database.dataDir, 'server.key'));
+      assert.equal(keyFile.mode & 0o777, 0o600);
+
+      const rotated = json(await run(['user', 'rotate-credentials', '--id', String(user?.id)], env)).user;
+      assert.notEqual(rotated?.api_token, user?.api_token);
+      assert.notEqual(rotated?.secret_key, user?.secret_key);
+    });
+
+    it('answers a taken institute name and an unknown user with exit 1 and a message', async () => {
+      await run(['institute', 'create', '--name', 'Twice', '--short-name', 'T'], env);
+      const again = await run(['institute', 'create', '--name', 'Twice', '--short-name', 'T'], env);
+      assert.equal(again.code, 1);
+      assert.match(again.stderr, /'name':\['has already been taken'\]/);
+      const missing = await run(['user', 'rotate-credentials', '--id', '99999'], env);
+      assert.equal(missing.code, 1);
+      assert.match(missing.stderr, /Couldn't find User with 'id'=99999/);
+    });
+
+    it('answers a usage error with exit 2 and the usage text', async () => {
+      const result = await run(['user', 'create', '--institute', '1'], env);
+      assert.equal(result.code, 2);
+      assert.match(result.stderr, /--email is required/);
+      assert.match(result.stderr, /Usage: invigil/);
+      const unknown = await run(['frobnicate'], env);
+      assert.equal(unknown.code, 2);
+    });
+
+    it('stops with a message naming an invalid variable', async () => {
+      const result = await run(['serve'], { ...env, PORT: 'abc' });
+      assert.equal(result.code, 78);
+      assert.match(result.stderr, /PORT must be a whole number/);
+      assert.equal(result.stdout, '');
+    });
+
+    it('serves, answers /healthz and a signed request, and exits 0 on SIGTERM', async () => {
+      const { institute } = json(
+        await run(['institute', 'create', '--name', 'Served', '--short-name', 'S'], env),
+      );
+      const { user } = json(
+        await run(
+          [
+            'user',
+            'create',
+            '--institute',
+            String(institute?.id),
+            '--email',
+            'served@example.org',
+            '--name',
+            'S',
+            '--role',
+            'administrator',
+          ],
+          env,
+        ),
+      );
+      const port = String(20000 + Math.floor(Math.random() * 20000));
+      const child = spawn(BIN, ['serve'], { env: { ...process.env, ...env, PORT: port, LOG_LEVEL: 'warn' } });
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      const url = `http://127.0.0.1:${port}`;
+      try {
+        await waitForHealth(url, child);
+        const health = await httpRequest({ url: `${url}/healthz` });
+        assert.deepEqual(health.json, { status: 'ok' });
+        const client = new ApiClient(url, {
+          apiToken: String(user?.api_token),
+          secretKey: String(user?.secret_key),
+        });
+        const listed = await client.v3('GET', '/exams');
+        assert.equal(listed.status, 200, listed.text);
+      } finally {
+        child.kill('SIGTERM');
+      }
+      assert.equal(await exited, 0);
+    });
+  });
+}

@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/config/config.ts';
+
+describe('loadConfig', () => {
+  it('uses the documented defaults when nothing is set', () => {
+    const config = loadConfig({}, '/srv/invigil');
+    assert.equal(config.port, 3000);
+    assert.equal(config.host, '127.0.0.1');
+    assert.deepEqual(config.database, { kind: 'sqlite', path: '/srv/invigil/data/invigil.sqlite' });
+    assert.equal(config.dataDir, '/srv/invigil/data');
+    assert.equal(config.publicUrl, 'http://127.0.0.1:3000');
+    assert.deepEqual(config.storage, { kind: 'local', root: path.join('/srv/invigil/data', 'files') });
+    assert.equal(config.smtpUrl, undefined);
+    assert.equal(config.mailFrom, 'Invigil <no-reply@localhost>');
+    assert.equal(config.noncePolicy, 'request');
+    assert.equal(config.signatureWindowSeconds, 86400);
+    assert.equal(config.logLevel, 'info');
+    assert.ok(Object.isFrozen(config));
+  });
+
+  it('reads every documented variable', () => {
+    const config = loadConfig(
+      {
+        PORT: '8080',
+        HOST: '0.0.0.0',
+        DATABASE_URL: 'postgres://db.example:5432/invigil',
+        DATA_DIR: '/var/lib/invigil',
+        PUBLIC_URL: 'https://exams.example.org/',
+        STORAGE_URL: 's3://bucket?endpoint=http://127.0.0.1:4568&region=eu-west-1',
+        SMTP_URL: 'smtp://user:pass@mail.example:587',
+        MAIL_FROM: 'Exams <exams@example.org>',
+        NONCE_POLICY: 'strict',
+        SIGNATURE_WINDOW_SECONDS: '300',
+        LOG_LEVEL: 'debug',
+      },
+      '/srv',
+    );
+    assert.equal(config.port, 8080);
+    assert.equal(config.host, '0.0.0.0');
+    assert.deepEqual(config.database, { kind: 'postgres', url: 'postgres://db.example:5432/invigil' });
+    assert.equal(config.dataDir, '/var/lib/invigil');
+    assert.equal(config.publicUrl, 'https://exams.example.org');
+    assert.deepEqual(config.storage, {
+      kind: 's3',
+      bucket: 'bucket',
+      endpoint: 'http://127.0.0.1:4568',
+      region: 'eu-west-1',
+    });
+    assert.equal(config.smtpUrl, 'smtp://user:pass@mail.example:587');
+    assert.equal(config.mailFrom, 'Exams <exams@example.org>');
+    assert.equal(config.noncePolicy, 'strict');
+    assert.equal(config.signatureWindowSeconds, 300);
+    assert.equal(config.logLevel, 'debug');
+  });
+
+  it('derives PUBLIC_URL from HOST and PORT', () => {
+    assert.equal(loadConfig({ HOST: '::1', PORT: '4000' }).publicUrl, 'http://[::1]:4000');
+  });
+
+  const invalid: [string, Record<string, string>][] = [
+    ['PORT', { PORT: 'eighty' }],
+    ['PORT', { PORT: '70000' }],
+    ['DATABASE_URL', { DATABASE_URL: 'mysql://localhost/x' }],
+    ['DATABASE_URL', { DATABASE_URL: 'sqlite:' }],
+    ['PUBLIC_URL', { PUBLIC_URL: 'ftp://example.org' }],
+    ['STORAGE_URL', { STORAGE_URL: 'gs://bucket' }],
+    ['SMTP_URL', { SMTP_URL: 'mail.example:25' }],
+    ['NONCE_POLICY', { NONCE_POLICY: 'loose' }],
+    ['SIGNATURE_WINDOW_SECONDS', { SIGNATURE_WINDOW_SECONDS: '-5' }],
+    ['SIGNATURE_WINDOW_SECONDS', { SIGNATURE_WINDOW_SECONDS: '0' }],
+    ['LOG_LEVEL', { LOG_LEVEL: 'verbose' }],
+    ['INVIGIL_SECRET', { INVIGIL_SECRET: 'short' }],
+  ];
+  for (const [name, env] of invalid) {
+    it(`refuses an invalid ${name} (${Object.values(env)[0]}) with a message naming it`, () => {
+      assert.throws(
+        () => loadConfig(env),
+        (error: unknown) => error instanceof ConfigError && error.message.startsWith(name),
+      );
+    });
+  }
+});
