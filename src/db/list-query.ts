@@ -1,7 +1,15 @@
 import { type Expression, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
-import type { Condition, ListQuery } from '../domain/listing.ts';
+import type { Condition, FilterValue, ListQuery } from '../domain/listing.ts';
 
 const COMPARATORS = { eq: '=', not_eq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
+
+/**
+ * A filter operand as an SQL parameter. Numbers are cast to bigint so that PostgreSQL compares an
+ * integer column in 64 bits instead of failing on an operand beyond its 32-bit range (`id lt 1e10`).
+ */
+function operandSql(value: FilterValue) {
+  return typeof value === 'number' ? sql`cast(${value} as bigint)` : sql`${value}`;
+}
 
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (char) => `\\${char}`);
@@ -15,7 +23,7 @@ export function conditionSql(condition: Condition, table: string): Expression<Sq
     case 'not_in': {
       if (condition.values.length === 0)
         return condition.op === 'in' ? sql<SqlBool>`1 = 0` : sql<SqlBool>`1 = 1`;
-      const list = sql.join(condition.values);
+      const list = sql.join(condition.values.map(operandSql));
       return condition.op === 'in'
         ? sql<SqlBool>`${column} in (${list})`
         : sql<SqlBool>`${column} not in (${list})`;
@@ -25,7 +33,7 @@ export function conditionSql(condition: Condition, table: string): Expression<Sq
     case 'null':
       return condition.isNull ? sql<SqlBool>`${column} is null` : sql<SqlBool>`${column} is not null`;
     default:
-      return sql<SqlBool>`${column} ${sql.raw(COMPARATORS[condition.op])} ${condition.value}`;
+      return sql<SqlBool>`${column} ${sql.raw(COMPARATORS[condition.op])} ${operandSql(condition.value)}`;
   }
 }
 
@@ -40,7 +48,10 @@ export function applyConditions<DB, TB extends keyof DB, O>(
   return result;
 }
 
-/** Adds ordering and the page window to a select. */
+/**
+ * Adds ordering and the page window to a select. A null sorts after every value (PostgreSQL's own
+ * rule, spelled out so SQLite, which puts nulls first, answers the same); desc is the exact reverse.
+ */
 export function applyOrderAndPage<DB, TB extends keyof DB, O>(
   query: SelectQueryBuilder<DB, TB, O>,
   list: ListQuery,
@@ -48,7 +59,9 @@ export function applyOrderAndPage<DB, TB extends keyof DB, O>(
 ): SelectQueryBuilder<DB, TB, O> {
   let result = query;
   for (const key of list.sort) {
-    result = result.orderBy(sql.ref(`${table}.${key.column}`), key.direction);
+    result = result.orderBy(sql.ref(`${table}.${key.column}`), (order) =>
+      key.direction === 'asc' ? order.asc().nullsLast() : order.desc().nullsFirst(),
+    );
   }
   return result.limit(list.limit).offset((list.page - 1) * list.limit);
 }

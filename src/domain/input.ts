@@ -6,6 +6,11 @@ import { Invalid, ParamMissing } from './errors.ts';
  */
 export type Params = Readonly<Record<string, unknown>>;
 
+/** PostgreSQL text cannot hold a NUL character, so no stored text may carry one (on either database). */
+function hasNul(text: string): boolean {
+  return text.includes('\u0000');
+}
+
 function isBlank(value: unknown): boolean {
   return value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
 }
@@ -19,7 +24,10 @@ export function has(params: Params, name: string): boolean {
 export function requiredString(params: Params, name: string): string {
   const value = params[name];
   if (isBlank(value)) throw new ParamMissing(name);
-  if (typeof value === 'string') return value;
+  if (typeof value === 'string') {
+    if (hasNul(value)) throw new Invalid(name, 'must not contain a NUL character');
+    return value;
+  }
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   throw new Invalid(name, 'must be a string');
 }
@@ -29,7 +37,10 @@ export function optionalString(params: Params, name: string): string | null | un
   if (!has(params, name)) return undefined;
   const value = params[name];
   if (value === null || value === '') return null;
-  if (typeof value === 'string') return value;
+  if (typeof value === 'string') {
+    if (hasNul(value)) throw new Invalid(name, 'must not contain a NUL character');
+    return value;
+  }
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   throw new Invalid(name, 'must be a string');
 }
@@ -53,7 +64,12 @@ export function optionalInteger(
   if (!has(params, name)) return undefined;
   const value = params[name];
   if (value === null || value === '') return null;
-  const number = typeof value === 'number' ? value : typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
+  const number =
+    typeof value === 'number'
+      ? value
+      : typeof value === 'string' && /^-?\d+$/.test(value.trim())
+        ? Number(value)
+        : Number.NaN;
   if (!Number.isSafeInteger(number)) throw new Invalid(name, 'is not a number');
   if (number < min) throw new Invalid(name, `must be greater than or equal to ${min}`);
   if (number > max) throw new Invalid(name, `must be less than or equal to ${max}`);
@@ -62,25 +78,52 @@ export function optionalInteger(
 
 const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
 
+/** The instants an answer can write as `YYYY-MM-DDTHH:MM:SS.sssZ` (years 0000 to 9999). */
+const EARLIEST_INSTANT = Date.parse('0000-01-01T00:00:00.000Z');
+const LATEST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
+
+function within(millis: number): number | undefined {
+  return Number.isSafeInteger(millis) && millis >= EARLIEST_INSTANT && millis <= LATEST_INSTANT
+    ? millis
+    : undefined;
+}
+
+function daysIn(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+/** True when the written date and time exist (Date.parse would turn 2026-02-30 into March 2). */
+function onCalendar(match: RegExpExecArray): boolean {
+  const [year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0] = match
+    .slice(1, 7)
+    .map((part) => Number(part ?? 0));
+  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return false;
+  return hour <= 23 && minute <= 59 && second <= 59;
+}
+
 /**
  * Parses an instant: ISO 8601 (no zone means UTC), a date (midnight UTC), or epoch digits (13 or more
- * digits are milliseconds, fewer are seconds). Returns epoch milliseconds, or undefined if unreadable.
+ * digits are milliseconds, fewer are seconds). Returns epoch milliseconds, or undefined if unreadable,
+ * not on the calendar, or outside the years 0000-9999.
  */
 export function parseInstant(value: unknown): number | undefined {
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) return undefined;
-    return Math.abs(Math.trunc(value)).toString().length >= 13 ? Math.trunc(value) : Math.round(value * 1000);
+    return within(
+      Math.abs(Math.trunc(value)).toString().length >= 13 ? Math.trunc(value) : Math.round(value * 1000),
+    );
   }
   if (typeof value !== 'string') return undefined;
   const text = value.trim();
-  if (/^\d+$/.test(text)) return text.length >= 13 ? Number(text) : Number(text) * 1000;
-  if (/^\d+\.\d+$/.test(text)) return Math.round(Number(text) * 1000);
+  if (/^\d+$/.test(text)) return within(text.length >= 13 ? Number(text) : Number(text) * 1000);
+  if (/^\d+\.\d+$/.test(text)) return within(Math.round(Number(text) * 1000));
   const match = ISO.exec(text);
-  if (match === null) return undefined;
+  if (match === null || !onCalendar(match)) return undefined;
   const withTime = match[4] === undefined ? `${text.slice(0, 10)}T00:00:00` : text.replace(' ', 'T');
   const zoned = match[8] === undefined ? `${withTime}Z` : withTime;
   const millis = Date.parse(zoned);
-  return Number.isNaN(millis) ? undefined : millis;
+  return Number.isNaN(millis) ? undefined : within(millis);
 }
 
 /** An optional instant (see parseInstant); null when sent empty. Throws Invalid when unreadable. */
@@ -94,7 +137,11 @@ export function optionalTime(params: Params, name: string): number | null | unde
 }
 
 /** The value when it is one of `allowed`; undefined when absent. Throws Invalid naming the list rule. */
-export function optionalEnum<T extends string>(params: Params, name: string, allowed: readonly T[]): T | undefined {
+export function optionalEnum<T extends string>(
+  params: Params,
+  name: string,
+  allowed: readonly T[],
+): T | undefined {
   const value = params[name];
   if (value === undefined) return undefined;
   const found = allowed.find((candidate) => candidate === value);

@@ -7,12 +7,27 @@ export type FieldType = 'integer' | 'string' | 'time' | 'boolean';
 export type ListFields = Readonly<Record<string, { readonly column: string; readonly type: FieldType }>>;
 
 export type Operator = 'eq' | 'not_eq' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'not_in' | 'like' | 'null';
-const OPERATORS: readonly Operator[] = ['eq', 'not_eq', 'gt', 'gte', 'lt', 'lte', 'in', 'not_in', 'like', 'null'];
+const OPERATORS: readonly Operator[] = [
+  'eq',
+  'not_eq',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'in',
+  'not_in',
+  'like',
+  'null',
+];
 
 export type FilterValue = string | number | boolean;
 
 export type Condition =
-  | { readonly column: string; readonly op: 'eq' | 'not_eq' | 'gt' | 'gte' | 'lt' | 'lte'; readonly value: FilterValue }
+  | {
+      readonly column: string;
+      readonly op: 'eq' | 'not_eq' | 'gt' | 'gte' | 'lt' | 'lte';
+      readonly value: FilterValue;
+    }
   | { readonly column: string; readonly op: 'in' | 'not_in'; readonly values: readonly FilterValue[] }
   | { readonly column: string; readonly op: 'like'; readonly value: string }
   | { readonly column: string; readonly op: 'null'; readonly isNull: boolean };
@@ -69,14 +84,17 @@ function operand(field: string, type: FieldType, value: unknown): FilterValue {
       if (value === false || value === 'false' || value === 0 || value === '0') return false;
       break;
     case 'string':
-      if (typeof value === 'string') return value;
+      if (typeof value === 'string' && !value.includes('\u0000')) return value;
       if (typeof value === 'number') return String(value);
       break;
   }
   throw new Invalid('filter', `has an invalid value for ${field}`);
 }
 
-function parseConditions(params: Params, fields: ListFields): { conditions: Condition[]; filtered: Set<string> } {
+function parseConditions(
+  params: Params,
+  fields: ListFields,
+): { conditions: Condition[]; filtered: Set<string> } {
   const filter = parseJson(params, 'filter');
   const conditions: Condition[] = [];
   const filtered = new Set<string>();
@@ -107,7 +125,12 @@ function condition(field: string, column: string, type: FieldType, op: Operator,
       if (!Array.isArray(value)) throw new Invalid('filter', `needs an array for ${op} on ${field}`);
       return { column, op, values: value.map((item) => operand(field, type, item)) };
     case 'like':
-      if (typeof value !== 'string') throw new Invalid('filter', `needs a string for like on ${field}`);
+      // A substring of a number or an instant's stored digits means nothing to a client (and
+      // PostgreSQL cannot lower() them): like is for text fields only.
+      if (type !== 'string') throw new Invalid('filter', `cannot apply like to ${field}, which is not text`);
+      if (typeof value !== 'string' || value.includes('\u0000')) {
+        throw new Invalid('filter', `needs a string for like on ${field}`);
+      }
       return { column, op, value };
     case 'null': {
       const isNull = operand(field, 'boolean', value);
@@ -141,7 +164,8 @@ function parseSort(params: Params, fields: ListFields): SortKey[] {
 function positive(params: Params, name: 'page' | 'limit', fallback: number): number {
   const raw = params[name];
   if (raw === undefined || raw === null || raw === '') return fallback;
-  const number = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+  const number =
+    typeof raw === 'number' ? raw : typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isSafeInteger(number) || number < 1) throw new Invalid(name, 'must be a whole number from 1');
   return number;
 }

@@ -74,7 +74,8 @@ export function v2Answer(error: DomainError): ErrorAnswer {
  * Returns undefined for an unexpected error (a bug: 500 with a generic body, details only in the log).
  */
 export function domainErrorFromFramework(error: unknown): DomainError | undefined {
-  if (error instanceof MalformedJson) return new MalformedBody(`Malformed JSON body: ${error.message}`);
+  // The parser's own message can quote the body back; the answer stays generic (the log has the detail).
+  if (error instanceof MalformedJson) return new MalformedBody('Malformed JSON body');
   const fastifyError = error as Partial<FastifyError>;
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':

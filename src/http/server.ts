@@ -154,6 +154,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     const domain = error instanceof DomainError ? error : domainErrorFromFramework(error);
     if (domain !== undefined) {
       if (domain.code === 'unauthorized') request.log.warn({ reason: domain.message }, 'request refused');
+      if (domain.code === 'malformed_body') request.log.info({ reason: error.message }, 'unreadable body');
       return sendError(request, reply, domain);
     }
     request.log.error({ err: error }, 'unexpected error');

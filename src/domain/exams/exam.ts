@@ -97,7 +97,11 @@ export function readExamChanges(input: Params, mode: 'create' | 'update'): ExamC
   const params = aliased(aliased(input, 'duration_minutes', 'duration'), 'upload_answers', 'upload_exam');
   const changes: ExamChanges = {};
   const name = optionalString(params, 'name');
-  if (name === null || (name !== undefined && name.trim() === '') || (mode === 'create' && name === undefined)) {
+  if (
+    name === null ||
+    (name !== undefined && name.trim() === '') ||
+    (mode === 'create' && name === undefined)
+  ) {
     throw new ParamMissing('name');
   }
   if (name !== undefined) changes.name = name;

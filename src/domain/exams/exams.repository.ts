@@ -21,7 +21,8 @@ type ExamRow = Selectable<ExamsTable>;
 function examFromRow(row: ExamRow, comanagerIds: readonly number[]): Exam {
   const type = EXAM_TYPES.find((known) => known === row.type);
   const status = EXAM_STATUSES.find((known) => known === row.status);
-  if (type === undefined || status === undefined) throw new Error(`exam ${row.id} has an unknown type or status`);
+  if (type === undefined || status === undefined)
+    throw new Error(`exam ${row.id} has an unknown type or status`);
   const flags = {} as { [K in ExamFlag]: boolean };
   for (const [key, column] of Object.entries(EXAM_FLAGS) as [ExamFlag, keyof ExamRow][]) {
     flags[key] = Boolean(row[column]);
@@ -56,7 +57,10 @@ function columnsFrom(changes: ExamChanges): Updateable<ExamsTable> {
   if (changes.durationMinutes !== undefined) values.duration_minutes = changes.durationMinutes;
   if (changes.startTime !== undefined) values.start_time = changes.startTime;
   if (changes.endTime !== undefined) values.end_time = changes.endTime;
-  for (const [key, column] of Object.entries({ ...EXAM_FLAGS, ...EXAM_TEXTS }) as [keyof ExamChanges, string][]) {
+  for (const [key, column] of Object.entries({ ...EXAM_FLAGS, ...EXAM_TEXTS }) as [
+    keyof ExamChanges,
+    string,
+  ][]) {
     if (changes[key] !== undefined) values[column] = changes[key];
   }
   return values as Updateable<ExamsTable>;
@@ -106,7 +110,12 @@ export async function findExam(db: Db, id: number): Promise<Exam | undefined> {
 }
 
 /** Writes the changes and returns the exam as saved, or undefined if it vanished meanwhile. */
-export async function updateExam(db: Db, id: number, changes: ExamChanges, now: number): Promise<Exam | undefined> {
+export async function updateExam(
+  db: Db,
+  id: number,
+  changes: ExamChanges,
+  now: number,
+): Promise<Exam | undefined> {
   await db
     .updateTable('exams')
     .set({ ...columnsFrom(changes), updated_at: now })
@@ -158,18 +167,20 @@ function scopedExams(db: Db, scope: ExamListScope) {
   if (scope.kind === 'institute') base = base.where('exams.institute_id', '=', scope.instituteId);
   if (scope.kind === 'own') {
     const { userId } = scope;
-    base = base.where('exams.institute_id', '=', scope.instituteId).where((eb) =>
-      eb.or([
-        eb('exams.user_id', '=', userId),
-        eb.exists(
-          eb
-            .selectFrom('exam_comanagers')
-            .select('exam_comanagers.exam_id')
-            .whereRef('exam_comanagers.exam_id', '=', 'exams.id')
-            .where('exam_comanagers.user_id', '=', userId),
-        ),
-      ]),
-    );
+    base = base
+      .where('exams.institute_id', '=', scope.instituteId)
+      .where((eb) =>
+        eb.or([
+          eb('exams.user_id', '=', userId),
+          eb.exists(
+            eb
+              .selectFrom('exam_comanagers')
+              .select('exam_comanagers.exam_id')
+              .whereRef('exam_comanagers.exam_id', '=', 'exams.id')
+              .where('exam_comanagers.user_id', '=', userId),
+          ),
+        ]),
+      );
   }
   return base;
 }

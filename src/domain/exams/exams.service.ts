@@ -4,7 +4,14 @@ import type { Clock } from '../clock.ts';
 import { Forbidden, NotFound } from '../errors.ts';
 import type { Params } from '../input.ts';
 import { type Page, parseListQuery } from '../listing.ts';
-import { checkExam, EXAM_LIST_FIELDS, type Exam, type ExamAttributes, newExamDefaults, readExamChanges } from './exam.ts';
+import {
+  checkExam,
+  EXAM_LIST_FIELDS,
+  type Exam,
+  type ExamAttributes,
+  newExamDefaults,
+  readExamChanges,
+} from './exam.ts';
 import { findExam, insertExam, listAllExams, listExams, updateExam } from './exams.repository.ts';
 
 export interface ExamsService {
@@ -22,12 +29,18 @@ export interface ExamsService {
   listOwned(actor: Actor): Promise<Exam[]>;
 }
 
-/** Reads an id as sent in a path; anything but a positive whole number cannot name a record. */
+/** The largest id a record can have: ids are 32-bit integer columns in PostgreSQL. */
+const MAX_ID = 2_147_483_647;
+
+/**
+ * Reads an id as sent in a path. Returns it as a number, or undefined when it cannot name a record
+ * (not a positive whole number, or beyond the id column's range, which PostgreSQL would refuse).
+ */
 export function parseId(id: string | number): number | undefined {
   const text = String(id);
-  if (!/^\d{1,15}$/.test(text)) return undefined;
+  if (!/^\d{1,10}$/.test(text)) return undefined;
   const value = Number(text);
-  return value > 0 ? value : undefined;
+  return value > 0 && value <= MAX_ID ? value : undefined;
 }
 
 export function createExamsService(deps: { db: Db; clock: Clock }): ExamsService {
@@ -36,7 +49,8 @@ export function createExamsService(deps: { db: Db; clock: Clock }): ExamsService
   async function visible(actor: Actor, id: string | number): Promise<Exam> {
     const numeric = parseId(id);
     const exam = numeric === undefined ? undefined : await findExam(db, numeric);
-    if (exam === undefined || exam.status === 'deleted' || !canReadExam(actor, exam)) throw new NotFound('Exam', id);
+    if (exam === undefined || exam.status === 'deleted' || !canReadExam(actor, exam))
+      throw new NotFound('Exam', id);
     return exam;
   }
 

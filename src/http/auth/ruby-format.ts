@@ -17,7 +17,25 @@ const NAMED_ESCAPES: Readonly<Record<string, string>> = {
   '\x1b': '\\e',
 };
 
-/** Ruby's String#inspect for a UTF-8 string: quotes, backslash escapes, `\#{` guarded. */
+/** Unassigned code points, as far as this runtime's Unicode tables know them. */
+const UNASSIGNED = /^\p{Cn}$/u;
+
+/**
+ * Onigmo's [[:print:]] for Unicode, which String#inspect asks of every character of a UTF-8 string:
+ * everything except controls (C0, DEL, C1), the line and paragraph separators (white space that is
+ * no space separator) and unassigned code points. Ruby 3.1 knows Unicode 13, this runtime a later
+ * version; the few characters assigned since then differ.
+ */
+function rubyPrintable(char: string, code: number): boolean {
+  if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return false;
+  if (code === 0x2028 || code === 0x2029) return false;
+  return !UNASSIGNED.test(char);
+}
+
+/**
+ * Ruby's String#inspect for a UTF-8 string: quotes, the named backslash escapes, `\#{` guarded,
+ * any other unprintable character as `\uXXXX` (`\u{XXXXX}` beyond the BMP), everything else as is.
+ */
 export function rubyInspectString(text: string): string {
   let out = '"';
   const chars = Array.from(text);
@@ -29,8 +47,9 @@ export function rubyInspectString(text: string): string {
       continue;
     }
     const code = char.codePointAt(0) ?? 0;
-    if (code < 0x20 || code === 0x7f) {
-      out += code === 0x7f ? '\\x7F' : `\\u${code.toString(16).toUpperCase().padStart(4, '0')}`;
+    if (!rubyPrintable(char, code)) {
+      const hex = code.toString(16).toUpperCase();
+      out += code < 0x10000 ? `\\u${hex.padStart(4, '0')}` : `\\u{${hex}}`;
       continue;
     }
     const next = chars[i + 1];

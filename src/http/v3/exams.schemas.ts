@@ -1,4 +1,14 @@
-import { commonErrors, emptyObject, errorBody, idParam, listQuery, paginationHeaders, signedParams, signedQuery, v3Headers } from './common.schemas.ts';
+import {
+  commonErrors,
+  emptyObject,
+  errorBody,
+  idParam,
+  listQuery,
+  paginationHeaders,
+  signedParams,
+  signedQuery,
+  v3Headers,
+} from './common.schemas.ts';
 
 const nullableString = { type: ['string', 'null'] } as const;
 const time = { type: ['string', 'null'], format: 'date-time' } as const;
@@ -47,7 +57,11 @@ const examInput = {
     name: { type: 'string' },
     type: examRecord.properties.type,
     status: { type: 'string', enum: ['draft', 'open', 'closed'], default: 'open' },
-    duration_minutes: { type: 'integer', minimum: 1, description: 'Required when use_duration is true. Alias: duration' },
+    duration_minutes: {
+      type: 'integer',
+      minimum: 1,
+      description: 'Required when use_duration is true. Alias: duration',
+    },
     use_duration: { type: 'boolean', default: true },
     start_time: { type: 'string', description: 'ISO 8601, a date, or epoch seconds/milliseconds' },
     end_time: { type: 'string', description: 'ISO 8601, a date, or epoch seconds/milliseconds' },
@@ -62,11 +76,19 @@ const one = { type: 'object', properties: { exam: examRecord } } as const;
 export const listExamsSchema = {
   tags,
   summary: 'List exams',
-  description: 'Filter/sort fields: id, name, type, status, user_id, duration_minutes, start_time, end_time, created_at, updated_at. Deleted exams appear only when filtering on status.',
+  description:
+    'Filter/sort fields: id, name, type, status, user_id, duration_minutes, start_time, end_time, created_at, updated_at. ' +
+    'Deleted exams appear only when filtering on status. `like` applies to the text fields (name, type, status) only. ' +
+    'Time operands take the same forms as time inputs, years 0000 to 9999. In a sort, null sorts after every value ' +
+    '(last ascending, first descending) on both databases.',
   headers: v3Headers,
   querystring: listQuery,
   response: {
-    200: { headers: paginationHeaders, type: 'object', properties: { exams: { type: 'array', items: examRecord } } },
+    200: {
+      headers: paginationHeaders,
+      type: 'object',
+      properties: { exams: { type: 'array', items: examRecord } },
+    },
     422: errorBody,
     ...commonErrors,
   },

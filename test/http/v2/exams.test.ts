@@ -1,0 +1,287 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ApiClient } from '../../helpers/client.ts';
+import type { HttpAnswer } from '../../helpers/http.ts';
+import { DIALECTS, startTestServer, type TestServer } from '../../helpers/server.ts';
+import type { Scalar } from '../../helpers/signing.ts';
+
+type Json = Record<string, unknown>;
+type TestUser = Awaited<ReturnType<TestServer['user']>>;
+
+const NOT_AUTHORIZED = { error: 'You are not authorized to access this page.' };
+
+/** The V2 exam record's fields (api.md), and no others. */
+const V2_EXAM_FIELDS = [
+  'exam_id',
+  'name',
+  'start_time',
+  'end_time',
+  'duration',
+  'upload_exam',
+  'restrictions',
+  'type',
+  'mobile_cam',
+  'user_id',
+  'institute_id',
+  'for_reviewing',
+  'use_duration',
+].sort();
+
+function object(value: unknown, what: string): Json {
+  assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), `${what} is a JSON object`);
+  return value as Json;
+}
+
+function v2Exams(answer: HttpAnswer): Json[] {
+  assert.equal(answer.status, 200, answer.text);
+  const body = object(answer.json, 'body');
+  assert.deepEqual(Object.keys(body), ['exams']);
+  const list = body.exams;
+  assert.ok(Array.isArray(list), 'exams is an array');
+  return list.map((item) => object(item, 'exam'));
+}
+
+/** Creates an exam through V3 and returns its V3 record. */
+async function createExam(user: TestUser, params: Record<string, Scalar>): Promise<Json> {
+  const answer = await user.client.v3('POST', '/exams', {
+    type: 'classroom',
+    duration_minutes: 60,
+    ...params,
+  });
+  assert.equal(answer.status, 201, answer.text);
+  return object(object(answer.json, 'body').exam, 'exam');
+}
+
+function listV2(user: TestUser): Promise<HttpAnswer> {
+  return user.client.v2('GET', '/exams');
+}
+
+for (const dialect of DIALECTS) {
+  describe(`V2 exams [${dialect}]`, () => {
+    let server: TestServer;
+    let instituteId: number;
+    let teacher: TestUser;
+    let colleague: TestUser;
+    let admin: TestUser;
+    let detailed: Json;
+    let plain: Json;
+    let colleagues: Json;
+    let deleted: Json;
+
+    before(async () => {
+      server = await startTestServer(dialect);
+      instituteId = await server.institute();
+      teacher = await server.user(instituteId, 'teacher');
+      colleague = await server.user(instituteId, 'teacher');
+      admin = await server.user(instituteId, 'administrator');
+      detailed = await createExam(teacher, {
+        name: 'Detailed <Final>',
+        type: 'live_proctoring',
+        duration_minutes: 90,
+        start_time: '2026-11-21T09:30:00.750Z',
+        end_time: '2026-11-21T12:00:00Z',
+        mobile_cam: true,
+        for_reviewing: true,
+        upload_answers: true,
+        restrictions: 'Use <b>only</b> pen & paper.\n\nNo phones.\nNo "notes".',
+      });
+      plain = await createExam(teacher, {
+        name: 'Plain',
+        type: 'demo',
+        use_duration: false,
+        duration_minutes: null,
+      });
+      colleagues = await createExam(colleague, { name: "Colleague's" });
+      deleted = await createExam(teacher, { name: 'Deleted' });
+      const gone = await teacher.client.v3('DELETE', '/exams/:id', { id: deleted.id as number });
+      assert.equal(gone.status, 200, gone.text);
+    });
+
+    after(async () => {
+      await server.close();
+    });
+
+    describe('GET /api/exams', () => {
+      it("answers {exams: [...]} with the caller's own exams, oldest first", async () => {
+        const exams = v2Exams(await listV2(teacher));
+        assert.deepEqual(
+          exams.map((exam) => exam.exam_id),
+          [detailed.id, plain.id],
+        );
+      });
+
+      it('gives exactly the V2 record fields', async () => {
+        for (const exam of v2Exams(await listV2(teacher))) {
+          assert.deepEqual(Object.keys(exam).sort(), V2_EXAM_FIELDS);
+        }
+      });
+
+      it('gives times as whole epoch seconds and the V2 names of duration and uploads', async () => {
+        const [exam] = v2Exams(await listV2(teacher));
+        assert.deepEqual(exam, {
+          exam_id: detailed.id,
+          name: 'Detailed <Final>',
+          start_time: Date.parse('2026-11-21T09:30:00Z') / 1000,
+          end_time: Date.parse('2026-11-21T12:00:00Z') / 1000,
+          duration: 90,
+          upload_exam: true,
+          restrictions:
+            '<p>Use &lt;b&gt;only&lt;/b&gt; pen &amp; paper.</p>\n\n<p>No phones.\n<br />No &quot;notes&quot;.</p>',
+          type: 'live_proctoring',
+          mobile_cam: true,
+          user_id: teacher.id,
+          institute_id: instituteId,
+          for_reviewing: true,
+          use_duration: true,
+        });
+      });
+
+      it('gives null times, a null duration, false flags and empty restrictions as <p></p>', async () => {
+        const exam = v2Exams(await listV2(teacher))[1];
+        assert.deepEqual(exam, {
+          exam_id: plain.id,
+          name: 'Plain',
+          start_time: null,
+          end_time: null,
+          duration: null,
+          upload_exam: false,
+          restrictions: '<p></p>',
+          type: 'demo',
+          mobile_cam: false,
+          user_id: teacher.id,
+          institute_id: instituteId,
+          for_reviewing: false,
+          use_duration: false,
+        });
+      });
+
+      it('formats restrictions as HTML: markup escaped, blank lines as paragraphs, newlines as <br />', async () => {
+        const owner = await server.user(instituteId, 'teacher');
+        const cases: [string, string][] = [
+          ['<script>alert(1)</script>', '<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>'],
+          ["It's <i>fine</i>", '<p>It&#39;s &lt;i&gt;fine&lt;/i&gt;</p>'],
+          ['one\r\ntwo', '<p>one\n<br />two</p>'],
+          ['first\n\n\nsecond\n \nthird', '<p>first</p>\n\n<p>second</p>\n\n<p>third</p>'],
+          ['  padded  ', '<p>padded</p>'],
+        ];
+        for (const [restrictions] of cases) await createExam(owner, { name: 'Formatted', restrictions });
+        const exams = v2Exams(await listV2(owner));
+        assert.deepEqual(
+          exams.map((exam) => exam.restrictions),
+          cases.map(([, html]) => html),
+        );
+      });
+
+      it("leaves out another teacher's exams", async () => {
+        const mine = v2Exams(await listV2(teacher)).map((exam) => exam.exam_id);
+        assert.ok(!mine.includes(colleagues.id));
+        const theirs = v2Exams(await listV2(colleague)).map((exam) => exam.exam_id);
+        assert.deepEqual(theirs, [colleagues.id]);
+      });
+
+      it("lists only an administrator's own exams, not its institute's", async () => {
+        assert.deepEqual(v2Exams(await listV2(admin)), []);
+        const own = await createExam(admin, { name: 'Admin own' });
+        assert.deepEqual(
+          v2Exams(await listV2(admin)).map((exam) => exam.exam_id),
+          [own.id],
+        );
+      });
+
+      it('includes the exams the caller co-manages', async () => {
+        const comanager = await server.user(instituteId, 'teacher');
+        await server.app.database.db
+          .insertInto('exam_comanagers')
+          .values({ exam_id: colleagues.id as number, user_id: comanager.id, created_at: Date.now() })
+          .execute();
+        assert.deepEqual(
+          v2Exams(await listV2(comanager)).map((exam) => exam.exam_id),
+          [colleagues.id],
+        );
+      });
+
+      it('leaves out deleted exams', async () => {
+        const ids = v2Exams(await listV2(teacher)).map((exam) => exam.exam_id);
+        assert.ok(!ids.includes(deleted.id));
+      });
+
+      it("leaves out another institute's exams", async () => {
+        const elsewhere = await server.user(await server.institute(), 'administrator');
+        const theirs = await createExam(elsewhere, { name: 'Elsewhere' });
+        assert.deepEqual(
+          v2Exams(await listV2(elsewhere)).map((exam) => exam.exam_id),
+          [theirs.id],
+        );
+        assert.ok(!v2Exams(await listV2(teacher)).some((exam) => exam.exam_id === theirs.id));
+      });
+
+      it('answers {exams: []} to a user without exams', async () => {
+        const newcomer = await server.user(instituteId, 'teacher');
+        assert.deepEqual((await listV2(newcomer)).json, { exams: [] });
+      });
+
+      it('reads a signed form body too', async () => {
+        const answer = await teacher.client.v2('GET', '/exams', {}, { as: 'form' });
+        assert.deepEqual(
+          v2Exams(answer).map((exam) => exam.exam_id),
+          [detailed.id, plain.id],
+        );
+      });
+
+      describe('authentication failures', () => {
+        it('answers 403 with the message to a wrong signature', async () => {
+          const answer = await teacher.client.v2('GET', '/exams', {}, { signature: 'f'.repeat(64) });
+          assert.equal(answer.status, 403, answer.text);
+          assert.deepEqual(answer.json, NOT_AUTHORIZED);
+        });
+
+        it('answers 403 with the message to an unsigned request', async () => {
+          const answer = await teacher.client.v2('GET', '/exams', {}, { unsigned: true });
+          assert.equal(answer.status, 403, answer.text);
+          assert.deepEqual(answer.json, NOT_AUTHORIZED);
+        });
+
+        it('answers 403 with the message to an unknown api_token', async () => {
+          const stranger = new ApiClient(server.baseUrl, {
+            apiToken: 'no-such-token',
+            secretKey: 'whatever',
+          });
+          const answer = await stranger.v2('GET', '/exams');
+          assert.equal(answer.status, 403, answer.text);
+          assert.deepEqual(answer.json, NOT_AUTHORIZED);
+        });
+
+        it("answers 403 with the message when signed with another user's secret", async () => {
+          const forged = new ApiClient(server.baseUrl, {
+            apiToken: teacher.credentials.apiToken,
+            secretKey: colleague.credentials.secretKey,
+          });
+          const answer = await forged.v2('GET', '/exams');
+          assert.equal(answer.status, 403, answer.text);
+          assert.deepEqual(answer.json, NOT_AUTHORIZED);
+        });
+
+        it('answers 403 with the message to a timestamp outside the window', async () => {
+          const answer = await teacher.client.v2(
+            'GET',
+            '/exams',
+            {},
+            { timestamp: Date.now() - 2 * 86_400_000 },
+          );
+          assert.equal(answer.status, 403, answer.text);
+          assert.deepEqual(answer.json, NOT_AUTHORIZED);
+        });
+
+        it('answers 403 with the message to a replayed nonce and timestamp', async () => {
+          const timestamp = Date.now();
+          const nonce = `${timestamp}77`;
+          const first = await teacher.client.v2('GET', '/exams', {}, { timestamp, nonce });
+          assert.equal(first.status, 200, first.text);
+          const replay = await teacher.client.v2('GET', '/exams', {}, { timestamp, nonce });
+          assert.equal(replay.status, 403, replay.text);
+          assert.deepEqual(replay.json, NOT_AUTHORIZED);
+        });
+      });
+    });
+  });
+}
