@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
-import type { Config } from './config/config.ts';
+import { type Config, ConfigError } from './config/config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
@@ -9,7 +9,11 @@ import { createInstitutesService } from './domain/institutes/institutes.service.
 import { createUsersService } from './domain/users/users.service.ts';
 import { createAuthenticator } from './http/auth/authenticate.ts';
 import { buildServer } from './http/server.ts';
+import { createFilesService } from './domain/files/files.service.ts';
 import { loadServerKeys } from './security/keys.ts';
+import { createLocalStorage } from './storage/local.ts';
+import { createUrlSigner } from './storage/signed-url.ts';
+import type { Storage } from './storage/storage.ts';
 import type { Services } from './services.ts';
 
 export interface AppOptions {
@@ -45,6 +49,12 @@ export function createLogger(config: Config): Logger {
   );
 }
 
+/** The configured file storage. S3-compatible storage arrives with step 4; until then it is refused. */
+function createStorage(config: Config): Storage {
+  if (config.storage.kind === 'local') return createLocalStorage(config.storage.root);
+  throw new ConfigError('STORAGE_URL=s3://... is not supported yet; unset it to use local disk storage');
+}
+
 /**
  * Opens the database (applying pending migrations), loads the server key and builds the services.
  * Returns them with a close that releases the database; throws when the database cannot be opened.
@@ -62,6 +72,9 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
   }
   const keys = loadServerKeys(config.serverSecret, config.dataDir);
   const { db } = database;
+  const storage = createStorage(config);
+  const urlSigner = createUrlSigner(config.publicUrl, keys.urlSigning);
+  const files = createFilesService({ db, clock, storage, signer: urlSigner, logger });
   const users = createUsersService({ db, clock, keys });
   const services: Services = {
     institutes: createInstitutesService({ db, clock }),
@@ -73,6 +86,8 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
       clock,
       settings: { noncePolicy: config.noncePolicy, windowSeconds: config.signatureWindowSeconds },
     }),
+    files,
+    urlSigner,
   };
   return { config, logger, database, services, clock, close: () => database.destroy() };
 }

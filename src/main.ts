@@ -81,6 +81,10 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`invigil: ${error.message}\n\n${USAGE}\n`);
       return 2;
     }
+    if (error instanceof ConfigError) {
+      process.stderr.write(`invigil: invalid configuration: ${error.message}\n`);
+      return 78;
+    }
     if (error instanceof DomainError) {
       process.stderr.write(`invigil: ${error.message}\n`);
       return 1;

@@ -1,7 +1,9 @@
 import type { ExamsService } from './domain/exams/exams.service.ts';
+import type { FilesService } from './domain/files/files.service.ts';
 import type { InstitutesService } from './domain/institutes/institutes.service.ts';
 import type { UsersService } from './domain/users/users.service.ts';
 import type { Authenticator } from './http/auth/authenticate.ts';
+import type { UrlSigner } from './storage/signed-url.ts';
 
 /** The use cases the transports (HTTP, CLI) call; built once in app.ts. */
 export interface Services {
@@ -9,4 +11,6 @@ export interface Services {
   readonly users: UsersService;
   readonly exams: ExamsService;
   readonly authenticator: Authenticator;
+  readonly files: FilesService;
+  readonly urlSigner: UrlSigner;
 }

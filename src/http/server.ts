@@ -1,4 +1,9 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import multipart, { type MultipartFile, type MultipartValue } from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, {
@@ -12,8 +17,12 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
 import type { Database } from '../db/database.ts';
 import type { Actor } from '../domain/access.ts';
-import { DomainError, MalformedBody } from '../domain/errors.ts';
+import type { Clock } from '../domain/clock.ts';
+import { DomainError, MalformedBody, PayloadTooLarge } from '../domain/errors.ts';
 import type { Services } from '../services.ts';
+import { Measure } from '../storage/measure.ts';
+import type { Upload } from '../storage/upload.ts';
+import { registerFileRoutes } from './files.routes.ts';
 import { domainErrorFromFramework, v2Answer, v3Answer } from './errors.ts';
 import {
   EMPTY_PARAMS,
@@ -32,6 +41,8 @@ declare module 'fastify' {
     input: ParsedParams;
     /** The authenticated caller; set by the version's auth hook before any handler runs. */
     actor: Actor | undefined;
+    /** Files of a multipart request, spooled to temporary files (removed after the response). */
+    uploads: Upload[];
   }
 }
 
@@ -40,6 +51,7 @@ export interface ServerDeps {
   readonly database: Database;
   readonly services: Services;
   readonly logger: Logger;
+  readonly clock: Clock;
 }
 
 /** JSON bodies read on GET too (compat): the largest such body accepted. */
@@ -62,6 +74,46 @@ async function readGetBody(request: FastifyRequest): Promise<ParsedParams> {
   const type = request.headers['content-type'] ?? '';
   if (type.includes('application/x-www-form-urlencoded')) return parseFormParams(text);
   return parseJsonParams(text);
+}
+
+/** How many leading bytes of an upload are kept for recognising its type. */
+const SNIFF_BYTES = 4096;
+
+/** Writes one multipart file part to a temporary file, enforcing the upload size limit. */
+async function spool(part: MultipartFile, directory: string, maxBytes: number): Promise<Upload> {
+  const file = path.join(directory, `${crypto.randomBytes(16).toString('hex')}.upload`);
+  const measure = new Measure(maxBytes, SNIFF_BYTES);
+  try {
+    await pipeline(part.file, measure, fs.createWriteStream(file, { flags: 'wx', mode: 0o600 }));
+  } catch (error) {
+    await fs.promises.rm(file, { force: true });
+    throw error;
+  }
+  if (part.file.truncated) {
+    await fs.promises.rm(file, { force: true });
+    throw new PayloadTooLarge('Payload Too Large');
+  }
+  return {
+    field: part.fieldname,
+    fileName: part.filename,
+    declaredType: part.mimetype,
+    path: file,
+    size: measure.size,
+    head: measure.head,
+  };
+}
+
+/** The text fields of a multipart body (file parts excluded: they are not signed). */
+function multipartFields(body: unknown): Record<string, string> {
+  const fields: Record<string, string> = {};
+  if (typeof body !== 'object' || body === null) return fields;
+  for (const [name, entry] of Object.entries(body as Record<string, unknown>)) {
+    const parts = Array.isArray(entry) ? entry : [entry];
+    for (const part of parts as (MultipartValue | MultipartFile)[]) {
+      if (part.type === 'field') fields[name] = String(part.value);
+    }
+  }
+  return fields;
 }
 
 /** Which wire format answers a failure on this path. */
@@ -109,6 +161,24 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // Fastify forbids shared object defaults; the preValidation hook below sets it on every request.
   app.decorateRequest('input', null as unknown as ParsedParams);
   app.decorateRequest('actor', undefined);
+  app.decorateRequest('uploads', null as unknown as Upload[]);
+
+  const spoolDirectory = path.join(config.dataDir, 'tmp', 'uploads');
+  fs.mkdirSync(spoolDirectory, { recursive: true });
+  await app.register(multipart, {
+    attachFieldsToBody: true,
+    limits: { fileSize: config.maxUploadBytes, files: 5, fields: 200, fieldSize: 1024 * 1024, parts: 210 },
+    async onFile(this: FastifyRequest, part: MultipartFile) {
+      const upload = await spool(part, spoolDirectory, config.maxUploadBytes);
+      this.uploads.push(upload);
+    },
+  });
+  app.addHook('onRequest', async (request) => {
+    request.uploads = [];
+  });
+  app.addHook('onResponse', async (request) => {
+    await Promise.all(request.uploads.map((upload) => fs.promises.rm(upload.path, { force: true })));
+  });
 
   app.removeContentTypeParser(['application/json', 'text/plain']);
   const jsonParser = (
@@ -130,7 +200,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
 
   app.addHook('preValidation', async (request) => {
     const query = (request.query as ParsedParams | undefined) ?? EMPTY_PARAMS;
-    let body = (request.body as ParsedParams | undefined) ?? EMPTY_PARAMS;
+    let body = request.isMultipart()
+      ? stringParams(multipartFields(request.body))
+      : ((request.body as ParsedParams | undefined) ?? EMPTY_PARAMS);
     if ((request.method === 'GET' || request.method === 'HEAD') && hasBody(request.headers)) {
       body = await readGetBody(request);
     }
@@ -154,7 +226,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     const domain = error instanceof DomainError ? error : domainErrorFromFramework(error);
     if (domain !== undefined) {
       if (domain.code === 'unauthorized') request.log.warn({ reason: domain.message }, 'request refused');
-      if (domain.code === 'malformed_body') request.log.info({ reason: error.message }, 'unreadable body');
+      if (domain.code === 'malformed_body') request.log.info({ err: error }, 'unreadable body');
       return sendError(request, reply, domain);
     }
     request.log.error({ err: error }, 'unexpected error');
@@ -200,6 +272,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
+  registerFileRoutes(app, deps);
   await app.register(async (scope) => registerV3(scope, deps), { prefix: '/api/v3' });
   await app.register(async (scope) => registerV2(scope, deps), { prefix: '/api' });
   return app;

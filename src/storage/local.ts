@@ -1,34 +1,12 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { PayloadTooLarge } from '../domain/errors.ts';
+import { Measure } from './measure.ts';
 import { type Storage, StorageMissing, type StoredObject } from './storage.ts';
 
 const KEY = /^[0-9a-f]{2}\/[0-9a-f]{32}$/;
-
-/** Counts and hashes what passes through, failing once more than `maxBytes` have gone by. */
-class Measure extends Transform {
-  readonly hash = crypto.createHash('sha256');
-  size = 0;
-  readonly maxBytes: number;
-
-  constructor(maxBytes: number) {
-    super();
-    this.maxBytes = maxBytes;
-  }
-
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
-    this.size += chunk.length;
-    if (this.size > this.maxBytes) {
-      done(new PayloadTooLarge('Payload Too Large'));
-      return;
-    }
-    this.hash.update(chunk);
-    done(null, chunk);
-  }
-}
 
 /**
  * Files on the local disk under `root`. A write goes to a temporary file in the same file system,

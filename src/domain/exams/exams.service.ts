@@ -1,7 +1,8 @@
 import type { Db } from '../../db/database.ts';
-import { type Actor, canCreateExam, canManageExam, canReadExam, examListScope } from '../access.ts';
+import { type Actor, canCreateExam, examListScope } from '../access.ts';
 import type { Clock } from '../clock.ts';
 import { Forbidden, NotFound } from '../errors.ts';
+import { findManageableExam, findVisibleExam } from './exam-access.ts';
 import type { Params } from '../input.ts';
 import { type Page, parseListQuery } from '../listing.ts';
 import {
@@ -12,7 +13,7 @@ import {
   newExamDefaults,
   readExamChanges,
 } from './exam.ts';
-import { findExam, insertExam, listAllExams, listExams, updateExam } from './exams.repository.ts';
+import { insertExam, listAllExams, listExams, updateExam } from './exams.repository.ts';
 
 export interface ExamsService {
   /** Creates an exam owned by the actor. Throws Forbidden (role), ParamMissing or Invalid. */
@@ -29,36 +30,11 @@ export interface ExamsService {
   listOwned(actor: Actor): Promise<Exam[]>;
 }
 
-/** The largest id a record can have: ids are 32-bit integer columns in PostgreSQL. */
-const MAX_ID = 2_147_483_647;
-
-/**
- * Reads an id as sent in a path. Returns it as a number, or undefined when it cannot name a record
- * (not a positive whole number, or beyond the id column's range, which PostgreSQL would refuse).
- */
-export function parseId(id: string | number): number | undefined {
-  const text = String(id);
-  if (!/^\d{1,10}$/.test(text)) return undefined;
-  const value = Number(text);
-  return value > 0 && value <= MAX_ID ? value : undefined;
-}
-
 export function createExamsService(deps: { db: Db; clock: Clock }): ExamsService {
   const { db, clock } = deps;
 
-  async function visible(actor: Actor, id: string | number): Promise<Exam> {
-    const numeric = parseId(id);
-    const exam = numeric === undefined ? undefined : await findExam(db, numeric);
-    if (exam === undefined || exam.status === 'deleted' || !canReadExam(actor, exam))
-      throw new NotFound('Exam', id);
-    return exam;
-  }
-
-  async function manageable(actor: Actor, id: string | number): Promise<Exam> {
-    const exam = await visible(actor, id);
-    if (!canManageExam(actor, exam)) throw new Forbidden();
-    return exam;
-  }
+  const visible = (actor: Actor, id: string | number) => findVisibleExam(db, actor, id);
+  const manageable = (actor: Actor, id: string | number) => findManageableExam(db, actor, id);
 
   return {
     async create(actor, params) {

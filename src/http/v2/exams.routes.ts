@@ -26,4 +26,17 @@ export function registerV2ExamRoutes(app: FastifyInstance, { services }: ServerD
     },
     async (request) => ({ exams: (await services.exams.listOwned(actorOf(request))).map(presentExamV2) }),
   );
+
+  app.get<{ Params: { id: string } }>(
+    '/exams/:id',
+    {
+      schema: {
+        tags: ['v2'],
+        summary: 'V2: one exam (404 with an empty body when missing or out of scope)',
+        params: { type: 'object', properties: { id: { type: 'integer' } }, required: ['id'] },
+        querystring: v2Signed,
+      },
+    },
+    async (request) => ({ exam: presentExamV2(await services.exams.get(actorOf(request), request.params.id)) }),
+  );
 }

@@ -259,7 +259,7 @@ const VECTOR_ROUTES: Readonly<Record<string, { method: string; template: string 
   'V3 POST JSON body with numbers and booleans': { method: 'POST', template: '/api/v3/exams' },
   'V3 POST JSON: null, empty string, unicode, separators inside values': {
     method: 'POST',
-    template: '/api/v3/exams/:exam_id/students',
+    template: '/api/v3/exams/:exam_id/student_sessions',
   },
   'V3 POST JSON: integer beyond 2^53 and a float': { method: 'POST', template: '/api/v3/exams' },
   'V3 POST JSON: array and object values': { method: 'POST', template: '/api/v3/exams' },

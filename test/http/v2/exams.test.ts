@@ -101,6 +101,28 @@ for (const dialect of DIALECTS) {
       await server.close();
     });
 
+    describe('GET /api/exams/:id', () => {
+      it('answers {exam: record} in the V2 shape', async () => {
+        const answer = await teacher.client.v2('GET', '/exams/:id', { id: plain.id as number });
+        assert.equal(answer.status, 200, answer.text);
+        const { exam } = answer.json as { exam: Json };
+        assert.equal(exam.exam_id, plain.id);
+        assert.deepEqual(Object.keys(exam).sort(), V2_EXAM_FIELDS);
+      });
+
+      it('answers 404 with an empty body for a missing, deleted or unseen exam', async () => {
+        for (const [user, id] of [
+          [teacher, 999999],
+          [teacher, deleted.id as number],
+          [colleague, plain.id as number],
+        ] as const) {
+          const answer = await user.client.v2('GET', '/exams/:id', { id });
+          assert.equal(answer.status, 404);
+          assert.equal(answer.text, '');
+        }
+      });
+    });
+
     describe('GET /api/exams', () => {
       it("answers {exams: [...]} with the caller's own exams, oldest first", async () => {
         const exams = v2Exams(await listV2(teacher));

@@ -1,0 +1,93 @@
+import fs from 'node:fs';
+import type { Readable } from 'node:stream';
+import type { Logger } from 'pino';
+import type { Db } from '../../db/database.ts';
+import { sniffContentType } from '../../storage/content-type.ts';
+import type { UrlSigner } from '../../storage/signed-url.ts';
+import type { Storage } from '../../storage/storage.ts';
+import type { Upload } from '../../storage/upload.ts';
+import type { Clock } from '../clock.ts';
+import { UnsupportedMediaType } from '../errors.ts';
+import type { StoredFile } from './file.ts';
+import { deleteFiles, findFile, insertFile } from './files.repository.ts';
+
+export interface FilesService {
+  /**
+   * Keeps an upload for good: recognises its type from its content, checks it against `allowed`,
+   * stores the bytes and records the file. Returns the record; throws UnsupportedMediaType.
+   */
+  keep(upload: Upload, allowed: readonly string[]): Promise<StoredFile>;
+  /** Stores a generated stream (an export, a recording chunk) under a known type. Returns the record. */
+  keepStream(body: Readable, meta: { originalName: string; contentType: string; maxBytes?: number }): Promise<StoredFile>;
+  /** The record of a file, or undefined. */
+  find(id: number): Promise<StoredFile | undefined>;
+  /** Opens a file's bytes. Throws StorageMissing when the object is gone. */
+  open(file: StoredFile): Promise<Readable>;
+  /**
+   * Forgets files: records first, then the stored objects (an object left behind by a crash in
+   * between is unreachable garbage, never a record pointing at nothing).
+   */
+  remove(ids: readonly (number | null)[]): Promise<void>;
+  /** An expiring address of a file, valid `seconds`. */
+  address(fileId: number, seconds: number): { url: string; expiresAt: number };
+}
+
+export function createFilesService(deps: {
+  db: Db;
+  clock: Clock;
+  storage: Storage;
+  signer: UrlSigner;
+  logger: Logger;
+}): FilesService {
+  const { db, clock, storage, signer, logger } = deps;
+  return {
+    async keep(upload, allowed) {
+      const contentType = sniffContentType(upload.head, upload.fileName);
+      if (contentType === undefined || !allowed.includes(contentType)) {
+        throw new UnsupportedMediaType(`File type not allowed: ${contentType ?? upload.declaredType}`);
+      }
+      const stored = await storage.put(fs.createReadStream(upload.path), {});
+      return insertFile(db, {
+        storageKey: stored.key,
+        originalName: upload.fileName,
+        contentType,
+        size: stored.size,
+        sha256: stored.sha256,
+        createdAt: clock.now(),
+      });
+    },
+
+    async keepStream(body, meta) {
+      const stored = await storage.put(body, meta.maxBytes === undefined ? {} : { maxBytes: meta.maxBytes });
+      return insertFile(db, {
+        storageKey: stored.key,
+        originalName: meta.originalName,
+        contentType: meta.contentType,
+        size: stored.size,
+        sha256: stored.sha256,
+        createdAt: clock.now(),
+      });
+    },
+
+    find: (id) => findFile(db, id),
+
+    open: (file) => storage.get(file.storageKey),
+
+    async remove(ids) {
+      const present = ids.filter((id): id is number => id !== null);
+      const files = (await Promise.all(present.map((id) => findFile(db, id)))).filter(
+        (file): file is StoredFile => file !== undefined,
+      );
+      await deleteFiles(db, present);
+      for (const file of files) {
+        try {
+          await storage.delete(file.storageKey);
+        } catch (error) {
+          logger.warn({ err: error, key: file.storageKey }, 'stored object not removed');
+        }
+      }
+    },
+
+    address: (fileId, seconds) => signer.sign(fileId, clock.now(), seconds),
+  };
+}
