@@ -4,8 +4,11 @@ import { type Config, ConfigError } from './config/config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
+import { createAttachmentsService } from './domain/attachments/attachments.service.ts';
+import { createDocumentsService } from './domain/documents/documents.service.ts';
 import { createExamsService } from './domain/exams/exams.service.ts';
 import { createInstitutesService } from './domain/institutes/institutes.service.ts';
+import { createStudentSessionsService } from './domain/student-sessions/student-sessions.service.ts';
 import { createUsersService } from './domain/users/users.service.ts';
 import { createAuthenticator } from './http/auth/authenticate.ts';
 import { buildServer } from './http/server.ts';
@@ -80,6 +83,9 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
     institutes: createInstitutesService({ db, clock }),
     users,
     exams: createExamsService({ db, clock }),
+    documents: createDocumentsService({ db, clock, files }),
+    attachments: createAttachmentsService({ db, clock, files }),
+    studentSessions: createStudentSessionsService({ db, clock, files }),
     authenticator: createAuthenticator({
       db,
       users,

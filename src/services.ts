@@ -1,6 +1,9 @@
+import type { AttachmentsService } from './domain/attachments/attachments.service.ts';
+import type { DocumentsService } from './domain/documents/documents.service.ts';
 import type { ExamsService } from './domain/exams/exams.service.ts';
 import type { FilesService } from './domain/files/files.service.ts';
 import type { InstitutesService } from './domain/institutes/institutes.service.ts';
+import type { StudentSessionsService } from './domain/student-sessions/student-sessions.service.ts';
 import type { UsersService } from './domain/users/users.service.ts';
 import type { Authenticator } from './http/auth/authenticate.ts';
 import type { UrlSigner } from './storage/signed-url.ts';
@@ -10,6 +13,9 @@ export interface Services {
   readonly institutes: InstitutesService;
   readonly users: UsersService;
   readonly exams: ExamsService;
+  readonly documents: DocumentsService;
+  readonly attachments: AttachmentsService;
+  readonly studentSessions: StudentSessionsService;
   readonly authenticator: Authenticator;
   readonly files: FilesService;
   readonly urlSigner: UrlSigner;

@@ -82,3 +82,11 @@ export function examListScope(actor: Actor): ExamListScope {
     return { kind: 'own', instituteId: actor.instituteId, userId: actor.id };
   return { kind: 'institute', instituteId: actor.instituteId };
 }
+
+/** True when the actor may record an incident on a session of the exam: proctors, reviewers, managers. */
+export function canAddIncident(actor: Actor, exam: ExamScope): boolean {
+  if (canManageExam(actor, exam)) return true;
+  if (exam.instituteId !== actor.instituteId) return false;
+  const role = baseRole(actor.role);
+  return role === 'proctor' || role === 'reviewer';
+}

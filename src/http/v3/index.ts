@@ -3,7 +3,11 @@ import { NotAcceptable } from '../../domain/errors.ts';
 import { tokenFromHeader } from '../auth/authenticate.ts';
 import type { ServerDeps } from '../server.ts';
 import { v3Answer } from '../errors.ts';
+import { registerAttachmentRoutes } from './attachments.routes.ts';
+import { registerDeprecatedExamRoutes } from './deprecated-exams.routes.ts';
+import { registerDocumentRoutes } from './documents.routes.ts';
 import { registerExamRoutes } from './exams.routes.ts';
+import { registerStudentSessionRoutes } from './student-sessions.routes.ts';
 
 const V3_MEDIA_TYPES = ['application/vnd.service.v3', 'application/vnd.procwise.v3'];
 
@@ -27,4 +31,8 @@ export async function registerV3(app: FastifyInstance, deps: ServerDeps): Promis
     );
   });
   registerExamRoutes(app, deps);
+  registerDeprecatedExamRoutes(app, deps);
+  registerDocumentRoutes(app, deps);
+  registerAttachmentRoutes(app, deps);
+  registerStudentSessionRoutes(app, deps);
 }
