@@ -19,7 +19,7 @@ function startMaintenance(core: Core): () => void {
     }
   };
   void sweep();
-  const timer = setInterval(sweep, MAINTENANCE_INTERVAL_MS);
+  const timer = setInterval(() => void sweep(), MAINTENANCE_INTERVAL_MS);
   timer.unref();
   return () => clearInterval(timer);
 }

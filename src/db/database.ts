@@ -25,7 +25,7 @@ const PG_NUMERIC = 1700;
 const pgTypes = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
     if (oid === PG_INT8 || oid === PG_NUMERIC) return (value: string) => Number(value);
-    return pg.types.getTypeParser(oid, format);
+    return pg.types.getTypeParser(oid, format) as (value: string) => unknown;
   },
 };
 

@@ -23,13 +23,13 @@ export async function migrateToLatest(database: Database): Promise<string[]> {
       : undefined;
   const migrator = new Migrator({
     db: database.db,
-    provider: { getMigrations: async () => migrationsFor(database.dialect) },
+    provider: { getMigrations: () => Promise.resolve(migrationsFor(database.dialect)) },
     ...(schema === undefined ? {} : { migrationTableSchema: schema }),
   });
   const result: MigrationResultSet = await migrator.migrateToLatest();
   const failed = result.results?.find((r) => r.status === 'Error');
   if (result.error !== undefined) {
-    const reason = result.error instanceof Error ? result.error.message : String(result.error);
+    const reason = result.error instanceof Error ? result.error.message : JSON.stringify(result.error);
     throw new Error(`migration ${failed?.migrationName ?? '(unknown)'} failed: ${reason}`);
   }
   return (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

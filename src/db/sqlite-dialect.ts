@@ -64,12 +64,12 @@ class NodeSqliteDatabase implements SqliteDatabase {
  */
 export function createSqliteDialect(file: string): SqliteDialect {
   return new SqliteDialect({
-    database: async () => {
+    database: () => {
       const db = new DatabaseSync(file, { timeout: 5000 });
       db.exec('PRAGMA journal_mode = WAL');
       db.exec('PRAGMA synchronous = NORMAL');
       db.exec('PRAGMA foreign_keys = ON');
-      return new NodeSqliteDatabase(db);
+      return Promise.resolve(new NodeSqliteDatabase(db));
     },
   });
 }

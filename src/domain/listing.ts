@@ -109,7 +109,7 @@ function parseConditions(
       throw new Invalid('filter', `needs an operator object for ${field}`);
     }
     filtered.add(field);
-    for (const [op, value] of Object.entries(ops)) {
+    for (const [op, value] of Object.entries(ops as Record<string, unknown>)) {
       const operator = OPERATORS.find((known) => known === op);
       if (operator === undefined) throw new Invalid('filter', `has an unknown operator: ${op}`);
       conditions.push(condition(field, spec.column, spec.type, operator, value));
@@ -150,7 +150,7 @@ function parseSort(params: Params, fields: ListFields): SortKey[] {
     if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
       throw new Invalid('sort', 'must be an array of {"field": "asc|desc"} objects');
     }
-    for (const [field, direction] of Object.entries(entry)) {
+    for (const [field, direction] of Object.entries(entry as Record<string, unknown>)) {
       const spec = fields[field];
       if (spec === undefined) throw new Invalid('sort', `has an unknown field: ${field}`);
       const dir = typeof direction === 'string' ? direction.toLowerCase() : direction;

@@ -145,9 +145,12 @@ export function parseFormParams(text: string): ParsedParams {
   const signing: Record<string, string> = {};
   for (const [name, value] of Object.entries(values)) {
     if (typeof value === 'string') signing[name] = value;
-    else if (Array.isArray(value)) signing[name] = rubyArray(value.map((item: string) => rubyString(item))).top;
+    else if (Array.isArray(value))
+      signing[name] = rubyArray(value.map((item: string) => rubyString(item))).top;
     else {
-      const entries = Object.entries(value as Record<string, string>).map(([k, v]) => [k, rubyString(v)] as const);
+      const entries = Object.entries(value as Record<string, string>).map(
+        ([k, v]) => [k, rubyString(v)] as const,
+      );
       signing[name] = rubyHash(entries).top;
     }
   }

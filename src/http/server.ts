@@ -140,8 +140,10 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: D
  */
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const { config, database, logger } = deps;
+  // Typed as Fastify's own logger interface so the instance keeps Fastify's default generics.
+  const baseLogger: FastifyBaseLogger = logger;
   const app = Fastify({
-    loggerInstance: logger as FastifyBaseLogger,
+    loggerInstance: baseLogger,
     // Fastify's own request lines would print query strings, which carry signatures; one line per
     // request is written below instead, with the path only.
     logController: new LogController({ disableRequestLogging: true }),
@@ -173,8 +175,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       this.uploads.push(upload);
     },
   });
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     request.uploads = [];
+    done();
   });
   app.addHook('onResponse', async (request) => {
     await Promise.all(request.uploads.map((upload) => fs.promises.rm(upload.path, { force: true })));
@@ -270,10 +273,22 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     const ok = await database.ping();
     return reply.code(ok ? 200 : 503).send(ok ? { status: 'ok' } : { status: 'unavailable' });
   });
-  app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/api/openapi.json', { schema: { hide: true } }, () => app.swagger());
 
   registerFileRoutes(app, deps);
-  await app.register(async (scope) => registerV3(scope, deps), { prefix: '/api/v3' });
-  await app.register(async (scope) => registerV2(scope, deps), { prefix: '/api' });
+  await app.register(
+    (scope, _options, done) => {
+      registerV3(scope, deps);
+      done();
+    },
+    { prefix: '/api/v3' },
+  );
+  await app.register(
+    (scope, _options, done) => {
+      registerV2(scope, deps);
+      done();
+    },
+    { prefix: '/api' },
+  );
   return app;
 }

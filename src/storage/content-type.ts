@@ -4,7 +4,8 @@
  */
 export function sniffContentType(head: Buffer, fileName: string): string | undefined {
   const starts = (...bytes: number[]) => bytes.every((byte, index) => head[index] === byte);
-  const ascii = (offset: number, text: string) => head.subarray(offset, offset + text.length).toString('latin1') === text;
+  const ascii = (offset: number, text: string) =>
+    head.subarray(offset, offset + text.length).toString('latin1') === text;
   if (ascii(0, '%PDF-')) return 'application/pdf';
   if (starts(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return 'image/png';
   if (starts(0xff, 0xd8, 0xff)) return 'image/jpeg';
@@ -44,7 +45,12 @@ function looksLikeText(head: Buffer): boolean {
   } catch {
     return false;
   }
-  return !/[\u0000-\u0008\u000b\u000e-\u001f\u007f]/.test(text);
+  for (let index = 0; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    const allowedControl = code === 0x09 || code === 0x0a || code === 0x0c || code === 0x0d;
+    if ((code < 0x20 && !allowedControl) || code === 0x7f) return false;
+  }
+  return true;
 }
 
 /** What instruction-document attachments may be: documents, images and plain text. */

@@ -1,7 +1,6 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Measure } from './measure.ts';
 import { type Storage, StorageMissing, type StoredObject } from './storage.ts';
@@ -29,7 +28,11 @@ export function createLocalStorage(root: string): Storage {
       const measure = new Measure(options.maxBytes ?? Number.POSITIVE_INFINITY);
       try {
         // `flush` syncs the file to disk before it closes, so the rename below publishes whole data.
-        await pipeline(body, measure, fs.createWriteStream(temporary, { flags: 'wx', mode: 0o600, flush: true }));
+        await pipeline(
+          body,
+          measure,
+          fs.createWriteStream(temporary, { flags: 'wx', mode: 0o600, flush: true }),
+        );
         await fs.promises.mkdir(path.dirname(pathOf(key)), { recursive: true });
         await fs.promises.rename(temporary, pathOf(key));
       } catch (error) {
@@ -47,7 +50,7 @@ export function createLocalStorage(root: string): Storage {
       } catch {
         throw new StorageMissing(`no object ${key}`);
       }
-      return fs.createReadStream(file) as Readable;
+      return fs.createReadStream(file);
     },
 
     async delete(key) {

@@ -35,7 +35,7 @@ function run(args: string[], env: Record<string, string>): Promise<Run> {
 
 function json(result: Run): Record<string, Record<string, unknown>> {
   assert.equal(result.code, 0, result.stderr);
-  return JSON.parse(result.stdout);
+  return JSON.parse(result.stdout) as Record<string, Record<string, unknown>>;
 }
 
 async function waitForHealth(url: string, child: ChildProcess): Promise<void> {

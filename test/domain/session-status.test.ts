@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { StateConflict } from '../../src/domain/errors.ts';
-import { canMove, move, SESSION_STATUSES, type SessionStatus } from '../../src/domain/student-sessions/status.ts';
+import {
+  canMove,
+  move,
+  SESSION_STATUSES,
+  type SessionStatus,
+} from '../../src/domain/student-sessions/status.ts';
 
 /** The rule written out independently of the table: forward only, plus the one step back. */
 function expected(from: SessionStatus, to: SessionStatus): boolean {

@@ -56,7 +56,7 @@ export async function createTestDatabase(dialect: DialectName): Promise<TestData
     return {
       url: `sqlite:${path.join(dataDir, 'test.sqlite')}`,
       dataDir,
-      drop: async () => fs.rmSync(dataDir, { recursive: true, force: true }),
+      drop: () => Promise.resolve(fs.rmSync(dataDir, { recursive: true, force: true })),
     };
   }
   const schema = `t_${crypto.randomBytes(6).toString('hex')}`;

@@ -5,6 +5,10 @@ import type { FilesService } from '../files/files.service.ts';
 
 export type AttachmentsService = Record<string, never>;
 
-export function createAttachmentsService(_deps: { db: Db; clock: Clock; files: FilesService }): AttachmentsService {
+export function createAttachmentsService(_deps: {
+  db: Db;
+  clock: Clock;
+  files: FilesService;
+}): AttachmentsService {
   return {};
 }

@@ -5,6 +5,10 @@ import type { FilesService } from '../files/files.service.ts';
 
 export type DocumentsService = Record<string, never>;
 
-export function createDocumentsService(_deps: { db: Db; clock: Clock; files: FilesService }): DocumentsService {
+export function createDocumentsService(_deps: {
+  db: Db;
+  clock: Clock;
+  files: FilesService;
+}): DocumentsService {
   return {};
 }

@@ -12,7 +12,8 @@ import { findExam } from './exams.repository.ts';
 export async function findVisibleExam(db: Db, actor: Actor, id: string | number): Promise<Exam> {
   const numeric = parseId(id);
   const exam = numeric === undefined ? undefined : await findExam(db, numeric);
-  if (exam === undefined || exam.status === 'deleted' || !canReadExam(actor, exam)) throw new NotFound('Exam', id);
+  if (exam === undefined || exam.status === 'deleted' || !canReadExam(actor, exam))
+    throw new NotFound('Exam', id);
   return exam;
 }
 

@@ -63,7 +63,7 @@ function columnsFrom(changes: ExamChanges): Updateable<ExamsTable> {
   ][]) {
     if (changes[key] !== undefined) values[column] = changes[key];
   }
-  return values as Updateable<ExamsTable>;
+  return values;
 }
 
 async function comanagersOf(db: Db, examIds: readonly number[]): Promise<Map<number, number[]>> {

@@ -18,7 +18,10 @@ export interface FilesService {
    */
   keep(upload: Upload, allowed: readonly string[]): Promise<StoredFile>;
   /** Stores a generated stream (an export, a recording chunk) under a known type. Returns the record. */
-  keepStream(body: Readable, meta: { originalName: string; contentType: string; maxBytes?: number }): Promise<StoredFile>;
+  keepStream(
+    body: Readable,
+    meta: { originalName: string; contentType: string; maxBytes?: number },
+  ): Promise<StoredFile>;
   /** The record of a file, or undefined. */
   find(id: number): Promise<StoredFile | undefined>;
   /** Opens a file's bytes. Throws StorageMissing when the object is gone. */

@@ -15,7 +15,13 @@ export type SessionStatus = (typeof SESSION_STATUSES)[number];
 export const CHECK_VALUES = ['not_started', 'not_completed', 'succeeded', 'failed', 'skipped'] as const;
 export type CheckValue = (typeof CHECK_VALUES)[number];
 
-export const TRANSCODING_STATUSES = ['not_sent_to_queue', 'queued', 'processing', 'completed', 'failed'] as const;
+export const TRANSCODING_STATUSES = [
+  'not_sent_to_queue',
+  'queued',
+  'processing',
+  'completed',
+  'failed',
+] as const;
 export type TranscodingStatus = (typeof TRANSCODING_STATUSES)[number];
 
 /**
@@ -25,7 +31,14 @@ export type TranscodingStatus = (typeof TRANSCODING_STATUSES)[number];
  * Staying in the same status is not a move.
  */
 export const TRANSITIONS: Readonly<Record<SessionStatus, readonly SessionStatus[]>> = {
-  registered: ['email_sent', 'after_check_req', 'in_setup', 'exam_not_started', 'exam_started', 'exam_finished'],
+  registered: [
+    'email_sent',
+    'after_check_req',
+    'in_setup',
+    'exam_not_started',
+    'exam_started',
+    'exam_finished',
+  ],
   email_sent: ['after_check_req', 'in_setup', 'exam_not_started', 'exam_started', 'exam_finished'],
   after_check_req: ['in_setup', 'exam_not_started', 'exam_started', 'exam_finished'],
   in_setup: ['exam_not_started', 'exam_started', 'exam_finished'],

@@ -44,15 +44,18 @@ export function createAuthenticator(deps: {
       if (apiToken === undefined || apiToken === '') throw new Unauthorized('no api token');
       const { signature, timestamp, nonce } = signing;
       if (signature === undefined) throw new Unauthorized('no signature');
-      if (timestamp === undefined || !/^\d{1,16}$/.test(timestamp)) throw new Unauthorized('missing or bad timestamp');
+      if (timestamp === undefined || !/^\d{1,16}$/.test(timestamp))
+        throw new Unauthorized('missing or bad timestamp');
       if (nonce === undefined || !/^\d{1,40}$/.test(nonce)) throw new Unauthorized('missing or bad nonce');
       const found = await users.authenticate(apiToken);
       if (found === undefined) throw new Unauthorized('unknown token or inactive user');
       const expected = signMessage(found.secretKey, canonicalMessage(signing));
-      if (!signaturesMatch(signature, expected)) throw new Unauthorized(`bad signature for user ${found.actor.id}`);
+      if (!signaturesMatch(signature, expected))
+        throw new Unauthorized(`bad signature for user ${found.actor.id}`);
       const now = clock.now();
       const sentAt = Number(timestamp);
-      if (Math.abs(now - sentAt) > windowMs) throw new Unauthorized(`timestamp outside the window for user ${found.actor.id}`);
+      if (Math.abs(now - sentAt) > windowMs)
+        throw new Unauthorized(`timestamp outside the window for user ${found.actor.id}`);
       const fresh = await rememberNonce(db, settings.noncePolicy, {
         userId: found.actor.id,
         nonce,

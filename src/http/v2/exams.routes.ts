@@ -37,6 +37,8 @@ export function registerV2ExamRoutes(app: FastifyInstance, { services }: ServerD
         querystring: v2Signed,
       },
     },
-    async (request) => ({ exam: presentExamV2(await services.exams.get(actorOf(request), request.params.id)) }),
+    async (request) => ({
+      exam: presentExamV2(await services.exams.get(actorOf(request), request.params.id)),
+    }),
   );
 }

@@ -3,7 +3,7 @@ import type { ServerDeps } from '../server.ts';
 import { registerV2ExamRoutes } from './exams.routes.ts';
 
 /** The V2 scope: `api_token` travels as an ordinary, signed parameter; no header, no Accept rule. */
-export async function registerV2(app: FastifyInstance, deps: ServerDeps): Promise<void> {
+export function registerV2(app: FastifyInstance, deps: ServerDeps): void {
   app.addHook('preHandler', async (request) => {
     const token = request.input.values.api_token;
     request.actor = await deps.services.authenticator.authenticate(

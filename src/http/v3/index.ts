@@ -15,7 +15,7 @@ const V3_MEDIA_TYPES = ['application/vnd.service.v3', 'application/vnd.procwise.
  * The V3 scope: every route needs an Accept naming V3 (406 otherwise) and a signed request with the
  * token header (403 otherwise), checked before any handler runs.
  */
-export async function registerV3(app: FastifyInstance, deps: ServerDeps): Promise<void> {
+export function registerV3(app: FastifyInstance, deps: ServerDeps): void {
   app.addHook('onRequest', async (request, reply) => {
     const accept = request.headers.accept ?? '';
     if (!V3_MEDIA_TYPES.some((type) => accept.includes(type))) {

@@ -1319,7 +1319,7 @@ for (const dialect of DIALECTS) {
       it('lets a superuser see exams of every institute', async () => {
         const ids = idsIn(await list(superuser));
         for (const exam of [examOne, examTwo, outsideExam])
-          assert.ok(ids.includes(exam.id), `lists ${exam.name}`);
+          assert.ok(ids.includes(exam.id), `lists ${String(exam.name)}`);
         const shown = await show(superuser, examOne.id as number);
         assert.equal(shown.status, 200, shown.text);
       });
