@@ -47,7 +47,10 @@ export function createFilesService(deps: {
     async keep(upload, allowed) {
       const contentType = sniffContentType(upload.head, upload.fileName);
       if (contentType === undefined || !allowed.includes(contentType)) {
-        throw new UnsupportedMediaType(`File type not allowed: ${contentType ?? upload.declaredType}`);
+        // Named by what the content is, never by what the client declared (which may be an allowed type).
+        throw new UnsupportedMediaType(
+          contentType === undefined ? 'File type not allowed' : `File type not allowed: ${contentType}`,
+        );
       }
       const stored = await storage.put(fs.createReadStream(upload.path), {});
       return insertFile(db, {

@@ -1,14 +1,246 @@
-// Placeholder wired into app.ts; the student-sessions capability (step 2) fills it in.
 import type { Db } from '../../db/database.ts';
+import { type Actor, canAddIncident, canManageExam, canReadExam, examListScope } from '../access.ts';
 import type { Clock } from '../clock.ts';
+import { Forbidden, NotFound, Taken } from '../errors.ts';
+import type { Exam } from '../exams/exam.ts';
+import { findManageableExam, findVisibleExam } from '../exams/exam-access.ts';
+import { findExam } from '../exams/exams.repository.ts';
 import type { FilesService } from '../files/files.service.ts';
+import { parseId } from '../ids.ts';
+import type { Params } from '../input.ts';
+import { type Page, parseListQuery } from '../listing.ts';
+import { insertIncident } from './incidents.repository.ts';
+import {
+  checkNewAttempt,
+  checkOpenTime,
+  generateFields,
+  type NewStudentSession,
+  newSessionDefaults,
+  readAttempt,
+  readIncident,
+  readSessionChanges,
+  readStudentSessionId,
+  STUDENT_SESSION_LIST_FIELDS,
+  type StudentSession,
+  withEmailFiltersNormalized,
+} from './student-session.ts';
+import {
+  archiveStudentSession,
+  attemptsOf,
+  deleteStudentSession,
+  findStudentSession,
+  insertStudentSession,
+  isAttemptTaken,
+  listAllStudentSessionsOfExam,
+  listStudentSessions,
+  type SessionListScope,
+  uniqueViolationOn,
+  updateStudentSession,
+} from './student-sessions.repository.ts';
 
-export type StudentSessionsService = Record<string, never>;
+/**
+ * Student-session use cases, shared by V3, its deprecated exam endpoints and V2. Ids are taken as
+ * sent (a 404 names them so); parameters are the merged request parameters.
+ */
+export interface StudentSessionsService {
+  /**
+   * Adds a student to an exam the actor manages (`name`, `email` required; `attempt`,
+   * `individual_info`, `is_individual_info_html`, `skip_requirements`, `open_time`, `priority`,
+   * `external_id`, `use_duration`). Returns the new session. Throws NotFound (exam), Forbidden,
+   * ParamMissing, Invalid, or Taken on `email` when the (email, attempt) pair exists.
+   */
+  create(actor: Actor, examId: string | number, params: Params): Promise<StudentSession>;
+  /** Returns a session the actor may see (archived ones too). Throws NotFound (Student Session). */
+  get(actor: Actor, id: string | number): Promise<StudentSession>;
+  /**
+   * The session the `student_session_id` parameter names, which must belong to the exam. Returns it;
+   * throws ParamMissing, NotFound (Exam, then Student Session).
+   */
+  getInExam(actor: Actor, examId: string | number, params: Params): Promise<StudentSession>;
+  /** The session the `student_session_id` parameter names, in any exam. Throws ParamMissing or NotFound. */
+  getByParam(actor: Actor, params: Params): Promise<StudentSession>;
+  /**
+   * Applies the sent changes (the create fields except `attempt`). Returns the session as saved;
+   * throws NotFound, Forbidden, ParamMissing, Invalid or Taken on `email`.
+   */
+  update(actor: Actor, id: string | number, params: Params): Promise<StudentSession>;
+  /**
+   * Archives a session that has an end time, otherwise deletes it with its incidents and files.
+   * Throws NotFound or Forbidden.
+   */
+  destroy(actor: Actor, id: string | number): Promise<void>;
+  /**
+   * As destroy, for the session the `student_session_id` parameter names within the exam. Throws
+   * ParamMissing, NotFound (Exam, then Student Session) or Forbidden.
+   */
+  destroyInExam(actor: Actor, examId: string | number, params: Params): Promise<void>;
+  /** One page of every session the actor may see, filtered and sorted by `params`. Throws Invalid. */
+  list(actor: Actor, params: Params): Promise<Page<StudentSession>>;
+  /** One page of an exam's sessions. Throws NotFound (Exam) or Invalid. */
+  listForExam(actor: Actor, examId: string | number, params: Params): Promise<Page<StudentSession>>;
+  /** Every session of an exam that is not archived, by id (the legacy listing). Throws NotFound (Exam). */
+  listAllForExam(actor: Actor, examId: string | number): Promise<StudentSession[]>;
+  /**
+   * Records an incident (`comment` required, `offset_time`) on a session. Returns the session with
+   * it; throws NotFound, Forbidden (the actor sees the session but is no proctor, reviewer or
+   * manager), ParamMissing or Invalid.
+   */
+  addIncident(actor: Actor, id: string | number, params: Params): Promise<StudentSession>;
+}
 
-export function createStudentSessionsService(_deps: {
+/** How many times a create draws a new token after hitting an existing one (128 bits: never, in practice). */
+const TOKEN_TRIES = 3;
+
+/**
+ * Builds the student-session use cases over the database, the clock and the file store (a destroyed
+ * session's files are removed through it). Returns the service; building it throws nothing.
+ */
+export function createStudentSessionsService(deps: {
   db: Db;
   clock: Clock;
   files: FilesService;
 }): StudentSessionsService {
-  return {};
+  const { db, clock, files } = deps;
+
+  /** The session and its exam when the actor may see them; NotFound otherwise, whatever the reason. */
+  async function visible(
+    actor: Actor,
+    id: string | number,
+  ): Promise<{ session: StudentSession; exam: Exam }> {
+    const numeric = parseId(id);
+    const session = numeric === undefined ? undefined : await findStudentSession(db, numeric);
+    const exam = session === undefined ? undefined : await findExam(db, session.examId);
+    if (
+      session === undefined ||
+      exam === undefined ||
+      exam.status === 'deleted' ||
+      !canReadExam(actor, exam)
+    ) {
+      throw new NotFound('Student Session', id);
+    }
+    return { session, exam };
+  }
+
+  async function manageable(actor: Actor, id: string | number) {
+    const found = await visible(actor, id);
+    if (!canManageExam(actor, found.exam)) throw new Forbidden();
+    return found;
+  }
+
+  /** The session `params.student_session_id` names within the visible exam; NotFound otherwise. */
+  async function inExam(actor: Actor, examId: string | number, params: Params) {
+    const exam = await findVisibleExam(db, actor, examId);
+    const id = readStudentSessionId(params);
+    const numeric = parseId(id);
+    const session = numeric === undefined ? undefined : await findStudentSession(db, numeric);
+    if (session === undefined || session.examId !== exam.id) throw new NotFound('Student Session', id);
+    return { session, exam };
+  }
+
+  async function insert(exam: Exam, attributes: NewStudentSession): Promise<StudentSession> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await insertStudentSession(db, exam.id, { ...attributes, ...generateFields() }, clock.now());
+      } catch (error) {
+        const violated = uniqueViolationOn(error);
+        // A concurrent create of the same (email, attempt) got there first.
+        if (violated === 'attempt') throw new Taken('email');
+        if (violated !== 'token' || attempt >= TOKEN_TRIES) throw error;
+      }
+    }
+  }
+
+  async function remove(session: StudentSession): Promise<void> {
+    if (session.endTime !== null) {
+      await archiveStudentSession(db, session.id, clock.now());
+      return;
+    }
+    const fileIds = await db.transaction().execute((trx) => deleteStudentSession(trx, session.id));
+    // Records and stored objects go after the session that pointed at them (a foreign key).
+    await files.remove(fileIds);
+  }
+
+  async function listIn(scope: SessionListScope, params: Params) {
+    const list = withEmailFiltersNormalized(parseListQuery(params, STUDENT_SESSION_LIST_FIELDS));
+    return listStudentSessions(db, scope, list);
+  }
+
+  return {
+    async create(actor, examId, params) {
+      const exam = await findManageableExam(db, actor, examId);
+      const changes = readSessionChanges(params, 'create');
+      const attempt = readAttempt(params);
+      const attributes = { ...newSessionDefaults(), ...changes, attempt } as NewStudentSession;
+      checkOpenTime(attributes.openTime, exam);
+      checkNewAttempt(attempt, await attemptsOf(db, exam.id, attributes.email));
+      return insert(exam, attributes);
+    },
+
+    async get(actor, id) {
+      return (await visible(actor, id)).session;
+    },
+
+    async getInExam(actor, examId, params) {
+      return (await inExam(actor, examId, params)).session;
+    },
+
+    async getByParam(actor, params) {
+      return (await visible(actor, readStudentSessionId(params))).session;
+    },
+
+    async update(actor, id, params) {
+      const { session, exam } = await manageable(actor, id);
+      const changes = readSessionChanges(params, 'update');
+      checkOpenTime(changes.openTime, exam);
+      if (
+        changes.email !== undefined &&
+        changes.email !== session.email &&
+        (await isAttemptTaken(db, exam.id, changes.email, session.attempt, session.id))
+      ) {
+        throw new Taken('email');
+      }
+      let saved: StudentSession | undefined;
+      try {
+        saved = await updateStudentSession(db, session.id, changes, clock.now());
+      } catch (error) {
+        if (uniqueViolationOn(error) === 'attempt') throw new Taken('email');
+        throw error;
+      }
+      if (saved === undefined) throw new NotFound('Student Session', id);
+      return saved;
+    },
+
+    async destroy(actor, id) {
+      await remove((await manageable(actor, id)).session);
+    },
+
+    async destroyInExam(actor, examId, params) {
+      const { session, exam } = await inExam(actor, examId, params);
+      if (!canManageExam(actor, exam)) throw new Forbidden();
+      await remove(session);
+    },
+
+    async list(actor, params) {
+      return listIn({ kind: 'exams', exams: examListScope(actor) }, params);
+    },
+
+    async listForExam(actor, examId, params) {
+      const exam = await findVisibleExam(db, actor, examId);
+      return listIn({ kind: 'exam', examId: exam.id }, params);
+    },
+
+    async listAllForExam(actor, examId) {
+      const exam = await findVisibleExam(db, actor, examId);
+      return listAllStudentSessionsOfExam(db, exam.id);
+    },
+
+    async addIncident(actor, id, params) {
+      const { session, exam } = await visible(actor, id);
+      if (!canAddIncident(actor, exam)) throw new Forbidden();
+      await insertIncident(db, session.id, readIncident(params), clock.now());
+      const saved = await findStudentSession(db, session.id);
+      if (saved === undefined) throw new NotFound('Student Session', id);
+      return saved;
+    },
+  };
 }

@@ -1,5 +1,101 @@
-// Placeholder registered by v3/index.ts; the step 2 capability fills it in.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { StudentSession } from '../../domain/student-sessions/student-session.ts';
+import { actorOf } from '../actor.ts';
+import { setPaginationHeaders } from '../pagination.ts';
 import type { ServerDeps } from '../server.ts';
+import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
+import {
+  addStudentSchema,
+  deleteStudentSchema,
+  indexStudentsSchema,
+  showStudentInExamSchema,
+  showStudentLiteralSchema,
+} from './student-sessions.schemas.ts';
 
-export function registerDeprecatedExamRoutes(_app: FastifyInstance, _deps: ServerDeps): void {}
+type IdRoute = { Params: { id: string } };
+
+/** Where the successor of a deprecated call lives, from its request. */
+type Successor = (request: FastifyRequest) => string;
+
+/** `/api/v3/student_sessions/ID` for the `student_session_id` sent, or the collection when none is. */
+const sessionSuccessor: Successor = (request) => {
+  const id = request.input.values.student_session_id;
+  const text = typeof id === 'string' || typeof id === 'number' ? String(id).trim() : '';
+  return text === '' ? '/api/v3/student_sessions' : `/api/v3/student_sessions/${encodeURIComponent(text)}`;
+};
+
+const examSessionsSuccessor: Successor = (request) =>
+  `/api/v3/exams/${encodeURIComponent((request.params as { id: string }).id)}/student_sessions`;
+
+/**
+ * A route hook that marks every answer of a deprecated call (errors included) with `Deprecation:
+ * true` and a `Link` to its successor. It runs once the parameters are merged (the successor may
+ * name one) and before authentication, so even a refused call learns where to go.
+ */
+function deprecated(successor: Successor) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    reply.header('Deprecation', 'true');
+    reply.header('Link', `<${successor(request)}>; rel="successor-version"`);
+  };
+}
+
+const present = (session: StudentSession) => presentStudentSessionV3(session);
+
+/**
+ * The exam endpoints api.md marks deprecated, answering exactly as their student_sessions
+ * successors do. Registered before the other exam sub-routes; the literal `/exams/id/show_student`
+ * (api.md's path as written) is a static route and so wins over `/exams/:id/show_student`.
+ */
+export function registerDeprecatedExamRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+  const { studentSessions } = services;
+
+  app.get<IdRoute>(
+    '/exams/:id/index_students',
+    { schema: indexStudentsSchema, preValidation: deprecated(examSessionsSuccessor) },
+    async (request, reply) => {
+      const page = await studentSessions.listForExam(
+        actorOf(request),
+        request.params.id,
+        request.input.values,
+      );
+      setPaginationHeaders(reply, page);
+      return { students: page.items.map(present) };
+    },
+  );
+
+  app.get(
+    '/exams/id/show_student',
+    { schema: showStudentLiteralSchema, preValidation: deprecated(sessionSuccessor) },
+    async (request) => ({
+      student: present(await studentSessions.getByParam(actorOf(request), request.input.values)),
+    }),
+  );
+
+  app.get<IdRoute>(
+    '/exams/:id/show_student',
+    { schema: showStudentInExamSchema, preValidation: deprecated(sessionSuccessor) },
+    async (request) => ({
+      student: present(
+        await studentSessions.getInExam(actorOf(request), request.params.id, request.input.values),
+      ),
+    }),
+  );
+
+  app.post<IdRoute>(
+    '/exams/:id/add_student',
+    { schema: addStudentSchema, preValidation: deprecated(examSessionsSuccessor) },
+    async (request, reply) => {
+      const session = await studentSessions.create(actorOf(request), request.params.id, request.input.values);
+      return reply.code(201).send({ student: presentStudentSessionV3(session, { created: true }) });
+    },
+  );
+
+  app.delete<IdRoute>(
+    '/exams/:id/delete_student',
+    { schema: deleteStudentSchema, preValidation: deprecated(sessionSuccessor) },
+    async (request) => {
+      await studentSessions.destroyInExam(actorOf(request), request.params.id, request.input.values);
+      return {};
+    },
+  );
+}

@@ -1,5 +1,90 @@
-// Placeholder registered by v3/index.ts; the step 2 capability fills it in.
 import type { FastifyInstance } from 'fastify';
+import type { StudentSession } from '../../domain/student-sessions/student-session.ts';
+import { actorOf } from '../actor.ts';
+import { setPaginationHeaders } from '../pagination.ts';
 import type { ServerDeps } from '../server.ts';
+import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
+import {
+  addIncidentSchema,
+  createStudentSchema,
+  destroyStudentSchema,
+  listExamStudentsSchema,
+  listStudentsSchema,
+  showStudentSchema,
+  updateStudentSchema,
+} from './student-sessions.schemas.ts';
 
-export function registerStudentSessionRoutes(_app: FastifyInstance, _deps: ServerDeps): void {}
+type IdRoute = { Params: { id: string } };
+type ExamRoute = { Params: { exam_id: string } };
+
+/** The V3 student-session routes (api.md's catalogue, contract §6). */
+export function registerStudentSessionRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+  const { studentSessions } = services;
+  const present = (session: StudentSession) => presentStudentSessionV3(session);
+
+  app.get<ExamRoute>(
+    '/exams/:exam_id/student_sessions',
+    { schema: listExamStudentsSchema },
+    async (request, reply) => {
+      const page = await studentSessions.listForExam(
+        actorOf(request),
+        request.params.exam_id,
+        request.input.values,
+      );
+      setPaginationHeaders(reply, page);
+      return { students: page.items.map(present) };
+    },
+  );
+
+  app.post<ExamRoute>(
+    '/exams/:exam_id/student_sessions',
+    { schema: createStudentSchema },
+    async (request, reply) => {
+      const session = await studentSessions.create(
+        actorOf(request),
+        request.params.exam_id,
+        request.input.values,
+      );
+      return reply.code(201).send({ student: presentStudentSessionV3(session, { created: true }) });
+    },
+  );
+
+  app.get('/student_sessions', { schema: listStudentsSchema }, async (request, reply) => {
+    const page = await studentSessions.list(actorOf(request), request.input.values);
+    setPaginationHeaders(reply, page);
+    return { students: page.items.map(present) };
+  });
+
+  app.get<IdRoute>('/student_sessions/:id', { schema: showStudentSchema }, async (request) => ({
+    student: present(await studentSessions.get(actorOf(request), request.params.id)),
+  }));
+
+  app.route<IdRoute>({
+    method: ['PATCH', 'PUT'],
+    url: '/student_sessions/:id',
+    schema: updateStudentSchema,
+    handler: async (request) => ({
+      student: present(
+        await studentSessions.update(actorOf(request), request.params.id, request.input.values),
+      ),
+    }),
+  });
+
+  app.delete<IdRoute>('/student_sessions/:id', { schema: destroyStudentSchema }, async (request) => {
+    await studentSessions.destroy(actorOf(request), request.params.id);
+    return {};
+  });
+
+  app.post<IdRoute>(
+    '/student_sessions/:id/incidents',
+    { schema: addIncidentSchema },
+    async (request, reply) => {
+      const session = await studentSessions.addIncident(
+        actorOf(request),
+        request.params.id,
+        request.input.values,
+      );
+      return reply.code(201).send({ student: present(session) });
+    },
+  );
+}

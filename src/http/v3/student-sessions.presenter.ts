@@ -1,0 +1,90 @@
+import type { Incident, StudentSession } from '../../domain/student-sessions/student-session.ts';
+import { CHECK_FIELDS } from '../../domain/student-sessions/student-session.ts';
+import { isoTime } from '../time.ts';
+
+/** The V3 incident record. */
+export function presentIncidentV3(incident: Incident): Record<string, unknown> {
+  return {
+    id: incident.id,
+    student_session_id: incident.studentSessionId,
+    comment: incident.comment,
+    created_at: isoTime(incident.createdAt),
+    updated_at: isoTime(incident.updatedAt),
+    offset_time: incident.offsetTime,
+  };
+}
+
+/**
+ * The V3 student record (api.md's table, in its order, then contract §6's additions and
+ * `use_duration`). `is_email_sent` is left out of the create answer only, as api.md says.
+ */
+export function presentStudentSessionV3(
+  session: StudentSession,
+  options: { readonly created?: boolean } = {},
+): Record<string, unknown> {
+  const record: Record<string, unknown> = {
+    id: session.id,
+    session_id: session.sessionId,
+    student_id: session.studentId,
+    time_slot: session.timeSlot,
+    created_at: isoTime(session.createdAt),
+    updated_at: isoTime(session.updatedAt),
+    email: session.email,
+    name: session.name,
+    pin_code: session.pinCode,
+    operating_system: session.operatingSystem,
+    browser: session.browser,
+    browser_version: session.browserVersion,
+    status: session.status,
+    token: session.token,
+  };
+  for (const [key, field] of Object.entries(CHECK_FIELDS)) {
+    record[field] = session[key as keyof typeof CHECK_FIELDS];
+  }
+  Object.assign(record, {
+    bandwidth_speed: session.bandwidthSpeed,
+    dummy_exam_survey: session.dummyExamSurvey,
+    skip_requirements: session.skipRequirements,
+    send_confirmation: session.sendConfirmation,
+    start_time: isoTime(session.startTime),
+    end_time: isoTime(session.endTime),
+    open_time: isoTime(session.openTime),
+    reservation_time: isoTime(session.reservationTime),
+    expires_at: isoTime(session.expiresAt),
+    recording_started_at: isoTime(session.recordingStartedAt),
+    recording_ended_at: isoTime(session.recordingEndedAt),
+    exam_id: session.examId,
+    entered_room: session.enteredRoom,
+    exam_document_content_type: session.examDocumentContentType,
+    exam_document_file_size: session.examDocumentFileSize,
+    exam_document_updated_at: isoTime(session.examDocumentUpdatedAt),
+    reviewed: session.reviewed,
+    id_card_file_name: session.idCardFileName,
+    id_card_content_type: session.idCardContentType,
+    id_card_file_size: session.idCardFileSize,
+    face_photo_file_name: session.facePhotoFileName,
+    face_photo_content_type: session.facePhotoContentType,
+    face_photo_file_size: session.facePhotoFileSize,
+    individual_info: session.individualInfo,
+    is_individual_info_html: session.isIndividualInfoHtml,
+    rtc_session_id: session.rtcSessionId,
+    rtc_session_ids: session.rtcSessionIds,
+    in_setup: session.inSetup,
+    in_check_requirements: session.inCheckRequirements,
+    attempt: session.attempt,
+    archived: session.archived,
+    current_exam_mode: session.currentExamMode,
+    transcoding_status: session.transcodingStatus,
+    priority: session.priority,
+  });
+  if (!options.created) record.is_email_sent = session.isEmailSent;
+  Object.assign(record, {
+    use_duration: session.useDuration,
+    proctor_id: session.proctorId,
+    external_id: session.externalId,
+    end_reason: session.endReason,
+    incidents_count: session.incidents.length,
+    incidents: session.incidents.map(presentIncidentV3),
+  });
+  return record;
+}

@@ -1,0 +1,322 @@
+import {
+  commonErrors,
+  emptyObject,
+  errorBody,
+  idParam,
+  listQuery,
+  paginationHeaders,
+  signedParams,
+  signedQuery,
+  v3Headers,
+} from './common.schemas.ts';
+
+const nullableString = { type: ['string', 'null'] } as const;
+const nullableInteger = { type: ['integer', 'null'] } as const;
+const time = { type: ['string', 'null'], format: 'date-time' } as const;
+const flag = { type: 'boolean' } as const;
+const check = {
+  type: 'string',
+  enum: ['not_started', 'not_completed', 'succeeded', 'failed', 'skipped'],
+} as const;
+const timeInput = { type: 'string', description: 'ISO 8601, a date, or epoch seconds/milliseconds' } as const;
+const flagInput = {
+  type: ['boolean', 'string', 'integer'],
+  enum: [true, false, 'true', 'false', '1', '0', 1, 0],
+} as const;
+
+export const incidentRecord = {
+  type: 'object',
+  properties: {
+    id: { type: 'integer' },
+    student_session_id: { type: 'integer' },
+    comment: { type: 'string' },
+    created_at: time,
+    updated_at: time,
+    offset_time: nullableInteger,
+  },
+} as const;
+
+export const studentRecord = {
+  type: 'object',
+  properties: {
+    id: { type: 'integer' },
+    session_id: nullableString,
+    student_id: nullableString,
+    time_slot: { type: 'integer' },
+    created_at: time,
+    updated_at: time,
+    email: { type: 'string', description: 'Stored trimmed and in lower case' },
+    name: { type: 'string' },
+    pin_code: { type: 'integer', description: '6 digits' },
+    operating_system: nullableString,
+    browser: nullableString,
+    browser_version: nullableString,
+    status: {
+      type: 'string',
+      enum: [
+        'registered',
+        'email_sent',
+        'after_check_req',
+        'in_setup',
+        'exam_not_started',
+        'exam_started',
+        'exam_finished',
+      ],
+    },
+    token: { type: 'string', description: '32 hex characters; the exam-room link is /room/<token>' },
+    screenshare_check: check,
+    microphone_check: check,
+    speakers_check: check,
+    webcam_check: check,
+    mobile_check: check,
+    bandwidth_check: check,
+    bandwidth_speed: { type: ['number', 'null'] },
+    dummy_exam_survey: nullableString,
+    skip_requirements: flag,
+    send_confirmation: flag,
+    start_time: time,
+    end_time: time,
+    open_time: time,
+    reservation_time: time,
+    expires_at: time,
+    recording_started_at: time,
+    recording_ended_at: time,
+    exam_id: { type: 'integer' },
+    entered_room: flag,
+    exam_document_content_type: nullableString,
+    exam_document_file_size: nullableInteger,
+    exam_document_updated_at: time,
+    reviewed: { type: 'string' },
+    id_card_file_name: nullableString,
+    id_card_content_type: nullableString,
+    id_card_file_size: nullableInteger,
+    face_photo_file_name: nullableString,
+    face_photo_content_type: nullableString,
+    face_photo_file_size: nullableInteger,
+    individual_info: nullableString,
+    is_individual_info_html: flag,
+    rtc_session_id: nullableInteger,
+    rtc_session_ids: { type: 'array' },
+    in_setup: flag,
+    in_check_requirements: flag,
+    attempt: { type: 'integer' },
+    archived: flag,
+    current_exam_mode: nullableString,
+    transcoding_status: {
+      type: 'string',
+      enum: ['not_sent_to_queue', 'queued', 'processing', 'completed', 'failed'],
+    },
+    priority: nullableString,
+    is_email_sent: { type: 'boolean', description: 'Absent from the create answer' },
+    use_duration: flag,
+    proctor_id: nullableInteger,
+    external_id: nullableString,
+    end_reason: nullableString,
+    incidents_count: { type: 'integer' },
+    incidents: { type: 'array', items: incidentRecord },
+  },
+} as const;
+
+const sessionFields = {
+  individual_info: { type: 'string', description: 'Information for this student only' },
+  is_individual_info_html: { ...flagInput, description: 'true: HTML, false: plain text' },
+  skip_requirements: { ...flagInput, description: 'Skip the requirements check before the exam email' },
+  open_time: { ...timeInput, description: "Earliest start; within the exam's start_time..end_time" },
+  priority: { type: 'string' },
+  external_id: { type: 'string' },
+  use_duration: { ...flagInput, default: true },
+} as const;
+
+const createInput = {
+  type: 'object',
+  properties: {
+    ...signedParams,
+    name: { type: 'string' },
+    email: { type: 'string', description: 'Compared case-insensitively' },
+    attempt: {
+      type: 'integer',
+      minimum: 0,
+      default: 0,
+      description: 'Unique per email; a new attempt is one above the highest',
+    },
+    ...sessionFields,
+  },
+  required: ['name', 'email', 'timestamp', 'nonce', 'signature'],
+} as const;
+
+const updateInput = {
+  type: 'object',
+  properties: { ...signedParams, name: { type: 'string' }, email: { type: 'string' }, ...sessionFields },
+} as const;
+
+const tags = ['student sessions'];
+const one = { type: 'object', properties: { student: studentRecord } } as const;
+const many = {
+  headers: paginationHeaders,
+  type: 'object',
+  properties: { students: { type: 'array', items: studentRecord } },
+} as const;
+
+const LIST_DESCRIPTION =
+  'Filter/sort fields: id, exam_id, name, email, status, attempt, archived, is_email_sent, created_at, ' +
+  'updated_at, start_time, end_time, open_time, external_id, proctor_id, priority. Archived sessions appear ' +
+  'only when filtering on archived. Email operands compare case-insensitively. Incidents are included.';
+
+export const listExamStudentsSchema = {
+  tags,
+  summary: 'List the student sessions of an exam',
+  description: LIST_DESCRIPTION,
+  headers: v3Headers,
+  params: idParam('exam_id'),
+  querystring: listQuery,
+  response: { 200: many, 404: errorBody, 422: errorBody, ...commonErrors },
+} as const;
+
+export const listStudentsSchema = {
+  tags,
+  summary: 'List every student session the caller may see',
+  description: LIST_DESCRIPTION,
+  headers: v3Headers,
+  querystring: listQuery,
+  response: { 200: many, 422: errorBody, ...commonErrors },
+} as const;
+
+export const showStudentSchema = {
+  tags,
+  summary: 'Show a student session',
+  headers: v3Headers,
+  params: idParam(),
+  querystring: signedQuery,
+  response: { 200: one, 404: errorBody, ...commonErrors },
+} as const;
+
+export const createStudentSchema = {
+  tags,
+  summary: 'Create and add a student to an exam',
+  headers: v3Headers,
+  params: idParam('exam_id'),
+  body: createInput,
+  response: { 201: one, 404: errorBody, 422: errorBody, ...commonErrors },
+} as const;
+
+export const updateStudentSchema = {
+  tags,
+  summary: 'Update a student session',
+  headers: v3Headers,
+  params: idParam(),
+  body: updateInput,
+  response: { 200: one, 404: errorBody, 422: errorBody, ...commonErrors },
+} as const;
+
+export const destroyStudentSchema = {
+  tags,
+  summary: 'Destroy a student session (archived instead when it has an end time)',
+  headers: v3Headers,
+  params: idParam(),
+  querystring: signedQuery,
+  response: { 200: emptyObject, 404: errorBody, ...commonErrors },
+} as const;
+
+export const addIncidentSchema = {
+  tags,
+  summary: 'Record an incident on a student session (proctors, reviewers, managers)',
+  headers: v3Headers,
+  params: idParam(),
+  body: {
+    type: 'object',
+    properties: {
+      ...signedParams,
+      comment: { type: 'string' },
+      offset_time: { type: 'integer', minimum: 0, description: 'Seconds from the start of the recording' },
+    },
+    required: ['comment', 'timestamp', 'nonce', 'signature'],
+  },
+  response: { 201: one, 404: errorBody, 422: errorBody, ...commonErrors },
+} as const;
+
+const deprecationHeaders = {
+  Deprecation: { type: 'string', enum: ['true'] },
+  Link: { type: 'string', description: '</api/v3/...>; rel="successor-version"' },
+} as const;
+const sessionIdQuery = {
+  type: 'object',
+  properties: { ...signedParams, student_session_id: { type: 'integer' } },
+  required: ['student_session_id', 'timestamp', 'nonce', 'signature'],
+} as const;
+const deprecatedTags = ['deprecated'];
+
+export const indexStudentsSchema = {
+  tags: deprecatedTags,
+  deprecated: true,
+  summary: 'Deprecated: GET /exams/:exam_id/student_sessions',
+  description: LIST_DESCRIPTION,
+  headers: v3Headers,
+  params: idParam(),
+  querystring: listQuery,
+  response: {
+    200: { ...many, headers: { ...paginationHeaders, ...deprecationHeaders } },
+    404: errorBody,
+    422: errorBody,
+    ...commonErrors,
+  },
+} as const;
+
+export const showStudentInExamSchema = {
+  tags: deprecatedTags,
+  deprecated: true,
+  summary: 'Deprecated: GET /student_sessions/:id, for a session of this exam',
+  headers: v3Headers,
+  params: idParam(),
+  querystring: sessionIdQuery,
+  response: {
+    200: { ...one, headers: deprecationHeaders },
+    404: errorBody,
+    422: errorBody,
+    ...commonErrors,
+  },
+} as const;
+
+export const showStudentLiteralSchema = {
+  tags: deprecatedTags,
+  deprecated: true,
+  summary:
+    'Deprecated (path as written in the reference, with the literal segment "id"): GET /student_sessions/:id',
+  headers: v3Headers,
+  querystring: sessionIdQuery,
+  response: {
+    200: { ...one, headers: deprecationHeaders },
+    404: errorBody,
+    422: errorBody,
+    ...commonErrors,
+  },
+} as const;
+
+export const addStudentSchema = {
+  tags: deprecatedTags,
+  deprecated: true,
+  summary: 'Deprecated: POST /exams/:exam_id/student_sessions',
+  headers: v3Headers,
+  params: idParam(),
+  body: createInput,
+  response: {
+    201: { ...one, headers: deprecationHeaders },
+    404: errorBody,
+    422: errorBody,
+    ...commonErrors,
+  },
+} as const;
+
+export const deleteStudentSchema = {
+  tags: deprecatedTags,
+  deprecated: true,
+  summary: 'Deprecated: DELETE /student_sessions/:id, for a session of this exam',
+  headers: v3Headers,
+  params: idParam(),
+  querystring: sessionIdQuery,
+  response: {
+    200: { ...emptyObject, headers: deprecationHeaders },
+    404: errorBody,
+    422: errorBody,
+    ...commonErrors,
+  },
+} as const;
