@@ -51,6 +51,7 @@ export function applyConditions<DB, TB extends keyof DB, O>(
 /**
  * Adds ordering and the page window to a select. A null sorts after every value (PostgreSQL's own
  * rule, spelled out so SQLite, which puts nulls first, answers the same); desc is the exact reverse.
+ * A column that cannot hold null gets the plain direction, which lets an index serve the order.
  */
 export function applyOrderAndPage<DB, TB extends keyof DB, O>(
   query: SelectQueryBuilder<DB, TB, O>,
@@ -59,9 +60,12 @@ export function applyOrderAndPage<DB, TB extends keyof DB, O>(
 ): SelectQueryBuilder<DB, TB, O> {
   let result = query;
   for (const key of list.sort) {
-    result = result.orderBy(sql.ref(`${table}.${key.column}`), (order) =>
-      key.direction === 'asc' ? order.asc().nullsLast() : order.desc().nullsFirst(),
-    );
+    const column = sql.ref(`${table}.${key.column}`);
+    result = key.notNull
+      ? result.orderBy(column, key.direction)
+      : result.orderBy(column, (order) =>
+          key.direction === 'asc' ? order.asc().nullsLast() : order.desc().nullsFirst(),
+        );
   }
   return result.limit(list.limit).offset((list.page - 1) * list.limit);
 }

@@ -3,8 +3,14 @@ import { type Params, parseInstant } from './input.ts';
 
 export type FieldType = 'integer' | 'string' | 'time' | 'boolean';
 
-/** What a resource lets clients filter and sort on: API field name → column and value type. */
-export type ListFields = Readonly<Record<string, { readonly column: string; readonly type: FieldType }>>;
+/**
+ * What a resource lets clients filter and sort on: API field name → column and value type.
+ * `notNull` marks a column that never holds null, so sorting on it needs no null placement and an
+ * index can serve the order (SQLite cannot walk an index for `NULLS LAST`).
+ */
+export type ListFields = Readonly<
+  Record<string, { readonly column: string; readonly type: FieldType; readonly notNull?: boolean }>
+>;
 
 export type Operator = 'eq' | 'not_eq' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'not_in' | 'like' | 'null';
 const OPERATORS: readonly Operator[] = [
@@ -35,6 +41,7 @@ export type Condition =
 export interface SortKey {
   readonly column: string;
   readonly direction: 'asc' | 'desc';
+  readonly notNull: boolean;
 }
 
 /** A parsed `filter`/`sort`/`page`/`limit` request, ready for a repository to apply. */
@@ -155,7 +162,7 @@ function parseSort(params: Params, fields: ListFields): SortKey[] {
       if (spec === undefined) throw new Invalid('sort', `has an unknown field: ${field}`);
       const dir = typeof direction === 'string' ? direction.toLowerCase() : direction;
       if (dir !== 'asc' && dir !== 'desc') throw new Invalid('sort', `has an unknown direction for ${field}`);
-      keys.push({ column: spec.column, direction: dir });
+      keys.push({ column: spec.column, direction: dir, notNull: spec.notNull === true });
     }
   }
   return keys;
@@ -177,7 +184,7 @@ function positive(params: Params, name: 'page' | 'limit', fallback: number): num
 export function parseListQuery(params: Params, fields: ListFields): ListQuery {
   const { conditions, filtered } = parseConditions(params, fields);
   const sort = parseSort(params, fields);
-  if (!sort.some((key) => key.column === 'id')) sort.push({ column: 'id', direction: 'asc' });
+  if (!sort.some((key) => key.column === 'id')) sort.push({ column: 'id', direction: 'asc', notNull: true });
   return {
     conditions,
     sort,

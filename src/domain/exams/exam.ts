@@ -70,16 +70,16 @@ export type ExamChanges = Partial<Mutable<ExamAttributes>>;
 
 /** Filterable and sortable exam fields. */
 export const EXAM_LIST_FIELDS: ListFields = {
-  id: { column: 'id', type: 'integer' },
-  name: { column: 'name', type: 'string' },
-  type: { column: 'type', type: 'string' },
-  status: { column: 'status', type: 'string' },
-  user_id: { column: 'user_id', type: 'integer' },
+  id: { column: 'id', type: 'integer', notNull: true },
+  name: { column: 'name', type: 'string', notNull: true },
+  type: { column: 'type', type: 'string', notNull: true },
+  status: { column: 'status', type: 'string', notNull: true },
+  user_id: { column: 'user_id', type: 'integer', notNull: true },
   duration_minutes: { column: 'duration_minutes', type: 'integer' },
   start_time: { column: 'start_time', type: 'time' },
   end_time: { column: 'end_time', type: 'time' },
-  created_at: { column: 'created_at', type: 'time' },
-  updated_at: { column: 'updated_at', type: 'time' },
+  created_at: { column: 'created_at', type: 'time', notNull: true },
+  updated_at: { column: 'updated_at', type: 'time', notNull: true },
 };
 
 /** A compat alias: the first name is the API's, the second an older client's spelling of it. */

@@ -162,7 +162,8 @@ async function withComanagers(db: Db, rows: readonly ExamRow[]): Promise<Exam[]>
   return rows.map((row) => examFromRow(row, comanagers.get(row.id) ?? []));
 }
 
-function scopedExams(db: Db, scope: ExamListScope) {
+/** Exams within a listing scope (every status; callers leave out deleted ones as they need). */
+export function scopedExams(db: Db, scope: ExamListScope) {
   let base = db.selectFrom('exams');
   if (scope.kind === 'institute') base = base.where('exams.institute_id', '=', scope.instituteId);
   if (scope.kind === 'own') {

@@ -1,7 +1,8 @@
-import { type Selectable, type SelectQueryBuilder, sql, type Updateable } from 'kysely';
+import type { Selectable, Updateable } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import { applyConditions } from '../../db/list-query.ts';
-import type { StudentSessionsTable, Tables } from '../../db/tables.ts';
+import { applyConditions, applyOrderAndPage } from '../../db/list-query.ts';
+import { scopedExams } from '../exams/exams.repository.ts';
+import type { StudentSessionsTable } from '../../db/tables.ts';
 import type { ExamListScope } from '../access.ts';
 import type { ListQuery, Page } from '../listing.ts';
 import { incidentsOf } from './incidents.repository.ts';
@@ -292,64 +293,9 @@ export async function deleteStudentSession(db: Db, id: number): Promise<number[]
   return [...new Set(ids.filter((fileId): fileId is number => fileId !== null))];
 }
 
-/** Columns that can never be null: sorting on them needs no null placement, so an index can serve it. */
-const NOT_NULL_COLUMNS: ReadonlySet<string> = new Set([
-  'id',
-  'exam_id',
-  'name',
-  'email',
-  'status',
-  'attempt',
-  'archived',
-  'is_email_sent',
-  'created_at',
-  'updated_at',
-]);
-
-/**
- * Orders and pages a session query. On a column that cannot be null the plain direction is written:
- * SQLite cannot walk an index for `NULLS LAST`, and `created_at` (with the `id` tie-break, which
- * every SQLite index ends with) is exactly what the listing indexes serve. Nullable columns put nulls
- * last ascending and first descending, as every other list does.
- */
-function orderAndPage<O>(
-  query: SelectQueryBuilder<Tables, 'student_sessions', O>,
-  list: ListQuery,
-): SelectQueryBuilder<Tables, 'student_sessions', O> {
-  let result = query;
-  for (const key of list.sort) {
-    const column = sql.ref(`student_sessions.${key.column}`);
-    result = NOT_NULL_COLUMNS.has(key.column)
-      ? result.orderBy(column, key.direction)
-      : result.orderBy(column, (order) =>
-          key.direction === 'asc' ? order.asc().nullsLast() : order.desc().nullsFirst(),
-        );
-  }
-  return result.limit(list.limit).offset((list.page - 1) * list.limit);
-}
-
 /** The ids of the exams, not deleted, that an exam scope covers (a subquery). */
 function visibleExamIds(db: Db, scope: ExamListScope) {
-  let exams = db.selectFrom('exams').select('exams.id').where('exams.status', '<>', 'deleted');
-  if (scope.kind === 'institute') exams = exams.where('exams.institute_id', '=', scope.instituteId);
-  if (scope.kind === 'own') {
-    const { userId } = scope;
-    exams = exams
-      .where('exams.institute_id', '=', scope.instituteId)
-      .where((eb) =>
-        eb.or([
-          eb('exams.user_id', '=', userId),
-          eb.exists(
-            eb
-              .selectFrom('exam_comanagers')
-              .select('exam_comanagers.exam_id')
-              .whereRef('exam_comanagers.exam_id', '=', 'exams.id')
-              .where('exam_comanagers.user_id', '=', userId),
-          ),
-        ]),
-      );
-  }
-  return exams;
+  return scopedExams(db, scope).select('exams.id').where('exams.status', '<>', 'deleted');
 }
 
 /**
@@ -378,7 +324,7 @@ export async function listStudentSessions(
   const base = scopedSessions(db, scope, list);
   const [countRow, rows] = await Promise.all([
     base.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
-    orderAndPage(base.selectAll('student_sessions'), list).execute(),
+    applyOrderAndPage(base.selectAll('student_sessions'), list, 'student_sessions').execute(),
   ]);
   return {
     items: await withIncidents(db, rows),

@@ -76,3 +76,9 @@ export const commonErrors = {
   403: { description: 'Not authorized (any signature, token or scope failure)', ...errorBody },
   406: { description: 'Accept does not name V3', ...errorBody },
 } as const;
+
+/** Field types shared by the record schemas. */
+export const nullableString = { type: ['string', 'null'] } as const;
+export const nullableInteger = { type: ['integer', 'null'] } as const;
+export const nullableTime = { type: ['string', 'null'], format: 'date-time' } as const;
+export const flag = { type: 'boolean' } as const;

@@ -8,11 +8,10 @@ import {
   signedParams,
   signedQuery,
   v3Headers,
+  nullableString,
+  nullableTime,
+  flag,
 } from './common.schemas.ts';
-
-const nullableString = { type: ['string', 'null'] } as const;
-const time = { type: ['string', 'null'], format: 'date-time' } as const;
-const flag = { type: 'boolean' } as const;
 
 export const examRecord = {
   type: 'object',
@@ -25,8 +24,8 @@ export const examRecord = {
     status: { type: 'string', enum: ['draft', 'open', 'closed', 'deleted'] },
     duration_minutes: { type: ['integer', 'null'] },
     use_duration: flag,
-    start_time: time,
-    end_time: time,
+    start_time: nullableTime,
+    end_time: nullableTime,
     mobile_cam: flag,
     web_cam: flag,
     screen_share: flag,
@@ -45,8 +44,8 @@ export const examRecord = {
     allowed_calculator_type: nullableString,
     allowed_additional: nullableString,
     comanager_ids: { type: 'array', items: { type: 'integer' } },
-    created_at: time,
-    updated_at: time,
+    created_at: nullableTime,
+    updated_at: nullableTime,
   },
 } as const;
 
