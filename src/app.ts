@@ -6,7 +6,11 @@ import { migrateToLatest } from './db/migrate.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { createAttachmentsService } from './domain/attachments/attachments.service.ts';
 import { createDocumentsService } from './domain/documents/documents.service.ts';
+import { createExamStaffService } from './domain/exams/exam-staff.service.ts';
 import { createExamsService } from './domain/exams/exams.service.ts';
+import { createIdentityProvidersService } from './domain/identity-providers/identity-providers.service.ts';
+import { createLtiResourcesService } from './domain/lti-resources/lti-resources.service.ts';
+import { createToolProvidersService } from './domain/tool-providers/tool-providers.service.ts';
 import { createInstitutesService } from './domain/institutes/institutes.service.ts';
 import { createStudentSessionsService } from './domain/student-sessions/student-sessions.service.ts';
 import { createUsersService } from './domain/users/users.service.ts';
@@ -86,6 +90,10 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
     documents: createDocumentsService({ db, clock, files }),
     attachments: createAttachmentsService({ db, clock, files }),
     studentSessions: createStudentSessionsService({ db, clock, files }),
+    examStaff: createExamStaffService({ db, clock, keys }),
+    toolProviders: createToolProvidersService({ db, clock, keys }),
+    ltiResources: createLtiResourcesService({ db, clock, keys }),
+    identityProviders: createIdentityProvidersService({ db, clock, keys }),
     authenticator: createAuthenticator({
       db,
       users,

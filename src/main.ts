@@ -1,6 +1,7 @@
 import type { Core } from './app.ts';
 import { createApp, createCore, createLogger } from './app.ts';
-import { runCommand, USAGE, UsageError } from './cli/commands.ts';
+import { runCommand, USAGE } from './cli/commands.ts';
+import { UsageError } from './cli/usage.ts';
 import { type Config, ConfigError, loadConfig } from './config/config.ts';
 import { DomainError } from './domain/errors.ts';
 import { purgeExpiredNonces } from './http/auth/nonce-store.ts';

@@ -1,6 +1,10 @@
 import type { AttachmentsService } from './domain/attachments/attachments.service.ts';
 import type { DocumentsService } from './domain/documents/documents.service.ts';
+import type { ExamStaffService } from './domain/exams/exam-staff.service.ts';
 import type { ExamsService } from './domain/exams/exams.service.ts';
+import type { IdentityProvidersService } from './domain/identity-providers/identity-providers.service.ts';
+import type { LtiResourcesService } from './domain/lti-resources/lti-resources.service.ts';
+import type { ToolProvidersService } from './domain/tool-providers/tool-providers.service.ts';
 import type { FilesService } from './domain/files/files.service.ts';
 import type { InstitutesService } from './domain/institutes/institutes.service.ts';
 import type { StudentSessionsService } from './domain/student-sessions/student-sessions.service.ts';
@@ -16,6 +20,10 @@ export interface Services {
   readonly documents: DocumentsService;
   readonly attachments: AttachmentsService;
   readonly studentSessions: StudentSessionsService;
+  readonly examStaff: ExamStaffService;
+  readonly toolProviders: ToolProvidersService;
+  readonly ltiResources: LtiResourcesService;
+  readonly identityProviders: IdentityProvidersService;
   readonly authenticator: Authenticator;
   readonly files: FilesService;
   readonly urlSigner: UrlSigner;

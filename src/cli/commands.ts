@@ -5,11 +5,8 @@ import { openDatabase } from '../db/database.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { presentInstituteV3 } from '../http/v3/institutes.presenter.ts';
 import { presentUserV3 } from '../http/v3/users.presenter.ts';
-
-/** A failure the CLI reports as a usage error (exit 2) rather than a failed command (exit 1). */
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
+import { runIdpCommand } from './idp.ts';
+import { UsageError } from './usage.ts';
 
 export const USAGE = `Usage: invigil <command>
 
@@ -19,6 +16,8 @@ export const USAGE = `Usage: invigil <command>
   institute create --name NAME --short-name SHORT
   user create --institute ID --email EMAIL --name NAME --role ROLE
   user rotate-credentials --id ID
+  idp create --name NAME --protocol saml|oidc --metadata FILE|TEXT [--institute ID]
+  idp list [--institute ID]
 
 Configuration comes from the environment; see README.md.`;
 
@@ -94,5 +93,6 @@ export async function runCommand(config: Config, argv: string[]): Promise<void> 
     });
     return;
   }
+  if (group === 'idp') return runIdpCommand(config, action, rest);
   throw new UsageError(group === undefined ? 'no command given' : `unknown command: ${argv.join(' ')}`);
 }

@@ -90,3 +90,82 @@ export function canAddIncident(actor: Actor, exam: ExamScope): boolean {
   const role = baseRole(actor.role);
   return role === 'proctor' || role === 'reviewer';
 }
+
+// ---- Institutes, users and institute-wide configuration (step 3) ----
+
+/**
+ * How an actor stands towards something that belongs to an institute: `hidden` (answer 404 as if
+ * it did not exist), `forbidden` (it may know the thing exists but not read it: 403), `read` (may
+ * see it; a change is 403), `manage` (may also change it).
+ */
+export type Standing = 'hidden' | 'forbidden' | 'read' | 'manage';
+
+/** Only a superuser lists, creates or destroys institutes. */
+export function canAdministerInstitutes(actor: Actor): boolean {
+  return isSuperuser(actor);
+}
+
+/**
+ * An institute record: a superuser manages every one; an administrator manages its own; every
+ * other member sees that its own institute exists but may not read its settings (403); any other
+ * institute is hidden.
+ */
+export function instituteStanding(actor: Actor, instituteId: number): Standing {
+  if (isSuperuser(actor)) return 'manage';
+  if (actor.instituteId !== instituteId) return 'hidden';
+  return baseRole(actor.role) === 'administrator' ? 'manage' : 'forbidden';
+}
+
+/** The users of an institute: managed by its administrators and superusers, closed to other members. */
+export function usersStanding(actor: Actor, instituteId: number): Standing {
+  return instituteStanding(actor, instituteId);
+}
+
+/** Roles that may be given the role `role` by this actor: only a superuser makes superusers. */
+export function canGrantRole(actor: Actor, role: Role): boolean {
+  return role !== 'superuser' || isSuperuser(actor);
+}
+
+/**
+ * Institute-wide configuration (tool providers, LTI resources): administrators manage it; teachers
+ * and auditors read it; proctors and reviewers may not (403); other institutes are hidden.
+ */
+export function configStanding(actor: Actor, instituteId: number): Standing {
+  if (isSuperuser(actor)) return 'manage';
+  if (actor.instituteId !== instituteId) return 'hidden';
+  const role = baseRole(actor.role);
+  if (role === 'administrator') return 'manage';
+  if (role === 'teacher' || role === 'auditor') return 'read';
+  return 'forbidden';
+}
+
+/** Identity-provider configurations: every member reads its institute's and the global ones. */
+export function canReadIdentityProvider(actor: Actor, instituteId: number | null): boolean {
+  return isSuperuser(actor) || instituteId === null || instituteId === actor.instituteId;
+}
+
+// ---- Exam staff (step 3) ----
+
+/** Who may be a co-manager: a teacher or administrator of the exam's institute. */
+export function canCoManage(user: { instituteId: number; role: Role }, exam: ExamScope): boolean {
+  const role = baseRole(user.role);
+  return user.instituteId === exam.instituteId && (role === 'teacher' || role === 'administrator');
+}
+
+/** Who may be assigned to proctor a session: a proctor or administrator of the exam's institute. */
+export function canProctor(user: { instituteId: number; role: Role }, exam: ExamScope): boolean {
+  const role = baseRole(user.role);
+  return user.instituteId === exam.instituteId && (role === 'proctor' || role === 'administrator');
+}
+
+/**
+ * Who may end a student session: whoever manages the exam, and the proctor assigned to that session.
+ */
+export function canEndSession(actor: Actor, exam: ExamScope, session: { proctorId: number | null }): boolean {
+  if (canManageExam(actor, exam)) return true;
+  return (
+    baseRole(actor.role) === 'proctor' &&
+    session.proctorId === actor.id &&
+    exam.instituteId === actor.instituteId
+  );
+}

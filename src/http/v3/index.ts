@@ -6,7 +6,13 @@ import { v3Answer } from '../errors.ts';
 import { registerAttachmentRoutes } from './attachments.routes.ts';
 import { registerDeprecatedExamRoutes } from './deprecated-exams.routes.ts';
 import { registerDocumentRoutes } from './documents.routes.ts';
+import { registerExamStaffRoutes } from './exam-staff.routes.ts';
 import { registerExamRoutes } from './exams.routes.ts';
+import { registerIdentityProviderRoutes } from './identity-providers.routes.ts';
+import { registerInstituteRoutes } from './institutes.routes.ts';
+import { registerLtiResourceRoutes } from './lti-resources.routes.ts';
+import { registerToolProviderRoutes } from './tool-providers.routes.ts';
+import { registerUserRoutes } from './users.routes.ts';
 import { registerStudentSessionRoutes } from './student-sessions.routes.ts';
 
 const V3_MEDIA_TYPES = ['application/vnd.service.v3', 'application/vnd.procwise.v3'];
@@ -35,4 +41,10 @@ export function registerV3(app: FastifyInstance, deps: ServerDeps): void {
   registerDocumentRoutes(app, deps);
   registerAttachmentRoutes(app, deps);
   registerStudentSessionRoutes(app, deps);
+  registerExamStaffRoutes(app, deps);
+  registerInstituteRoutes(app, deps);
+  registerUserRoutes(app, deps);
+  registerToolProviderRoutes(app, deps);
+  registerLtiResourceRoutes(app, deps);
+  registerIdentityProviderRoutes(app, deps);
 }

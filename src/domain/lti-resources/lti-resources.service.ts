@@ -1,0 +1,14 @@
+// Placeholder wired into app.ts; the step 3 capability fills it in.
+import type { Db } from '../../db/database.ts';
+import type { ServerKeys } from '../../security/keys.ts';
+import type { Clock } from '../clock.ts';
+
+export type LtiResourcesService = Record<string, never>;
+
+export function createLtiResourcesService(_deps: {
+  db: Db;
+  clock: Clock;
+  keys: ServerKeys;
+}): LtiResourcesService {
+  return {};
+}

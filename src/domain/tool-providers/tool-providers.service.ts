@@ -1,0 +1,14 @@
+// Placeholder wired into app.ts; the step 3 capability fills it in.
+import type { Db } from '../../db/database.ts';
+import type { ServerKeys } from '../../security/keys.ts';
+import type { Clock } from '../clock.ts';
+
+export type ToolProvidersService = Record<string, never>;
+
+export function createToolProvidersService(_deps: {
+  db: Db;
+  clock: Clock;
+  keys: ServerKeys;
+}): ToolProvidersService {
+  return {};
+}
