@@ -84,7 +84,7 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
   const files = createFilesService({ db, clock, storage, signer: urlSigner, logger });
   const users = createUsersService({ db, clock, keys });
   const services: Services = {
-    institutes: createInstitutesService({ db, clock }),
+    institutes: createInstitutesService({ db, clock, files }),
     users,
     exams: createExamsService({ db, clock }),
     documents: createDocumentsService({ db, clock, files }),

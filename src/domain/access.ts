@@ -139,6 +139,14 @@ export function configStanding(actor: Actor, instituteId: number): Standing {
   return 'forbidden';
 }
 
+/**
+ * Whether the actor may change, deactivate or delete this user, once it may manage its institute's
+ * users: a superuser's account is changed only by a superuser.
+ */
+export function canManageUser(actor: Actor, user: { role: Role }): boolean {
+  return canGrantRole(actor, user.role);
+}
+
 /** Identity-provider configurations: every member reads its institute's and the global ones. */
 export function canReadIdentityProvider(actor: Actor, instituteId: number | null): boolean {
   return isSuperuser(actor) || instituteId === null || instituteId === actor.instituteId;

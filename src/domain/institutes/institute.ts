@@ -1,3 +1,7 @@
+import { Invalid, ParamMissing } from '../errors.ts';
+import { has, optionalBoolean, optionalInteger, optionalString, type Params } from '../input.ts';
+import type { ListFields } from '../listing.ts';
+
 export interface Institute {
   readonly id: number;
   readonly name: string;
@@ -14,7 +18,122 @@ export interface Institute {
   readonly updatedAt: number;
 }
 
+/** The mail switches (contract §9): domain name → API and column name. All default to true. */
+export const INSTITUTE_EMAIL_SWITCHES = {
+  checkRequirementsEmailsEnabled: 'check_requirements_emails_enabled',
+  reminderEmailsEnabled: 'reminder_emails_enabled',
+  examLinkEmailsEnabled: 'exam_link_emails_enabled',
+  examChangedEmailsEnabled: 'exam_changed_emails_enabled',
+  examFinalizedEmailsEnabled: 'exam_finalized_emails_enabled',
+} as const;
+export type InstituteEmailSwitch = keyof typeof INSTITUTE_EMAIL_SWITCHES;
+
+/** Everything a client can set on an institute. */
+export type InstituteAttributes = {
+  readonly name: string;
+  readonly shortName: string;
+  readonly callbackUrl: string | null;
+  readonly sessionRetentionPeriod: number | null;
+  readonly defaultLanguage: string;
+} & { readonly [K in InstituteEmailSwitch]: boolean };
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+export type InstituteChanges = Partial<Mutable<InstituteAttributes>>;
+
+/** The create-time minimum (the CLI's `institute create` sends only these). */
 export interface NewInstitute {
   readonly name: string;
   readonly shortName: string;
+}
+
+/** Filterable and sortable institute fields. */
+export const INSTITUTE_LIST_FIELDS: ListFields = {
+  id: { column: 'id', type: 'integer', notNull: true },
+  name: { column: 'name', type: 'string', notNull: true },
+  short_name: { column: 'short_name', type: 'string', notNull: true },
+  callback_url: { column: 'callback_url', type: 'string' },
+  session_retention_period: { column: 'session_retention_period', type: 'integer' },
+  default_language: { column: 'default_language', type: 'string', notNull: true },
+  created_at: { column: 'created_at', type: 'time', notNull: true },
+  updated_at: { column: 'updated_at', type: 'time', notNull: true },
+};
+
+/** The largest retention period the integer column holds (days). */
+const MAX_RETENTION_DAYS = 2_147_483_647;
+
+/** A BCP 47-style language tag: `en`, `de-CH`, `pt_BR`, `zh-Hant-TW`. */
+const LANGUAGE_TAG = /^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$/;
+
+/** A name that must not be blank when sent, and must be sent on create. Throws ParamMissing. */
+function readName(params: Params, field: string, mode: 'create' | 'update'): string | undefined {
+  const value = optionalString(params, field);
+  if (value === undefined && mode === 'update') return undefined;
+  if (value === undefined || value === null || value.trim() === '') throw new ParamMissing(field);
+  return value;
+}
+
+function readCallbackUrl(params: Params): string | null | undefined {
+  const value = optionalString(params, 'callback_url');
+  if (value === undefined || value === null) return value;
+  const text = value.trim();
+  if (text === '') return null;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new Invalid('callback_url', 'is not a valid URL');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new Invalid('callback_url', 'is not a valid URL');
+  }
+  return text;
+}
+
+function readLanguage(params: Params): string | undefined {
+  if (!has(params, 'default_language')) return undefined;
+  const value = optionalString(params, 'default_language');
+  if (value === undefined || value === null || value.trim() === '') {
+    throw new Invalid('default_language', "can't be blank");
+  }
+  const text = value.trim();
+  if (!LANGUAGE_TAG.test(text)) throw new Invalid('default_language', 'is not a valid language tag');
+  return text;
+}
+
+/**
+ * Reads the institute settings a create or update request carries. Returns only what was sent;
+ * throws ParamMissing (a blank or, on create, absent `name` or `short_name`) or Invalid naming the
+ * first bad field.
+ */
+export function readInstituteChanges(params: Params, mode: 'create' | 'update'): InstituteChanges {
+  const changes: InstituteChanges = {};
+  const name = readName(params, 'name', mode);
+  if (name !== undefined) changes.name = name;
+  const shortName = readName(params, 'short_name', mode);
+  if (shortName !== undefined) changes.shortName = shortName;
+  const callbackUrl = readCallbackUrl(params);
+  if (callbackUrl !== undefined) changes.callbackUrl = callbackUrl;
+  for (const [key, field] of Object.entries(INSTITUTE_EMAIL_SWITCHES) as [InstituteEmailSwitch, string][]) {
+    const value = optionalBoolean(params, field);
+    if (value !== undefined) changes[key] = value;
+  }
+  const retention = optionalInteger(params, 'session_retention_period', 1, MAX_RETENTION_DAYS);
+  if (retention !== undefined) changes.sessionRetentionPeriod = retention;
+  const language = readLanguage(params);
+  if (language !== undefined) changes.defaultLanguage = language;
+  return changes;
+}
+
+/** The defaults of a new institute, before the request's own values. */
+export function newInstituteDefaults(): Omit<InstituteAttributes, 'name' | 'shortName'> {
+  return {
+    callbackUrl: null,
+    checkRequirementsEmailsEnabled: true,
+    reminderEmailsEnabled: true,
+    examLinkEmailsEnabled: true,
+    examChangedEmailsEnabled: true,
+    examFinalizedEmailsEnabled: true,
+    sessionRetentionPeriod: null,
+    defaultLanguage: 'en',
+  };
 }

@@ -1,8 +1,10 @@
-import type { Selectable } from 'kysely';
+import type { Selectable, Updateable } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { applyConditions, applyOrderAndPage } from '../../db/list-query.ts';
 import type { UsersTable } from '../../db/tables.ts';
 import { ROLES } from '../access.ts';
-import type { User } from './user.ts';
+import type { ListQuery, Page } from '../listing.ts';
+import type { User, UserChanges } from './user.ts';
 
 function userFromRow(row: Selectable<UsersTable>): User {
   const role = ROLES.find((known) => known === row.role);
@@ -25,6 +27,7 @@ export interface NewUserRow {
   readonly email: string;
   readonly name: string;
   readonly role: string;
+  readonly identityProviderId?: number | null;
   readonly apiTokenHash: string;
   readonly secretKeyEncrypted: string;
 }
@@ -38,6 +41,7 @@ export async function insertUser(db: Db, input: NewUserRow, now: number): Promis
       email: input.email,
       name: input.name,
       role: input.role,
+      identity_provider_id: input.identityProviderId ?? null,
       api_token_hash: input.apiTokenHash,
       secret_key_encrypted: input.secretKeyEncrypted,
       active: true,
@@ -84,4 +88,80 @@ export async function replaceCredentials(
     .where('id', '=', id)
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
+}
+
+function columnsFrom(changes: UserChanges): Updateable<UsersTable> {
+  const values: Updateable<UsersTable> = {};
+  if (changes.email !== undefined) values.email = changes.email;
+  if (changes.name !== undefined) values.name = changes.name;
+  if (changes.role !== undefined) values.role = changes.role;
+  if (changes.identityProviderId !== undefined) values.identity_provider_id = changes.identityProviderId;
+  if (changes.active !== undefined) values.active = changes.active;
+  return values;
+}
+
+/**
+ * Writes the changes. Returns the user as saved, or undefined if it vanished meanwhile; throws the
+ * database's unique violation when the new email is taken.
+ */
+export async function updateUser(
+  db: Db,
+  id: number,
+  changes: UserChanges,
+  now: number,
+): Promise<User | undefined> {
+  const row = await db
+    .updateTable('users')
+    .set({ ...columnsFrom(changes), updated_at: now })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+  return row === undefined ? undefined : userFromRow(row);
+}
+
+/** One page of an institute's users, filtered and sorted. Returns the page with the total count. */
+export async function listUsers(db: Db, instituteId: number, list: ListQuery): Promise<Page<User>> {
+  const base = applyConditions(
+    db.selectFrom('users').where('users.institute_id', '=', instituteId),
+    list,
+    'users',
+  );
+  const [countRow, rows] = await Promise.all([
+    base.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
+    applyOrderAndPage(base.selectAll('users'), list, 'users').execute(),
+  ]);
+  return { items: rows.map(userFromRow), total: Number(countRow.count), page: list.page, limit: list.limit };
+}
+
+/** True when the identity provider exists and is the institute's own or a global one (no institute). */
+export async function isIdentityProviderOf(db: Db, id: number, instituteId: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('identity_providers')
+    .select('id')
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('institute_id', '=', instituteId), eb('institute_id', 'is', null)]))
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * Deletes a user who owns no exam (of any status: a destroyed exam keeps its owner), with its nonces
+ * and co-manager rows; sessions it proctored lose their proctor. Run it in a transaction so the check
+ * and the delete see the same rows. Returns `deleted`, `owns_exams` (nothing changed) or `missing`;
+ * throws the database's foreign-key violation if an exam of the user appeared meanwhile.
+ */
+export async function deleteUser(db: Db, id: number): Promise<'deleted' | 'owns_exams' | 'missing'> {
+  const owned = await db
+    .selectFrom('exams')
+    .select('id')
+    .where('user_id', '=', id)
+    .limit(1)
+    .executeTakeFirst();
+  if (owned !== undefined) return 'owns_exams';
+  // The schema cascades these too; written out so the rule does not hang on a pragma.
+  await db.deleteFrom('exam_comanagers').where('user_id', '=', id).execute();
+  await db.deleteFrom('nonces').where('user_id', '=', id).execute();
+  await db.updateTable('student_sessions').set({ proctor_id: null }).where('proctor_id', '=', id).execute();
+  const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+  return result.numDeletedRows > 0n ? 'deleted' : 'missing';
 }

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.ts';
-import { isUniqueViolation } from '../../db/unique.ts';
+import { isForeignKeyViolation, isUniqueViolation } from '../../db/unique.ts';
 import {
   decryptSecret,
   encryptSecret,
@@ -7,18 +7,38 @@ import {
   newCredentials,
   type ServerKeys,
 } from '../../security/keys.ts';
-import { type Actor, ROLES } from '../access.ts';
+import { type Actor, canGrantRole, canManageUser, usersStanding } from '../access.ts';
 import type { Clock } from '../clock.ts';
-import { Invalid, NotFound, Taken } from '../errors.ts';
-import { optionalEnum, type Params, requiredString } from '../input.ts';
+import { DependentExists, Forbidden, Invalid, NotFound, Taken } from '../errors.ts';
+import { parseId } from '../ids.ts';
+import type { Params } from '../input.ts';
 import { findInstitute } from '../institutes/institutes.repository.ts';
-import type { Credentials, User } from './user.ts';
-import { findUser, findUserByTokenHash, insertUser, replaceCredentials } from './users.repository.ts';
+import { type Page, parseListQuery } from '../listing.ts';
+import {
+  type Credentials,
+  type NewUser,
+  readNewUser,
+  readUserChanges,
+  UNKNOWN_IDENTITY_PROVIDER,
+  USER_LIST_FIELDS,
+  type User,
+} from './user.ts';
+import {
+  deleteUser,
+  findUser,
+  findUserByTokenHash,
+  insertUser,
+  isIdentityProviderOf,
+  listUsers,
+  replaceCredentials,
+  updateUser,
+} from './users.repository.ts';
 
 export interface UsersService {
   /**
-   * Creates a user in an institute from `email`, `name`, `role`. Returns the user with its one-time
-   * credentials; throws NotFound (institute), ParamMissing, Invalid (role, email) or Taken (email).
+   * Creates a user in an institute from `email`, `name`, `role` (and `identity_provider_id`), with
+   * no access check: for the CLI and tests. Returns the user with its one-time credentials; throws
+   * NotFound (institute), ParamMissing, Invalid (role, email, identity provider) or Taken (email).
    */
   create(instituteId: number, params: Params): Promise<{ user: User; credentials: Credentials }>;
   /** Issues new credentials, invalidating the old. Throws NotFound when there is no such user. */
@@ -28,38 +48,113 @@ export interface UsersService {
    * undefined for an unknown token or a deactivated user.
    */
   authenticate(apiToken: string): Promise<{ actor: Actor; secretKey: string } | undefined>;
+
+  /**
+   * Creates a user in the institute for its administrators and superusers. Returns the user with its
+   * one-time credentials; throws NotFound (institute), Forbidden (caller, or a role it may not grant),
+   * ParamMissing, Invalid or Taken.
+   */
+  createAs(
+    actor: Actor,
+    instituteId: string | number,
+    params: Params,
+  ): Promise<{ user: User; credentials: Credentials }>;
+  /** One page of the institute's users. Throws NotFound (institute), Forbidden or Invalid. */
+  list(actor: Actor, instituteId: string | number, params: Params): Promise<Page<User>>;
+  /** The user `id` names within the institute. Throws NotFound (institute or user) or Forbidden. */
+  get(actor: Actor, instituteId: string | number, id: string | number): Promise<User>;
+  /**
+   * Applies the sent changes (`active: false` deactivates: the user's signed requests are refused
+   * until it is true again). Returns the user; throws NotFound, Forbidden, ParamMissing, Invalid
+   * (including a caller deactivating itself or changing its own role) or Taken.
+   */
+  update(actor: Actor, instituteId: string | number, id: string | number, params: Params): Promise<User>;
+  /**
+   * Destroys the user with its nonces and co-manager rows. Throws NotFound, Forbidden, or
+   * DependentExists (the caller itself, or a user who owns exams).
+   */
+  destroy(actor: Actor, instituteId: string | number, id: string | number): Promise<void>;
 }
+
+const OWNS_EXAMS = 'Cannot delete record because dependent exams exist';
 
 export function createUsersService(deps: { db: Db; clock: Clock; keys: ServerKeys }): UsersService {
   const { db, clock, keys } = deps;
+
+  /** Throws Invalid unless `id` (when set) names the institute's own or a global identity provider. */
+  async function checkIdentityProvider(instituteId: number, id: number | null | undefined): Promise<void> {
+    if (id === undefined || id === null) return;
+    if (!(await isIdentityProviderOf(db, id, instituteId))) {
+      throw new Invalid('identity_provider_id', UNKNOWN_IDENTITY_PROVIDER);
+    }
+  }
+
+  async function insert(
+    instituteId: number,
+    user: NewUser,
+  ): Promise<{ user: User; credentials: Credentials }> {
+    const credentials = newCredentials();
+    try {
+      const saved = await insertUser(
+        db,
+        {
+          instituteId,
+          ...user,
+          apiTokenHash: hashToken(credentials.apiToken),
+          secretKeyEncrypted: encryptSecret(keys.encryption, credentials.secretKey),
+        },
+        clock.now(),
+      );
+      return { user: saved, credentials };
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new Taken('email');
+      throw error;
+    }
+  }
+
+  /**
+   * The institute of a `/institutes/:institute_id/users` path, when the actor may `need` its users.
+   * Another institute answers as if it did not exist.
+   */
+  async function usersOf(
+    actor: Actor,
+    instituteId: string | number,
+    need: 'read' | 'manage',
+  ): Promise<number> {
+    const numeric = parseId(instituteId);
+    const standing = numeric === undefined ? 'hidden' : usersStanding(actor, numeric);
+    if (numeric === undefined || standing === 'hidden') throw new NotFound('Institute', instituteId);
+    if ((await findInstitute(db, numeric)) === undefined) throw new NotFound('Institute', instituteId);
+    if (standing === 'forbidden' || (need === 'manage' && standing !== 'manage')) throw new Forbidden();
+    return numeric;
+  }
+
+  /** The user `id` names, when it belongs to the institute; NotFound otherwise. */
+  async function memberOf(instituteId: number, id: string | number): Promise<User> {
+    const numeric = parseId(id);
+    const user = numeric === undefined ? undefined : await findUser(db, numeric);
+    if (user === undefined || user.instituteId !== instituteId) throw new NotFound('User', id);
+    return user;
+  }
+
+  /** A user the actor may change: only whoever could grant its role (a superuser's account is a superuser's). */
+  async function changeableMember(
+    actor: Actor,
+    instituteId: string | number,
+    id: string | number,
+  ): Promise<User> {
+    const institute = await usersOf(actor, instituteId, 'manage');
+    const user = await memberOf(institute, id);
+    if (!canManageUser(actor, user)) throw new Forbidden();
+    return user;
+  }
+
   return {
     async create(instituteId, params) {
-      const email = requiredString(params, 'email').trim();
-      const name = requiredString(params, 'name');
-      requiredString(params, 'role');
-      const role = optionalEnum(params, 'role', ROLES);
-      if (role === undefined) throw new Invalid('role', 'is not included in the list');
-      if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw new Invalid('email', 'is invalid');
+      const user = readNewUser(params);
       if ((await findInstitute(db, instituteId)) === undefined) throw new NotFound('Institute', instituteId);
-      const credentials = newCredentials();
-      try {
-        const user = await insertUser(
-          db,
-          {
-            instituteId,
-            email,
-            name,
-            role,
-            apiTokenHash: hashToken(credentials.apiToken),
-            secretKeyEncrypted: encryptSecret(keys.encryption, credentials.secretKey),
-          },
-          clock.now(),
-        );
-        return { user, credentials };
-      } catch (error) {
-        if (isUniqueViolation(error)) throw new Taken('email');
-        throw error;
-      }
+      await checkIdentityProvider(instituteId, user.identityProviderId);
+      return insert(instituteId, user);
     },
 
     async rotateCredentials(id) {
@@ -84,6 +179,60 @@ export function createUsersService(deps: { db: Db; clock: Clock; keys: ServerKey
         actor: { id: user.id, instituteId: user.instituteId, role: user.role },
         secretKey: decryptSecret(keys.encryption, found.secretKeyEncrypted),
       };
+    },
+
+    async createAs(actor, instituteId, params) {
+      const institute = await usersOf(actor, instituteId, 'manage');
+      const user = readNewUser(params);
+      if (!canGrantRole(actor, user.role)) throw new Forbidden();
+      await checkIdentityProvider(institute, user.identityProviderId);
+      return insert(institute, user);
+    },
+
+    async list(actor, instituteId, params) {
+      const institute = await usersOf(actor, instituteId, 'read');
+      return listUsers(db, institute, parseListQuery(params, USER_LIST_FIELDS));
+    },
+
+    async get(actor, instituteId, id) {
+      return memberOf(await usersOf(actor, instituteId, 'read'), id);
+    },
+
+    async update(actor, instituteId, id, params) {
+      const user = await changeableMember(actor, instituteId, id);
+      const changes = readUserChanges(params, 'update');
+      if (changes.role !== undefined && !canGrantRole(actor, changes.role)) throw new Forbidden();
+      if (user.id === actor.id) {
+        // Locking oneself out is refused: another administrator or a superuser must do it.
+        if (changes.active === false) throw new Invalid('active', 'cannot be false for the calling user');
+        if (changes.role !== undefined && changes.role !== user.role) {
+          throw new Invalid('role', 'cannot be changed by the calling user');
+        }
+      }
+      await checkIdentityProvider(user.instituteId, changes.identityProviderId);
+      let saved: User | undefined;
+      try {
+        saved = await updateUser(db, user.id, changes, clock.now());
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new Taken('email');
+        throw error;
+      }
+      if (saved === undefined) throw new NotFound('User', id);
+      return saved;
+    },
+
+    async destroy(actor, instituteId, id) {
+      const user = await changeableMember(actor, instituteId, id);
+      if (user.id === actor.id) throw new DependentExists('Cannot delete the calling user');
+      let outcome: Awaited<ReturnType<typeof deleteUser>>;
+      try {
+        outcome = await db.transaction().execute((trx) => deleteUser(trx, user.id));
+      } catch (error) {
+        if (isForeignKeyViolation(error)) throw new DependentExists(OWNS_EXAMS);
+        throw error;
+      }
+      if (outcome === 'owns_exams') throw new DependentExists(OWNS_EXAMS);
+      if (outcome === 'missing') throw new NotFound('User', id);
     },
   };
 }

@@ -1,5 +1,57 @@
-// Placeholder registered by v3/index.ts; the step 3 capability fills it in.
 import type { FastifyInstance } from 'fastify';
+import { actorOf } from '../actor.ts';
 import type { ServerDeps } from '../server.ts';
+import {
+  addComanagerSchema,
+  assignProctorSchema,
+  removeComanagerSchema,
+  unassignProctorSchema,
+} from './exam-staff.schemas.ts';
+import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
+import { presentUserV3 } from './users.presenter.ts';
 
-export function registerExamStaffRoutes(_app: FastifyInstance, _deps: ServerDeps): void {}
+type IdRoute = { Params: { id: string } };
+
+/**
+ * The exam-staff actions (contract §7): co-managers of an exam, and the proctor of a student
+ * session. Every answer is 200.
+ */
+export function registerExamStaffRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+  const { examStaff } = services;
+
+  app.put<IdRoute>('/exams/:id/add_comanager', { schema: addComanagerSchema }, async (request) => ({
+    comanager: presentUserV3(
+      await examStaff.addComanager(actorOf(request), request.params.id, request.input.values),
+    ),
+  }));
+
+  app.delete<IdRoute>('/exams/:id/remove_comanager', { schema: removeComanagerSchema }, async (request) => ({
+    comanager: presentUserV3(
+      await examStaff.removeComanager(actorOf(request), request.params.id, request.input.values),
+    ),
+  }));
+
+  app.post<IdRoute>(
+    '/student_sessions/:id/assign_proctor',
+    { schema: assignProctorSchema },
+    async (request) => {
+      const assignment = await examStaff.assignProctor(
+        actorOf(request),
+        request.params.id,
+        request.input.values,
+      );
+      return {
+        student: presentStudentSessionV3(assignment.session),
+        active_proctoring_sessions: assignment.activeProctoringSessions,
+      };
+    },
+  );
+
+  app.delete<IdRoute>(
+    '/student_sessions/:id/assigned_proctor',
+    { schema: unassignProctorSchema },
+    async (request) => ({
+      student: presentStudentSessionV3(await examStaff.unassignProctor(actorOf(request), request.params.id)),
+    }),
+  );
+}

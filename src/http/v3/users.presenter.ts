@@ -1,7 +1,10 @@
 import type { Credentials, User } from '../../domain/users/user.ts';
 import { isoTime } from '../time.ts';
 
-/** The V3 user record (contract §6); credentials only where they were just issued. */
+/**
+ * The V3 user record (contract §6, plus `active`); `api_token` and `secret_key` only where they were
+ * just issued (the create answer, the CLI).
+ */
 export function presentUserV3(user: User, credentials?: Credentials): Record<string, unknown> {
   const record: Record<string, unknown> = {
     id: user.id,
@@ -10,6 +13,7 @@ export function presentUserV3(user: User, credentials?: Credentials): Record<str
     name: user.name,
     role: user.role,
     identity_provider_id: user.identityProviderId,
+    active: user.active,
     created_at: isoTime(user.createdAt),
     updated_at: isoTime(user.updatedAt),
   };

@@ -1,5 +1,72 @@
-// Placeholder registered by v3/index.ts; the step 3 capability fills it in.
 import type { FastifyInstance } from 'fastify';
+import { actorOf } from '../actor.ts';
+import { setPaginationHeaders } from '../pagination.ts';
 import type { ServerDeps } from '../server.ts';
+import { presentUserV3 } from './users.presenter.ts';
+import {
+  createUserSchema,
+  destroyUserSchema,
+  listUsersSchema,
+  showUserSchema,
+  updateUserSchema,
+} from './users.schemas.ts';
 
-export function registerUserRoutes(_app: FastifyInstance, _deps: ServerDeps): void {}
+type InstituteRoute = { Params: { institute_id: string } };
+type UserRoute = { Params: { institute_id: string; id: string } };
+
+/** `/institutes/:institute_id/users[/:id]`: an institute's users, for its administrators and superusers. */
+export function registerUserRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+  const { users } = services;
+
+  app.get<InstituteRoute>(
+    '/institutes/:institute_id/users',
+    { schema: listUsersSchema },
+    async (request, reply) => {
+      const page = await users.list(actorOf(request), request.params.institute_id, request.input.values);
+      setPaginationHeaders(reply, page);
+      return { users: page.items.map((user) => presentUserV3(user)) };
+    },
+  );
+
+  app.get<UserRoute>('/institutes/:institute_id/users/:id', { schema: showUserSchema }, async (request) => ({
+    user: presentUserV3(await users.get(actorOf(request), request.params.institute_id, request.params.id)),
+  }));
+
+  app.post<InstituteRoute>(
+    '/institutes/:institute_id/users',
+    { schema: createUserSchema },
+    async (request, reply) => {
+      const { user, credentials } = await users.createAs(
+        actorOf(request),
+        request.params.institute_id,
+        request.input.values,
+      );
+      return reply.code(201).send({ user: presentUserV3(user, credentials) });
+    },
+  );
+
+  app.route<UserRoute>({
+    method: ['PATCH', 'PUT'],
+    url: '/institutes/:institute_id/users/:id',
+    schema: updateUserSchema,
+    handler: async (request) => ({
+      user: presentUserV3(
+        await users.update(
+          actorOf(request),
+          request.params.institute_id,
+          request.params.id,
+          request.input.values,
+        ),
+      ),
+    }),
+  });
+
+  app.delete<UserRoute>(
+    '/institutes/:institute_id/users/:id',
+    { schema: destroyUserSchema },
+    async (request) => {
+      await users.destroy(actorOf(request), request.params.institute_id, request.params.id);
+      return {};
+    },
+  );
+}
