@@ -48,7 +48,14 @@ export function createLogger(config: Config): Logger {
     {
       level: config.logLevel,
       redact: {
-        paths: ['req.headers.authorization', '*.secret_key', '*.api_token', '*.signature'],
+        paths: [
+          'req.headers.authorization',
+          '*.secret_key',
+          '*.api_token',
+          '*.signature',
+          '*.shared_secret',
+          '*.password',
+        ],
         remove: true,
       },
     },

@@ -1,8 +1,114 @@
-// Placeholder called by cli/commands.ts; the identity-providers capability (step 3) fills it in.
+import fs from 'node:fs';
+import { parseArgs } from 'node:util';
+import { type Core, createCore } from '../app.ts';
 import type { Config } from '../config/config.ts';
+import { Invalid } from '../domain/errors.ts';
+import { presentIdentityProviderV3 } from '../http/v3/identity-providers.presenter.ts';
 import { UsageError } from './usage.ts';
 
-/** Runs `idp create ...` or `idp list`, printing JSON. Throws UsageError for a bad call. */
-export function runIdpCommand(_config: Config, action: string | undefined, _args: string[]): Promise<void> {
-  return Promise.reject(new UsageError(`unknown command: idp ${action ?? ''}`));
+function print(result: unknown): void {
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+/** Reads `--name value` options; `required` must be present and non-empty. Throws UsageError. */
+function options(
+  args: string[],
+  names: readonly string[],
+  required: readonly string[],
+): Record<string, string | undefined> {
+  let values: Record<string, unknown>;
+  try {
+    values = parseArgs({
+      args,
+      options: Object.fromEntries(names.map((name) => [name, { type: 'string' as const }])),
+      strict: true,
+      allowPositionals: false,
+    }).values;
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  const result: Record<string, string | undefined> = {};
+  for (const name of names) {
+    const value = values[name];
+    if (required.includes(name) && (typeof value !== 'string' || value === '')) {
+      throw new UsageError(`--${name} is required`);
+    }
+    result[name] = typeof value === 'string' ? value : undefined;
+  }
+  return result;
+}
+
+/** `--institute ID` as a number, or null when absent. Throws UsageError for anything but digits. */
+function instituteOption(value: string | undefined): number | null {
+  if (value === undefined) return null;
+  if (!/^\d+$/.test(value)) throw new UsageError('--institute must be a whole number');
+  return Number(value);
+}
+
+/**
+ * The metadata `--metadata` gives: the text itself when it starts like XML or JSON, otherwise the
+ * contents of the file it names. Throws Invalid (exit 1) when it is neither.
+ */
+function readMetadata(value: string): string {
+  const start = value.replace(/^\uFEFF/, '').trimStart();
+  if (start.startsWith('<') || start.startsWith('{')) return value;
+  try {
+    return fs.readFileSync(value, 'utf8');
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+    throw new Invalid(
+      'metadata',
+      `is neither metadata (XML or JSON) nor a readable file: ${value} (${reason})`,
+    );
+  }
+}
+
+async function withCore(config: Config, run: (core: Core) => Promise<void>): Promise<void> {
+  const core = await createCore(config);
+  try {
+    await run(core);
+  } finally {
+    await core.close();
+  }
+}
+
+/**
+ * Runs `idp create --name NAME --protocol saml|oidc --metadata FILE|TEXT [--institute ID]`, printing
+ * `{"identity_provider": ...}`, or `idp list [--institute ID]`, printing `{"identity_providers": [...]}`
+ * (every configuration, or an institute's own and the global ones). Throws UsageError for a bad
+ * call (exit 2), or a domain error (exit 1) for invalid metadata, protocol or an unknown institute.
+ */
+export async function runIdpCommand(
+  config: Config,
+  action: string | undefined,
+  args: string[],
+): Promise<void> {
+  if (action === 'create') {
+    const opts = options(
+      args,
+      ['name', 'protocol', 'metadata', 'institute'],
+      ['name', 'protocol', 'metadata'],
+    );
+    const instituteId = instituteOption(opts.institute);
+    const metadata = readMetadata(opts.metadata ?? '');
+    await withCore(config, async ({ services }) => {
+      const created = await services.identityProviders.create({
+        name: opts.name ?? '',
+        protocol: opts.protocol ?? '',
+        metadata,
+        instituteId,
+      });
+      print({ identity_provider: presentIdentityProviderV3(created) });
+    });
+    return;
+  }
+  if (action === 'list') {
+    const instituteId = instituteOption(options(args, ['institute'], []).institute);
+    await withCore(config, async ({ services }) => {
+      const found = await services.identityProviders.listAll(instituteId);
+      print({ identity_providers: found.map(presentIdentityProviderV3) });
+    });
+    return;
+  }
+  throw new UsageError(`unknown command: idp ${action ?? ''}`.trimEnd());
 }

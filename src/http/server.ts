@@ -229,7 +229,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     const domain = error instanceof DomainError ? error : domainErrorFromFramework(error);
     if (domain !== undefined) {
       if (domain.code === 'unauthorized') request.log.warn({ reason: domain.message }, 'request refused');
-      if (domain.code === 'malformed_body') request.log.info({ err: error }, 'unreadable body');
+      // The parser's message can quote the body (secrets included), so only the fact is logged.
+      if (domain.code === 'malformed_body')
+        request.log.info({ path: request.url.split('?')[0] }, 'unreadable body');
       return sendError(request, reply, domain);
     }
     request.log.error({ err: error }, 'unexpected error');

@@ -1,6 +1,11 @@
 import type { Db } from '../../db/database.ts';
+import {
+  findManageableSession,
+  findVisibleSession,
+  type SessionInExam,
+} from '../student-sessions/session-access.ts';
 import type { ServerKeys } from '../../security/keys.ts';
-import { type Actor, canCoManage, canEndSession, canManageExam, canProctor, canReadExam } from '../access.ts';
+import { type Actor, canCoManage, canEndSession, canProctor } from '../access.ts';
 import type { Clock } from '../clock.ts';
 import { Forbidden, Invalid, NotFound } from '../errors.ts';
 import { parseId } from '../ids.ts';
@@ -16,7 +21,6 @@ import { findUser } from '../users/users.repository.ts';
 import { deleteComanager, insertComanager } from './comanagers.repository.ts';
 import type { Exam } from './exam.ts';
 import { findManageableExam } from './exam-access.ts';
-import { findExam } from './exams.repository.ts';
 
 /** A session with the proctor just assigned to it, and that proctor's current workload. */
 export interface ProctorAssignment {
@@ -29,17 +33,13 @@ export interface ProctorAssignment {
   readonly activeProctoringSessions: number;
 }
 
-/** A session the actor may see, with its exam. */
-export interface SessionInExam {
-  readonly session: StudentSession;
-  readonly exam: Exam;
-}
-
 /**
  * The people around an exam beyond its owner: co-managers (who get the owner's rights on the exam
  * and everything under it) and the proctor assigned to each student session. Ids are taken as sent
  * (a 404 names them so); parameters are the merged request parameters.
  */
+export type { SessionInExam };
+
 export interface ExamStaffService {
   /**
    * Makes the user `params.comanager_id` a co-manager of an exam the actor manages; adding one twice
@@ -104,26 +104,6 @@ export function createExamStaffService(deps: { db: Db; clock: Clock; keys: Serve
   }
 
   /** The session and its exam when the actor may see them; NotFound otherwise, whatever the reason. */
-  async function visibleSession(actor: Actor, id: string | number): Promise<SessionInExam> {
-    const numeric = parseId(id);
-    const session = numeric === undefined ? undefined : await findStudentSession(db, numeric);
-    const exam = session === undefined ? undefined : await findExam(db, session.examId);
-    if (
-      session === undefined ||
-      exam === undefined ||
-      exam.status === 'deleted' ||
-      !canReadExam(actor, exam)
-    ) {
-      throw new NotFound('Student Session', id);
-    }
-    return { session, exam };
-  }
-
-  async function manageableSession(actor: Actor, id: string | number): Promise<SessionInExam> {
-    const found = await visibleSession(actor, id);
-    if (!canManageExam(actor, found.exam)) throw new Forbidden();
-    return found;
-  }
 
   async function reread(session: StudentSession, id: string | number): Promise<StudentSession> {
     const saved = await findStudentSession(db, session.id);
@@ -150,7 +130,7 @@ export function createExamStaffService(deps: { db: Db; clock: Clock; keys: Serve
     },
 
     async assignProctor(actor, sessionId, params) {
-      const { session, exam } = await manageableSession(actor, sessionId);
+      const { session, exam } = await findManageableSession(db, actor, sessionId);
       const proctor = await instituteUser(exam, params, PROCTOR);
       if (!canProctor(proctor, exam)) throw new Invalid(PROCTOR, 'must be a proctor or an administrator');
       await setSessionProctor(db, session.id, proctor.id, clock.now());
@@ -162,13 +142,13 @@ export function createExamStaffService(deps: { db: Db; clock: Clock; keys: Serve
     },
 
     async unassignProctor(actor, sessionId) {
-      const { session } = await manageableSession(actor, sessionId);
+      const { session } = await findManageableSession(db, actor, sessionId);
       await setSessionProctor(db, session.id, null, clock.now());
       return reread(session, sessionId);
     },
 
     async assertCanEnd(actor, sessionId) {
-      const found = await visibleSession(actor, sessionId);
+      const found = await findVisibleSession(db, actor, sessionId);
       if (!canEndSession(actor, found.exam, found.session)) throw new Forbidden();
       return found;
     },

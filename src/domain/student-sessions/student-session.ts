@@ -111,6 +111,12 @@ export interface StudentSessionChanges {
   priority?: string | null;
   externalId?: string | null;
   useDuration?: boolean;
+  /** The LMS's id of the student (API `student_lms_id`), and the resource link and context it came from. */
+  lmsUserId?: string | null;
+  resourceLinkId?: string | null;
+  contextId?: string | null;
+  /** The LTI resource it came through (API `lti_resource_id`; resolved by lti-resources/session-link.ts). */
+  ltiResourceId?: number | null;
 }
 
 /** What a new session is made of, before the generated token and pin code. */
@@ -143,6 +149,10 @@ export const STUDENT_SESSION_LIST_FIELDS: ListFields = {
   external_id: { column: 'external_id', type: 'string' },
   proctor_id: { column: 'proctor_id', type: 'integer' },
   priority: { column: 'priority', type: 'string' },
+  student_lms_id: { column: 'lms_user_id', type: 'string' },
+  resource_link_id: { column: 'resource_link_id', type: 'string' },
+  context_id: { column: 'context_id', type: 'string' },
+  lti_resource_id: { column: 'lti_resource_id', type: 'integer' },
 };
 
 /**
@@ -174,8 +184,10 @@ function readEmail(params: Params, mode: 'create' | 'update'): string | undefine
 /**
  * Reads what a create or update request carries: `name` and `email` (required on create), then
  * `individual_info`, `is_individual_info_html`, `skip_requirements`, `open_time`, `priority`,
- * `external_id` and `use_duration`. Returns only what was sent; throws ParamMissing or Invalid
- * naming the first bad field. `attempt` is read by `readAttempt` (create only).
+ * `external_id`, `use_duration`, and the LMS fields `student_lms_id`, `resource_link_id`,
+ * `context_id` (empty reads as null). Returns only what was sent; throws ParamMissing or Invalid
+ * naming the first bad field. `attempt` is read by `readAttempt` (create only), `lti_resource_id`
+ * by lti-resources/session-link.ts (it must name a resource).
  */
 export function readSessionChanges(params: Params, mode: 'create' | 'update'): StudentSessionChanges {
   const changes: StudentSessionChanges = {};
@@ -197,6 +209,12 @@ export function readSessionChanges(params: Params, mode: 'create' | 'update'): S
   if (externalId !== undefined) changes.externalId = externalId;
   const useDuration = optionalBoolean(params, 'use_duration');
   if (useDuration !== undefined) changes.useDuration = useDuration;
+  const lmsUserId = optionalString(params, 'student_lms_id');
+  if (lmsUserId !== undefined) changes.lmsUserId = lmsUserId;
+  const resourceLinkId = optionalString(params, 'resource_link_id');
+  if (resourceLinkId !== undefined) changes.resourceLinkId = resourceLinkId;
+  const contextId = optionalString(params, 'context_id');
+  if (contextId !== undefined) changes.contextId = contextId;
   return changes;
 }
 
@@ -216,6 +234,10 @@ export function newSessionDefaults(): Omit<NewStudentSession, 'name' | 'email' |
     priority: null,
     externalId: null,
     useDuration: true,
+    lmsUserId: null,
+    resourceLinkId: null,
+    contextId: null,
+    ltiResourceId: null,
   };
 }
 

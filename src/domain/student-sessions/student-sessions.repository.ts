@@ -126,6 +126,10 @@ function columnsFrom(changes: StudentSessionChanges): Updateable<StudentSessions
   if (changes.priority !== undefined) values.priority = changes.priority;
   if (changes.externalId !== undefined) values.external_id = changes.externalId;
   if (changes.useDuration !== undefined) values.use_duration = changes.useDuration;
+  if (changes.lmsUserId !== undefined) values.lms_user_id = changes.lmsUserId;
+  if (changes.resourceLinkId !== undefined) values.resource_link_id = changes.resourceLinkId;
+  if (changes.contextId !== undefined) values.context_id = changes.contextId;
+  if (changes.ltiResourceId !== undefined) values.lti_resource_id = changes.ltiResourceId;
   return values;
 }
 
@@ -196,6 +200,10 @@ export async function insertStudentSession(
       priority: session.priority,
       is_email_sent: false,
       external_id: session.externalId,
+      lms_user_id: session.lmsUserId,
+      resource_link_id: session.resourceLinkId,
+      context_id: session.contextId,
+      lti_resource_id: session.ltiResourceId,
       created_at: now,
       updated_at: now,
     })
@@ -207,6 +215,38 @@ export async function insertStudentSession(
 /** Returns the session with its incidents, or undefined (archived sessions included). */
 export async function findStudentSession(db: Db, id: number): Promise<StudentSession | undefined> {
   const row = await db.selectFrom('student_sessions').selectAll().where('id', '=', id).executeTakeFirst();
+  if (row === undefined) return undefined;
+  const [session] = await withIncidents(db, [row]);
+  return session;
+}
+
+/**
+ * The session of an exam that an LMS knows by its user id and resource link (and context, when
+ * given): one not archived before an archived one, then the highest attempt, then the newest.
+ * Returns it with its incidents, or undefined.
+ */
+export async function findStudentSessionByLms(
+  db: Db,
+  examId: number,
+  lms: {
+    readonly lmsUserId: string;
+    readonly resourceLinkId: string;
+    readonly contextId?: string | undefined;
+  },
+): Promise<StudentSession | undefined> {
+  let query = db
+    .selectFrom('student_sessions')
+    .selectAll()
+    .where('resource_link_id', '=', lms.resourceLinkId)
+    .where('lms_user_id', '=', lms.lmsUserId)
+    .where('exam_id', '=', examId);
+  if (lms.contextId !== undefined) query = query.where('context_id', '=', lms.contextId);
+  const row = await query
+    .orderBy('archived', 'asc')
+    .orderBy('attempt', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
   if (row === undefined) return undefined;
   const [session] = await withIncidents(db, [row]);
   return session;

@@ -1,14 +1,15 @@
 import type { Db } from '../../db/database.ts';
-import { type Actor, canAddIncident, canManageExam, canReadExam, examListScope } from '../access.ts';
+import { findManageableSession, findVisibleSession } from './session-access.ts';
+import { type Actor, canAddIncident, canManageExam, examListScope } from '../access.ts';
 import type { Clock } from '../clock.ts';
 import { Forbidden, NotFound, Taken } from '../errors.ts';
 import type { Exam } from '../exams/exam.ts';
 import { findManageableExam, findVisibleExam } from '../exams/exam-access.ts';
-import { findExam } from '../exams/exams.repository.ts';
 import type { FilesService } from '../files/files.service.ts';
 import { parseId } from '../ids.ts';
 import type { Params } from '../input.ts';
 import { type Page, parseListQuery } from '../listing.ts';
+import { withLtiResource } from '../lti-resources/session-link.ts';
 import { insertIncident } from './incidents.repository.ts';
 import {
   checkNewAttempt,
@@ -46,8 +47,9 @@ export interface StudentSessionsService {
   /**
    * Adds a student to an exam the actor manages (`name`, `email` required; `attempt`,
    * `individual_info`, `is_individual_info_html`, `skip_requirements`, `open_time`, `priority`,
-   * `external_id`, `use_duration`). Returns the new session. Throws NotFound (exam), Forbidden,
-   * ParamMissing, Invalid, or Taken on `email` when the (email, attempt) pair exists.
+   * `external_id`, `use_duration`, and from an LMS `student_lms_id`, `resource_link_id`,
+   * `context_id`, `lti_resource_id`). Returns the new session. Throws NotFound (exam, Lti Resource),
+   * Forbidden, ParamMissing, Invalid, or Taken on `email` when the (email, attempt) pair exists.
    */
   create(actor: Actor, examId: string | number, params: Params): Promise<StudentSession>;
   /** Returns a session the actor may see (archived ones too). Throws NotFound (Student Session). */
@@ -61,7 +63,7 @@ export interface StudentSessionsService {
   getByParam(actor: Actor, params: Params): Promise<StudentSession>;
   /**
    * Applies the sent changes (the create fields except `attempt`). Returns the session as saved;
-   * throws NotFound, Forbidden, ParamMissing, Invalid or Taken on `email`.
+   * throws NotFound (Student Session, Lti Resource), Forbidden, ParamMissing, Invalid or Taken on `email`.
    */
   update(actor: Actor, id: string | number, params: Params): Promise<StudentSession>;
   /**
@@ -103,29 +105,6 @@ export function createStudentSessionsService(deps: {
   const { db, clock, files } = deps;
 
   /** The session and its exam when the actor may see them; NotFound otherwise, whatever the reason. */
-  async function visible(
-    actor: Actor,
-    id: string | number,
-  ): Promise<{ session: StudentSession; exam: Exam }> {
-    const numeric = parseId(id);
-    const session = numeric === undefined ? undefined : await findStudentSession(db, numeric);
-    const exam = session === undefined ? undefined : await findExam(db, session.examId);
-    if (
-      session === undefined ||
-      exam === undefined ||
-      exam.status === 'deleted' ||
-      !canReadExam(actor, exam)
-    ) {
-      throw new NotFound('Student Session', id);
-    }
-    return { session, exam };
-  }
-
-  async function manageable(actor: Actor, id: string | number) {
-    const found = await visible(actor, id);
-    if (!canManageExam(actor, found.exam)) throw new Forbidden();
-    return found;
-  }
 
   /** The session `params.student_session_id` names within the visible exam; NotFound otherwise. */
   async function inExam(actor: Actor, examId: string | number, params: Params) {
@@ -168,7 +147,7 @@ export function createStudentSessionsService(deps: {
   return {
     async create(actor, examId, params) {
       const exam = await findManageableExam(db, actor, examId);
-      const changes = readSessionChanges(params, 'create');
+      const changes = await withLtiResource(db, exam, params, readSessionChanges(params, 'create'));
       const attempt = readAttempt(params);
       const attributes = { ...newSessionDefaults(), ...changes, attempt } as NewStudentSession;
       checkOpenTime(attributes.openTime, exam);
@@ -177,7 +156,7 @@ export function createStudentSessionsService(deps: {
     },
 
     async get(actor, id) {
-      return (await visible(actor, id)).session;
+      return (await findVisibleSession(db, actor, id)).session;
     },
 
     async getInExam(actor, examId, params) {
@@ -185,12 +164,12 @@ export function createStudentSessionsService(deps: {
     },
 
     async getByParam(actor, params) {
-      return (await visible(actor, readStudentSessionId(params))).session;
+      return (await findVisibleSession(db, actor, readStudentSessionId(params))).session;
     },
 
     async update(actor, id, params) {
-      const { session, exam } = await manageable(actor, id);
-      const changes = readSessionChanges(params, 'update');
+      const { session, exam } = await findManageableSession(db, actor, id);
+      const changes = await withLtiResource(db, exam, params, readSessionChanges(params, 'update'));
       checkOpenTime(changes.openTime, exam);
       if (
         changes.email !== undefined &&
@@ -211,7 +190,7 @@ export function createStudentSessionsService(deps: {
     },
 
     async destroy(actor, id) {
-      await remove((await manageable(actor, id)).session);
+      await remove((await findManageableSession(db, actor, id)).session);
     },
 
     async destroyInExam(actor, examId, params) {
@@ -235,7 +214,7 @@ export function createStudentSessionsService(deps: {
     },
 
     async addIncident(actor, id, params) {
-      const { session, exam } = await visible(actor, id);
+      const { session, exam } = await findVisibleSession(db, actor, id);
       if (!canAddIncident(actor, exam)) throw new Forbidden();
       await insertIncident(db, session.id, readIncident(params), clock.now());
       const saved = await findStudentSession(db, session.id);

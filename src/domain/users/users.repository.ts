@@ -133,17 +133,6 @@ export async function listUsers(db: Db, instituteId: number, list: ListQuery): P
   return { items: rows.map(userFromRow), total: Number(countRow.count), page: list.page, limit: list.limit };
 }
 
-/** True when the identity provider exists and is the institute's own or a global one (no institute). */
-export async function isIdentityProviderOf(db: Db, id: number, instituteId: number): Promise<boolean> {
-  const row = await db
-    .selectFrom('identity_providers')
-    .select('id')
-    .where('id', '=', id)
-    .where((eb) => eb.or([eb('institute_id', '=', instituteId), eb('institute_id', 'is', null)]))
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
 /**
  * Deletes a user who owns no exam (of any status: a destroyed exam keeps its owner), with its nonces
  * and co-manager rows; sessions it proctored lose their proctor. Run it in a transaction so the check

@@ -28,11 +28,11 @@ import {
   findUser,
   findUserByTokenHash,
   insertUser,
-  isIdentityProviderOf,
   listUsers,
   replaceCredentials,
   updateUser,
 } from './users.repository.ts';
+import { findIdentityProvider } from '../identity-providers/identity-providers.repository.ts';
 
 export interface UsersService {
   /**
@@ -84,7 +84,8 @@ export function createUsersService(deps: { db: Db; clock: Clock; keys: ServerKey
   /** Throws Invalid unless `id` (when set) names the institute's own or a global identity provider. */
   async function checkIdentityProvider(instituteId: number, id: number | null | undefined): Promise<void> {
     if (id === undefined || id === null) return;
-    if (!(await isIdentityProviderOf(db, id, instituteId))) {
+    const provider = await findIdentityProvider(db, id);
+    if (provider === undefined || (provider.instituteId !== null && provider.instituteId !== instituteId)) {
       throw new Invalid('identity_provider_id', UNKNOWN_IDENTITY_PROVIDER);
     }
   }

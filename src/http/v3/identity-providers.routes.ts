@@ -1,5 +1,17 @@
-// Placeholder registered by v3/index.ts; the step 3 capability fills it in.
 import type { FastifyInstance } from 'fastify';
+import { actorOf } from '../actor.ts';
+import { setPaginationHeaders } from '../pagination.ts';
 import type { ServerDeps } from '../server.ts';
+import { presentIdentityProviderV3 } from './identity-providers.presenter.ts';
+import { listIdentityProvidersSchema } from './identity-providers.schemas.ts';
 
-export function registerIdentityProviderRoutes(_app: FastifyInstance, _deps: ServerDeps): void {}
+/** The V3 identity-provider route: a read-only listing (configurations are added with the CLI). */
+export function registerIdentityProviderRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+  const { identityProviders } = services;
+
+  app.get('/identity_providers', { schema: listIdentityProvidersSchema }, async (request, reply) => {
+    const page = await identityProviders.list(actorOf(request), request.input.values);
+    setPaginationHeaders(reply, page);
+    return { identity_providers: page.items.map(presentIdentityProviderV3) };
+  });
+}

@@ -15,8 +15,8 @@ export function presentIncidentV3(incident: Incident): Record<string, unknown> {
 }
 
 /**
- * The V3 student record (api.md's table, in its order, then contract §6's additions and
- * `use_duration`). `is_email_sent` is left out of the create answer only, as api.md says.
+ * The V3 student record (api.md's table, in its order, then contract §6's additions, `use_duration`
+ * and the LMS fields `student_lms_id`, `resource_link_id`, `context_id`, `lti_resource_id`). `is_email_sent` is left out of the create answer only, as api.md says.
  */
 export function presentStudentSessionV3(
   session: StudentSession,
@@ -83,6 +83,10 @@ export function presentStudentSessionV3(
     proctor_id: session.proctorId,
     external_id: session.externalId,
     end_reason: session.endReason,
+    student_lms_id: session.lmsUserId,
+    resource_link_id: session.resourceLinkId,
+    context_id: session.contextId,
+    lti_resource_id: session.ltiResourceId,
     incidents_count: session.incidents.length,
     incidents: session.incidents.map(presentIncidentV3),
   });

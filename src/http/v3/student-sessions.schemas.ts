@@ -112,6 +112,10 @@ export const studentRecord = {
     proctor_id: nullableInteger,
     external_id: nullableString,
     end_reason: nullableString,
+    student_lms_id: { ...nullableString, description: "The LMS's id of the student (LTI user_id / sub)" },
+    resource_link_id: { ...nullableString, description: 'The LTI resource link the student came from' },
+    context_id: { ...nullableString, description: 'The LTI context (course) the student came from' },
+    lti_resource_id: { ...nullableInteger, description: 'The LTI resource the student came through' },
     incidents_count: { type: 'integer' },
     incidents: { type: 'array', items: incidentRecord },
   },
@@ -125,6 +129,16 @@ const sessionFields = {
   priority: { type: 'string' },
   external_id: { type: 'string' },
   use_duration: { ...flagInput, default: true },
+  student_lms_id: { type: 'string', description: "The LMS's id of the student; empty clears it" },
+  resource_link_id: {
+    type: 'string',
+    description: 'The LTI resource link; defaults to that of lti_resource_id',
+  },
+  context_id: { type: 'string', description: 'The LTI context; defaults to that of lti_resource_id' },
+  lti_resource_id: {
+    type: ['integer', 'null'],
+    description: "An LTI resource of the exam's institute, linked to this exam or to none; null unlinks",
+  },
 } as const;
 
 const createInput = {
@@ -159,7 +173,8 @@ const many = {
 
 const LIST_DESCRIPTION =
   'Filter/sort fields: id, exam_id, name, email, status, attempt, archived, is_email_sent, created_at, ' +
-  'updated_at, start_time, end_time, open_time, external_id, proctor_id, priority. Archived sessions appear ' +
+  'updated_at, start_time, end_time, open_time, external_id, proctor_id, priority, student_lms_id, ' +
+  'resource_link_id, context_id, lti_resource_id. Archived sessions appear ' +
   'only when filtering on archived. Email operands compare case-insensitively. Incidents are included.';
 
 export const listExamStudentsSchema = {
