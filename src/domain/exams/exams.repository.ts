@@ -1,5 +1,6 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { prepared } from '../../db/prepared.ts';
 import { applyConditions, applyOrderAndPage } from '../../db/list-query.ts';
 import type { ExamsTable } from '../../db/tables.ts';
 import type { ExamListScope } from '../access.ts';
@@ -103,11 +104,22 @@ export async function insertExam(
 
 /** Returns the exam, or undefined (deleted exams included; callers decide). */
 export async function findExam(db: Db, id: number): Promise<Exam | undefined> {
-  const row = await db.selectFrom('exams').selectAll().where('id', '=', id).executeTakeFirst();
+  const [row] = await examById(db, [id]);
   if (row === undefined) return undefined;
-  const comanagers = await comanagersOf(db, [row.id]);
-  return examFromRow(row, comanagers.get(row.id) ?? []);
+  const comanagers = await comanagersOfExam(db, [id]);
+  return examFromRow(
+    row,
+    comanagers.map((comanager) => comanager.user_id),
+  );
 }
+
+/** Reading one exam sits on most requests' path, so its two queries are compiled once. */
+const examById = prepared([0] as [number], (db, id) =>
+  db.selectFrom('exams').selectAll().where('id', '=', id),
+);
+const comanagersOfExam = prepared([0] as [number], (db, examId) =>
+  db.selectFrom('exam_comanagers').select('user_id').where('exam_id', '=', examId).orderBy('user_id'),
+);
 
 /** Writes the changes and returns the exam as saved, or undefined if it vanished meanwhile. */
 export async function updateExam(

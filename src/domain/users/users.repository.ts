@@ -1,5 +1,6 @@
 import type { Selectable, Updateable } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { prepared } from '../../db/prepared.ts';
 import { applyConditions, applyOrderAndPage } from '../../db/list-query.ts';
 import type { UsersTable } from '../../db/tables.ts';
 import { ROLES } from '../access.ts';
@@ -59,16 +60,17 @@ export async function findUser(db: Db, id: number): Promise<User | undefined> {
   return row === undefined ? undefined : userFromRow(row);
 }
 
+/** Runs on every signed request, so it is compiled once. */
+const userByTokenHash = prepared(['token-hash'] as [string], (db, tokenHash) =>
+  db.selectFrom('users').selectAll().where('api_token_hash', '=', tokenHash),
+);
+
 /** The user holding this token hash with its encrypted secret, or undefined. */
 export async function findUserByTokenHash(
   db: Db,
   tokenHash: string,
 ): Promise<{ user: User; secretKeyEncrypted: string } | undefined> {
-  const row = await db
-    .selectFrom('users')
-    .selectAll()
-    .where('api_token_hash', '=', tokenHash)
-    .executeTakeFirst();
+  const [row] = await userByTokenHash(db, [tokenHash]);
   return row === undefined
     ? undefined
     : { user: userFromRow(row), secretKeyEncrypted: row.secret_key_encrypted };

@@ -34,6 +34,9 @@ import {
 } from './users.repository.ts';
 import { findIdentityProvider } from '../identity-providers/identity-providers.repository.ts';
 
+/** How many decrypted signing secrets are kept in memory (one per active user). */
+const SECRET_CACHE_SIZE = 10_000;
+
 export interface UsersService {
   /**
    * Creates a user in an institute from `email`, `name`, `role` (and `identity_provider_id`), with
@@ -150,6 +153,21 @@ export function createUsersService(deps: { db: Db; clock: Clock; keys: ServerKey
     return user;
   }
 
+  // Decrypting a secret on every signed request costs more than the rest of the signature check.
+  // Entries are keyed by the ciphertext, which rotation replaces, so a stale entry is never found.
+  const secrets = new Map<string, string>();
+  function secretOf(encrypted: string): string {
+    const cached = secrets.get(encrypted);
+    if (cached !== undefined) return cached;
+    const secret = decryptSecret(keys.encryption, encrypted);
+    if (secrets.size >= SECRET_CACHE_SIZE) {
+      const oldest = secrets.keys().next().value;
+      if (oldest !== undefined) secrets.delete(oldest);
+    }
+    secrets.set(encrypted, secret);
+    return secret;
+  }
+
   return {
     async create(instituteId, params) {
       const user = readNewUser(params);
@@ -178,7 +196,7 @@ export function createUsersService(deps: { db: Db; clock: Clock; keys: ServerKey
       const { user } = found;
       return {
         actor: { id: user.id, instituteId: user.instituteId, role: user.role },
-        secretKey: decryptSecret(keys.encryption, found.secretKeyEncrypted),
+        secretKey: secretOf(found.secretKeyEncrypted),
       };
     },
 

@@ -5,7 +5,7 @@ import type { Clock } from '../../domain/clock.ts';
 import { Unauthorized } from '../../domain/errors.ts';
 import type { UsersService } from '../../domain/users/users.service.ts';
 import { canonicalMessage, signaturesMatch, signMessage } from './canonical.ts';
-import { rememberNonce } from './nonce-store.ts';
+import { createNonceStore } from './nonce-store.ts';
 
 export interface AuthSettings {
   readonly noncePolicy: NoncePolicy;
@@ -38,6 +38,7 @@ export function createAuthenticator(deps: {
   settings: AuthSettings;
 }): Authenticator {
   const { db, users, clock, settings } = deps;
+  const nonces = createNonceStore(db, settings.noncePolicy);
   const windowMs = settings.windowSeconds * 1000;
   return {
     async authenticate(apiToken, signing) {
@@ -56,7 +57,7 @@ export function createAuthenticator(deps: {
       const sentAt = Number(timestamp);
       if (Math.abs(now - sentAt) > windowMs)
         throw new Unauthorized(`timestamp outside the window for user ${found.actor.id}`);
-      const fresh = await rememberNonce(db, settings.noncePolicy, {
+      const fresh = await nonces.remember({
         userId: found.actor.id,
         nonce,
         timestamp,

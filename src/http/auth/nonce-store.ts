@@ -1,31 +1,84 @@
 import { sql } from 'kysely';
 import type { NoncePolicy } from '../../config/config.ts';
 import type { Db } from '../../db/database.ts';
+import { prepared } from '../../db/prepared.ts';
+
+/** One use of a nonce by a user, as the signature check saw it. */
+export interface NonceUse {
+  readonly userId: number;
+  readonly nonce: string;
+  readonly timestamp: string;
+  /** The last moment (ms) the request's timestamp could still be accepted. */
+  readonly expiresAt: number;
+  readonly now: number;
+}
+
+export interface NonceStore {
+  /**
+   * Remembers a (user, nonce) use. Under `request` the timestamp is part of the key (one use per
+   * nonce and timestamp); under `strict` the nonce alone is. A row whose time has passed counts as
+   * free, so reuse after the window works before the purge has run. Resolves true for a first use,
+   * false for a replay; rejects when the database fails.
+   */
+  remember(use: NonceUse): Promise<boolean>;
+}
+
+/** Insert, or take over an expired row; returns a row only when the use is fresh. */
+const insertNonce = prepared(
+  [0, 'nonce', 'scope', 1, 2] as [number, string, string, number, number],
+  (db, userId, nonce, scope, expiresAt, now) =>
+    db
+      .insertInto('nonces')
+      .values({ user_id: userId, nonce, scope, expires_at: expiresAt })
+      .onConflict((oc) =>
+        oc
+          .columns(['user_id', 'nonce', 'scope'])
+          .doUpdateSet((eb) => ({ expires_at: eb.ref('excluded.expires_at') }))
+          .where(sql.ref('nonces.expires_at'), '<', now),
+      )
+      .returning('user_id'),
+);
+
+interface Pending {
+  readonly values: [number, string, string, number, number];
+  readonly resolve: (fresh: boolean) => void;
+  readonly reject: (error: unknown) => void;
+}
 
 /**
- * Remembers a (user, nonce) use and answers whether it was fresh. Under `request` the timestamp is
- * part of the key (one use per nonce and timestamp); under `strict` the nonce alone is. A row whose
- * time has passed counts as free, so reuse after the window works before the purge has run.
- * Returns true for a first use, false for a replay.
+ * A nonce store that commits in groups. Every signed request writes one nonce, and on SQLite each
+ * separate commit appends whole index pages to the write-ahead log; the uses that arrive while the
+ * event loop is busy are therefore written together, in one transaction, once the loop turns.
+ * Each caller still waits for the commit that holds its own nonce, and a duplicate inside one group
+ * meets the conflict rule exactly as it would in separate transactions.
  */
-export async function rememberNonce(
-  db: Db,
-  policy: NoncePolicy,
-  use: { userId: number; nonce: string; timestamp: string; expiresAt: number; now: number },
-): Promise<boolean> {
-  const scope = policy === 'request' ? use.timestamp : '';
-  const row = await db
-    .insertInto('nonces')
-    .values({ user_id: use.userId, nonce: use.nonce, scope, expires_at: use.expiresAt })
-    .onConflict((oc) =>
-      oc
-        .columns(['user_id', 'nonce', 'scope'])
-        .doUpdateSet({ expires_at: use.expiresAt })
-        .where(sql.ref('nonces.expires_at'), '<', use.now),
-    )
-    .returning('user_id')
-    .executeTakeFirst();
-  return row !== undefined;
+export function createNonceStore(db: Db, policy: NoncePolicy): NonceStore {
+  let pending: Pending[] = [];
+
+  async function flush(): Promise<void> {
+    const batch = pending;
+    pending = [];
+    try {
+      const results = await db.transaction().execute(async (trx) => {
+        const fresh: boolean[] = [];
+        for (const item of batch) fresh.push((await insertNonce(trx, item.values)).length > 0);
+        return fresh;
+      });
+      batch.forEach((item, index) => item.resolve(results[index] === true));
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+    }
+  }
+
+  return {
+    remember(use) {
+      const scope = policy === 'request' ? use.timestamp : '';
+      return new Promise<boolean>((resolve, reject) => {
+        pending.push({ values: [use.userId, use.nonce, scope, use.expiresAt, use.now], resolve, reject });
+        if (pending.length === 1) setImmediate(() => void flush());
+      });
+    },
+  };
 }
 
 /** Deletes nonces whose timestamps can no longer be accepted. Returns how many were removed. */
