@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
-import { type Config, ConfigError } from './config/config.ts';
+import type { Config } from './config/config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
@@ -12,15 +12,15 @@ import { createIdentityProvidersService } from './domain/identity-providers/iden
 import { createLtiResourcesService } from './domain/lti-resources/lti-resources.service.ts';
 import { createToolProvidersService } from './domain/tool-providers/tool-providers.service.ts';
 import { createInstitutesService } from './domain/institutes/institutes.service.ts';
+import { createPhotosService } from './domain/student-sessions/photos.service.ts';
 import { createStudentSessionsService } from './domain/student-sessions/student-sessions.service.ts';
 import { createUsersService } from './domain/users/users.service.ts';
 import { createAuthenticator } from './http/auth/authenticate.ts';
 import { buildServer } from './http/server.ts';
 import { createFilesService } from './domain/files/files.service.ts';
 import { loadServerKeys } from './security/keys.ts';
-import { createLocalStorage } from './storage/local.ts';
 import { createUrlSigner } from './storage/signed-url.ts';
-import type { Storage } from './storage/storage.ts';
+import { createStorage } from './storage/index.ts';
 import type { Services } from './services.ts';
 
 export interface AppOptions {
@@ -63,12 +63,6 @@ export function createLogger(config: Config): Logger {
   );
 }
 
-/** The configured file storage. S3-compatible storage arrives with step 4; until then it is refused. */
-function createStorage(config: Config): Storage {
-  if (config.storage.kind === 'local') return createLocalStorage(config.storage.root);
-  throw new ConfigError('STORAGE_URL=s3://... is not supported yet; unset it to use local disk storage');
-}
-
 /**
  * Opens the database (applying pending migrations), loads the server key and builds the services.
  * Returns them with a close that releases the database; throws when the database cannot be opened.
@@ -101,6 +95,7 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
     toolProviders: createToolProvidersService({ db, clock, keys }),
     ltiResources: createLtiResourcesService({ db, clock, keys }),
     identityProviders: createIdentityProvidersService({ db, clock, keys }),
+    photos: createPhotosService({ db, clock, files }),
     authenticator: createAuthenticator({
       db,
       users,

@@ -7,6 +7,7 @@ import type { LtiResourcesService } from './domain/lti-resources/lti-resources.s
 import type { ToolProvidersService } from './domain/tool-providers/tool-providers.service.ts';
 import type { FilesService } from './domain/files/files.service.ts';
 import type { InstitutesService } from './domain/institutes/institutes.service.ts';
+import type { PhotosService } from './domain/student-sessions/photos.service.ts';
 import type { StudentSessionsService } from './domain/student-sessions/student-sessions.service.ts';
 import type { UsersService } from './domain/users/users.service.ts';
 import type { Authenticator } from './http/auth/authenticate.ts';
@@ -24,6 +25,7 @@ export interface Services {
   readonly toolProviders: ToolProvidersService;
   readonly ltiResources: LtiResourcesService;
   readonly identityProviders: IdentityProvidersService;
+  readonly photos: PhotosService;
   readonly authenticator: Authenticator;
   readonly files: FilesService;
   readonly urlSigner: UrlSigner;

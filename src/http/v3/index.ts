@@ -13,6 +13,7 @@ import { registerInstituteRoutes } from './institutes.routes.ts';
 import { registerLtiResourceRoutes } from './lti-resources.routes.ts';
 import { registerToolProviderRoutes } from './tool-providers.routes.ts';
 import { registerUserRoutes } from './users.routes.ts';
+import { registerPhotoRoutes } from './photos.routes.ts';
 import { registerStudentSessionRoutes } from './student-sessions.routes.ts';
 
 const V3_MEDIA_TYPES = ['application/vnd.service.v3', 'application/vnd.procwise.v3'];
@@ -41,6 +42,7 @@ export function registerV3(app: FastifyInstance, deps: ServerDeps): void {
   registerDocumentRoutes(app, deps);
   registerAttachmentRoutes(app, deps);
   registerStudentSessionRoutes(app, deps);
+  registerPhotoRoutes(app, deps);
   registerExamStaffRoutes(app, deps);
   registerInstituteRoutes(app, deps);
   registerUserRoutes(app, deps);
