@@ -16,10 +16,11 @@ import {
   ROOT,
   readOptions,
 } from './benchmark.ts';
+import { sessionListing } from './session-listing.ts';
 import { signedGet } from './signed-get.ts';
 
 /** Every benchmark, in the order they run. Later steps append theirs here. */
-const BENCHMARKS: readonly Benchmark[] = [signedGet];
+const BENCHMARKS: readonly Benchmark[] = [signedGet, sessionListing];
 
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
 

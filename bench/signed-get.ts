@@ -3,16 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { type Benchmark, type BenchmarkReport, type BenchOptions, count, ROOT } from './benchmark.ts';
 import { type LoadFigures, loadProblems, runLoad } from './load.ts';
-import {
-  freePort,
-  INVIGIL,
-  invigilCommand,
-  NODE,
-  pickNumber,
-  pickString,
-  type ServerChild,
-  startServer,
-} from './processes.ts';
+import { freePort, INVIGIL, NODE, type ServerChild, startServer } from './processes.ts';
+import { createExam, createTeacher, serviceEnv } from './service.ts';
 import { type Credentials, nonceSource, signedParams, v3Headers } from './signed-client.ts';
 
 /** Invigil must serve at least this share of the bare node:http server's requests per second. */
@@ -22,64 +14,6 @@ const P99_TARGET_MS = 20;
 
 function progress(message: string): void {
   process.stderr.write(`  [signed-get] ${message}\n`);
-}
-
-/** The environment a service child runs with: a private SQLite file and data folder. */
-function serviceEnv(dataDir: string, port: number): NodeJS.ProcessEnv {
-  return {
-    ...process.env,
-    DATABASE_URL: `sqlite:${path.join(dataDir, 'invigil.sqlite')}`,
-    DATA_DIR: dataDir,
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    LOG_LEVEL: 'warn',
-  };
-}
-
-/** Creates an institute and a teacher with the CLI. Returns the teacher's credentials. */
-async function createTeacher(env: NodeJS.ProcessEnv): Promise<Credentials> {
-  const institute = await invigilCommand(
-    ['institute', 'create', '--name', 'Benchmark Institute', '--short-name', 'BENCH'],
-    env,
-  );
-  const instituteId = pickNumber(institute, 'institute.id');
-  const created = await invigilCommand(
-    [
-      'user',
-      'create',
-      '--institute',
-      String(instituteId),
-      '--email',
-      'bench.teacher@example.org',
-      '--name',
-      'Bench Teacher',
-      '--role',
-      'teacher',
-    ],
-    env,
-  );
-  return {
-    apiToken: pickString(created, 'user.api_token'),
-    secretKey: pickString(created, 'user.secret_key'),
-  };
-}
-
-/** Creates one exam through a signed V3 POST. Returns its id; throws unless the answer is 201. */
-async function createExam(
-  baseUrl: string,
-  credentials: Credentials,
-  nextNonce: () => string,
-): Promise<number> {
-  const fields = { name: 'Benchmark exam', type: 'classroom', duration_minutes: '60' };
-  const signed = signedParams(credentials, fields, nextNonce());
-  const answer = await fetch(`${baseUrl}/api/v3/exams`, {
-    method: 'POST',
-    headers: { ...v3Headers(credentials), 'content-type': 'application/json' },
-    body: JSON.stringify({ ...signed, duration_minutes: 60 }),
-  });
-  const text = await answer.text();
-  if (answer.status !== 201) throw new Error(`POST /api/v3/exams answered ${answer.status}: ${text}`);
-  return pickNumber(JSON.parse(text), 'exam.id');
 }
 
 /** The signed path of `GET /api/v3/exams/:id`, fresh timestamp and nonce each call. */
@@ -134,7 +68,7 @@ interface Setup {
  */
 async function setUp(options: BenchOptions, dataDir: string, children: ServerChild[]): Promise<Setup> {
   const invigilPort = await freePort();
-  const env = serviceEnv(dataDir, invigilPort);
+  const env = serviceEnv(`sqlite:${path.join(dataDir, 'invigil.sqlite')}`, dataDir, invigilPort);
   progress(`creating an institute and a teacher in ${dataDir}`);
   const credentials = await createTeacher(env);
 
