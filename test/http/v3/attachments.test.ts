@@ -1,10 +1,17 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Actor } from '../../../src/domain/access.ts';
+import type { StoredFile } from '../../../src/domain/files/file.ts';
 import type { CallOptions } from '../../helpers/client.ts';
-import { type HttpAnswer, httpRequest } from '../../helpers/http.ts';
+import {
+  assertNotStored,
+  assertPresignedAddress,
+  assertStored,
+  fetchAddress,
+  onS3,
+  S3_STORAGE,
+} from '../../helpers/files.ts';
+import type { HttpAnswer } from '../../helpers/http.ts';
 import { type FilePart, SAMPLE, v3Multipart } from '../../helpers/multipart.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
@@ -65,12 +72,6 @@ function file(bytes: Buffer, fileName: string, contentType: string, field = 'doc
 const pdf = (fileName = 'rules.pdf') => file(SAMPLE.pdf, fileName, 'application/pdf');
 const png = (fileName = 'map.png') => file(SAMPLE.png, fileName, 'image/png');
 
-/** The part of an expiring address the test server answers (its origin is PUBLIC_URL, not the test port). */
-function onServer(server: TestServer, url: string): string {
-  const address = new URL(url);
-  return `${server.baseUrl}${address.pathname}${address.search}`;
-}
-
 for (const dialect of DIALECTS) {
   describe(`V3 attachments [${dialect}]`, () => {
     const clock = new TestClock(Math.floor(Date.now() / 1000) * 1000);
@@ -85,6 +86,8 @@ for (const dialect of DIALECTS) {
 
     before(async () => {
       server = await startTestServer(dialect, { clock, env: { PUBLIC_URL } });
+      // s3rver judges presigned addresses by the real time: start from it, not from when the file loaded.
+      if (onS3(server)) clock.current = Math.floor(Date.now() / 1000) * 1000;
       const home = await server.institute();
       const elsewhere = await server.institute();
       owner = await server.user(home, 'teacher');
@@ -183,17 +186,21 @@ for (const dialect of DIALECTS) {
       return Number(row.count);
     }
 
-    /** Where the attachment's bytes lie on disk. */
-    async function storedPath(attachmentId: number): Promise<string> {
+    /** The id of the stored file holding the attachment's bytes. */
+    async function fileIdOf(attachmentId: number): Promise<number> {
       const row = await server.app.database.db
         .selectFrom('attachments')
-        .innerJoin('files', 'files.id', 'attachments.file_id')
-        .select('files.storage_key')
-        .where('attachments.id', '=', attachmentId)
+        .select('file_id')
+        .where('id', '=', attachmentId)
         .executeTakeFirstOrThrow();
-      const storage = server.app.config.storage;
-      assert.equal(storage.kind, 'local');
-      return path.join(storage.kind === 'local' ? storage.root : '', row.storage_key);
+      return row.file_id;
+    }
+
+    /** The record of the stored file holding the attachment's bytes. */
+    async function fileOf(attachmentId: number): Promise<StoredFile> {
+      const file = await server.app.services.files.find(await fileIdOf(attachmentId));
+      assert.ok(file !== undefined, 'the attachment has a file record');
+      return file;
     }
 
     /** Runs `act` and asserts it stored no file and no attachment. */
@@ -228,11 +235,23 @@ for (const dialect of DIALECTS) {
         assert.equal(attachment.content_type, 'application/pdf');
         assert.equal(attachment.file_size, SAMPLE.pdf.length);
         assert.equal(attachment.created_at, new Date(clock.now()).toISOString());
-        const url = new URL(String(attachment.url));
-        assert.equal(url.origin, PUBLIC_URL);
-        assert.match(url.pathname, /^\/files\/\d+$/);
-        assert.equal(url.searchParams.get('expires'), String(Math.floor(clock.now() / 1000) + 60));
-        assert.match(url.searchParams.get('signature') ?? '', /^[0-9a-f]{64}$/);
+        const file = await fileOf(attachment.id as number);
+        assert.equal(file.originalName, 'Übungsblatt 1.pdf');
+        if (onS3(server)) {
+          // An S3 presigned address, signed now and valid 60 s (X-Amz-Date + X-Amz-Expires).
+          assertPresignedAddress(server, String(attachment.url), {
+            file,
+            seconds: 60,
+            signedAt: clock.now(),
+          });
+        } else {
+          const url = new URL(String(attachment.url));
+          assert.equal(url.origin, PUBLIC_URL);
+          assert.equal(url.pathname, `/files/${file.id}`);
+          assert.equal(url.searchParams.get('expires'), String(Math.floor(clock.now() / 1000) + 60));
+          assert.match(url.searchParams.get('signature') ?? '', /^[0-9a-f]{64}$/);
+        }
+        await assertStored(server, file.id, SAMPLE.pdf);
       });
 
       it("adds a PNG to the exam's existing document, its type recognised from the content", async () => {
@@ -449,10 +468,18 @@ for (const dialect of DIALECTS) {
           const { url: _url, ...stable } = first;
           const { url, ...listed } = items[0] ?? {};
           assert.deepEqual(listed, stable);
-          assert.match(
-            String(url),
-            /^https:\/\/invigil\.example\.test\/files\/\d+\?expires=\d+&signature=[0-9a-f]{64}$/,
-          );
+          if (onS3(server)) {
+            assertPresignedAddress(server, String(url), {
+              file: await fileOf(first.id as number),
+              seconds: 60,
+              signedAt: clock.now(),
+            });
+          } else {
+            assert.match(
+              String(url),
+              /^https:\/\/invigil\.example\.test\/files\/\d+\?expires=\d+&signature=[0-9a-f]{64}$/,
+            );
+          }
           assert.equal(answer.headers['x-pagination-item-count'], '3');
           assert.equal(answer.headers['x-pagination-page-count'], '1');
           assert.equal(answer.headers['x-pagination-page'], '1');
@@ -612,7 +639,7 @@ for (const dialect of DIALECTS) {
           [file(SAMPLE.png, 'plan B (final).png', 'application/octet-stream'), 'image/png'],
         ] as const) {
           const attachment = await attach(examId, part);
-          const download = await httpRequest({ url: onServer(server, String(attachment.url)) });
+          const download = await fetchAddress(server, String(attachment.url));
           assert.equal(download.status, 200, download.text);
           assert.ok(download.bytes.equals(part.bytes), 'the same bytes');
           assert.equal(download.headers['content-type'], type);
@@ -625,42 +652,73 @@ for (const dialect of DIALECTS) {
         }
       });
 
-      it('answers 403 once the address is altered', async () => {
-        const examId = await createExam();
-        const attachment = await attach(examId);
-        const other = await attach(examId, png());
-        const url = new URL(onServer(server, String(attachment.url)));
-        const signature = url.searchParams.get('signature') ?? '';
-        const expires = url.searchParams.get('expires') ?? '';
-        const flipped = `${signature.slice(0, -1)}${signature.endsWith('0') ? '1' : '0'}`;
-        const otherId = new URL(String(other.url)).pathname.split('/').pop() ?? '';
-        for (const altered of [
-          `${url.origin}${url.pathname}?expires=${expires}&signature=${flipped}`,
-          `${url.origin}${url.pathname}?expires=${Number(expires) + 3600}&signature=${signature}`,
-          `${url.origin}/files/${otherId}?expires=${expires}&signature=${signature}`,
-          `${url.origin}${url.pathname}?expires=${expires}`,
-        ]) {
-          const answer = await httpRequest({ url: altered });
-          assertAnswer(answer, 403, NOT_AUTHORIZED);
-        }
-        assert.equal(
-          (await httpRequest({ url: url.toString() })).status,
-          200,
-          'the real address still works',
-        );
-      });
+      // Local storage only: s3rver does not verify presigned signatures (only key id and expiry).
+      if (!S3_STORAGE) {
+        it('answers 403 once the address is altered', async () => {
+          assert.equal(onS3(server), false, 'a /files/... address of local storage');
+          const examId = await createExam();
+          const attachment = await attach(examId);
+          const other = await attach(examId, png());
+          const url = new URL(String(attachment.url));
+          const signature = url.searchParams.get('signature') ?? '';
+          const expires = url.searchParams.get('expires') ?? '';
+          const flipped = `${signature.slice(0, -1)}${signature.endsWith('0') ? '1' : '0'}`;
+          const otherId = new URL(String(other.url)).pathname.split('/').pop() ?? '';
+          for (const altered of [
+            `${url.origin}${url.pathname}?expires=${expires}&signature=${flipped}`,
+            `${url.origin}${url.pathname}?expires=${Number(expires) + 3600}&signature=${signature}`,
+            `${url.origin}/files/${otherId}?expires=${expires}&signature=${signature}`,
+            `${url.origin}${url.pathname}?expires=${expires}`,
+          ]) {
+            const answer = await fetchAddress(server, altered);
+            assertAnswer(answer, 403, NOT_AUTHORIZED);
+          }
+          assert.equal(
+            (await fetchAddress(server, url.toString())).status,
+            200,
+            'the real address still works',
+          );
+        });
+      }
 
       it('answers 403 once the address has expired (61 s later), and a fresh show gives one that works', async () => {
         const examId = await createExam();
         const attachment = await attach(examId);
-        const url = onServer(server, String(attachment.url));
+        const id = attachment.id as number;
+        if (onS3(server)) {
+          // s3rver judges the expiry by its own (real) clock: have addresses signed 50 s and 61 s ago.
+          const start = clock.now();
+          const realNow = Math.floor(Date.now() / 1000) * 1000;
+          clock.current = realNow - 50_000;
+          const recent = attachmentIn(await show(owner, examId, id));
+          const file = await fileOf(id);
+          assertPresignedAddress(server, String(recent.url), { file, seconds: 60, signedAt: clock.now() });
+          const within = await fetchAddress(server, String(recent.url));
+          assert.equal(within.status, 200, 'still valid within the minute');
+          assert.ok(within.bytes.equals(SAMPLE.pdf));
+          clock.current = realNow - 61_000;
+          const old = attachmentIn(await show(owner, examId, id));
+          assertPresignedAddress(server, String(old.url), { file, seconds: 60, signedAt: clock.now() });
+          const refused = await fetchAddress(server, String(old.url));
+          assert.equal(refused.status, 403, refused.text);
+          assert.match(refused.text, /<Code>AccessDenied<\/Code>/);
+          assert.match(refused.text, /Request has expired/);
+          clock.current = Math.max(start, Math.floor(Date.now() / 1000) * 1000);
+          const fresh = attachmentIn(await show(owner, examId, id));
+          assert.notEqual(fresh.url, old.url);
+          const download = await fetchAddress(server, String(fresh.url));
+          assert.equal(download.status, 200, download.text);
+          assert.ok(download.bytes.equals(SAMPLE.pdf));
+          return;
+        }
+        const url = String(attachment.url);
         clock.current += 59_000;
-        assert.equal((await httpRequest({ url })).status, 200, 'still valid within the minute');
+        assert.equal((await fetchAddress(server, url)).status, 200, 'still valid within the minute');
         clock.current += 2_000;
-        assertAnswer(await httpRequest({ url }), 403, NOT_AUTHORIZED);
-        const fresh = attachmentIn(await show(owner, examId, attachment.id as number));
+        assertAnswer(await fetchAddress(server, url), 403, NOT_AUTHORIZED);
+        const fresh = attachmentIn(await show(owner, examId, id));
         assert.notEqual(fresh.url, attachment.url);
-        const download = await httpRequest({ url: onServer(server, String(fresh.url)) });
+        const download = await fetchAddress(server, String(fresh.url));
         assert.equal(download.status, 200, download.text);
         assert.ok(download.bytes.equals(SAMPLE.pdf));
       });
@@ -688,8 +746,7 @@ for (const dialect of DIALECTS) {
             exam_content: text,
           });
           assert.equal(patched.status, 200, patched.text);
-          const stored = await storedPath(goneId);
-          assert.ok(fs.existsSync(stored), 'stored before');
+          const stored = await assertStored(server, await fileIdOf(goneId), SAMPLE.pdf);
           const files = await countRows('files');
           clock.current += 1000;
 
@@ -705,14 +762,19 @@ for (const dialect of DIALECTS) {
           assertAnswer(await show(owner, examId, goneId), 404, notFound('Attachment', goneId));
           assert.deepEqual(idsIn(await list(owner, examId)), [kept.id]);
           assert.equal(await countRows('files'), files - 1);
-          assert.ok(!fs.existsSync(stored), 'stored object removed');
-          assert.ok(fs.existsSync(await storedPath(kept.id as number)), 'the other file stays');
-          const download = await httpRequest({ url: onServer(server, String(gone.url)) });
-          assertAnswer(
-            download,
-            404,
-            notFound('Attachment', new URL(String(gone.url)).pathname.split('/').pop() ?? ''),
-          );
+          await assertNotStored(server, stored);
+          await assertStored(server, await fileIdOf(kept.id as number), SAMPLE.png);
+          const download = await fetchAddress(server, String(gone.url));
+          if (onS3(server)) {
+            assert.equal(download.status, 404, download.text);
+            assert.match(download.text, /<Code>NoSuchKey<\/Code>/);
+          } else {
+            assertAnswer(
+              download,
+              404,
+              notFound('Attachment', new URL(String(gone.url)).pathname.split('/').pop() ?? ''),
+            );
+          }
         });
 
         it('leaves the document text alone when it holds no placeholder of the attachment', async () => {
@@ -763,7 +825,7 @@ for (const dialect of DIALECTS) {
             assertAnswer(await destroy(user, examId, id, through(attachment)), 404, notFound('Exam', examId));
           }
           assert.deepEqual(attachmentIn(await show(owner, examId, id)), attachment);
-          assert.ok(fs.existsSync(await storedPath(id)));
+          await assertStored(server, await fileIdOf(id), SAMPLE.pdf);
         });
       });
     }
