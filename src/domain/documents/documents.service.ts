@@ -3,6 +3,7 @@ import type { Actor } from '../access.ts';
 import { deleteAttachmentsOfDocument } from '../attachments/attachments.repository.ts';
 import type { Clock } from '../clock.ts';
 import { NotFound, Taken } from '../errors.ts';
+import { listAllExams } from '../exams/exams.repository.ts';
 import type { FilesService } from '../files/files.service.ts';
 import type { Params } from '../input.ts';
 import { type Page, parseListQuery } from '../listing.ts';
@@ -14,9 +15,10 @@ import {
   type IdInput,
   readDocumentContent,
 } from './document.ts';
-import { findDocumentFor, findExamFor } from './document-access.ts';
+import { type DocumentContext, findDocumentFor, findExamFor } from './document-access.ts';
 import {
   deleteDocument,
+  findDocumentOfExam,
   insertDocument,
   listDocuments,
   updateDocumentContent,
@@ -30,6 +32,17 @@ export interface DocumentsService {
   list(actor: Actor, examId: IdInput, params: Params): Promise<Page<ExamDocument>>;
   /** Returns the document `ref` names. Throws NotFound (Exam or Document). */
   get(actor: Actor, ref: DocumentRef): Promise<ExamDocument>;
+  /**
+   * Returns the document `ref` names together with its exam (whose owner and institute V2's record
+   * shows). Throws NotFound (Exam or Document).
+   */
+  getWithExam(actor: Actor, ref: DocumentRef): Promise<DocumentContext>;
+  /**
+   * The documents of every exam the actor owns or co-manages (not deleted), each with its exam,
+   * ordered by exam id: the legacy listing, which has no pages. Returns an empty array when there
+   * are none; throws nothing of its own.
+   */
+  listOwned(actor: Actor): Promise<DocumentContext[]>;
   /**
    * Creates the exam's document with the text in `contentParam`. Returns it; throws NotFound (Exam),
    * Forbidden, ParamMissing (the text) or Taken (`exam_id`: the exam already has a document).
@@ -62,6 +75,19 @@ export function createDocumentsService(deps: {
 
     async get(actor, ref) {
       return (await findDocumentFor(db, actor, ref, 'read')).document;
+    },
+
+    getWithExam(actor, ref) {
+      return findDocumentFor(db, actor, ref, 'read');
+    },
+
+    async listOwned(actor) {
+      const exams = await listAllExams(db, { kind: 'own', instituteId: actor.instituteId, userId: actor.id });
+      // One lookup per exam: the documents repository has no many-exams read (yet).
+      const found = await Promise.all(
+        exams.map(async (exam) => ({ exam, document: await findDocumentOfExam(db, exam.id) })),
+      );
+      return found.filter((context): context is DocumentContext => context.document !== undefined);
     },
 
     async create(actor, examId, params, contentParam = 'exam_content') {

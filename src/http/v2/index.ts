@@ -1,8 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import type { ServerDeps } from '../server.ts';
+import { registerV2AttachmentRoutes } from './attachments.routes.ts';
+import { registerV2DocumentRoutes } from './documents.routes.ts';
 import { registerV2ExamRoutes } from './exams.routes.ts';
+import { registerV2StudentSessionRoutes } from './student-sessions.routes.ts';
 
-/** The V2 scope: `api_token` travels as an ordinary, signed parameter; no header, no Accept rule. */
+/**
+ * The V2 scope (legacy, under /api): `api_token` travels as an ordinary, signed parameter; no header,
+ * no Accept rule. Registers every V2 endpoint of api.md except `send_emails` (it waits for the mail
+ * outbox).
+ */
 export function registerV2(app: FastifyInstance, deps: ServerDeps): void {
   app.addHook('preHandler', async (request) => {
     const token = request.input.values.api_token;
@@ -12,4 +19,7 @@ export function registerV2(app: FastifyInstance, deps: ServerDeps): void {
     );
   });
   registerV2ExamRoutes(app, deps);
+  registerV2StudentSessionRoutes(app, deps);
+  registerV2DocumentRoutes(app, deps);
+  registerV2AttachmentRoutes(app, deps);
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ApiClient } from '../../helpers/client.ts';
+import { ApiClient, type CallOptions } from '../../helpers/client.ts';
 import type { HttpAnswer } from '../../helpers/http.ts';
 import { DIALECTS, startTestServer, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
@@ -30,6 +30,12 @@ const V2_EXAM_FIELDS = [
 function object(value: unknown, what: string): Json {
   assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), `${what} is a JSON object`);
   return value as Json;
+}
+
+/** A V2 answer with this status and no body at all. */
+function assertEmpty(answer: HttpAnswer, status: number): void {
+  assert.equal(answer.status, status, answer.text);
+  assert.equal(answer.text, '');
 }
 
 function v2Exams(answer: HttpAnswer): Json[] {
@@ -303,6 +309,269 @@ for (const dialect of DIALECTS) {
           assert.equal(replay.status, 403, replay.text);
           assert.deepEqual(replay.json, NOT_AUTHORIZED);
         });
+      });
+    });
+
+    describe('POST /api/exams', () => {
+      let author: TestUser;
+      let proctor: TestUser;
+      const start = Date.parse('2026-11-21T09:00:00Z') / 1000;
+      const end = Date.parse('2026-11-21T11:30:00Z') / 1000;
+
+      before(async () => {
+        author = await server.user(instituteId, 'teacher');
+        proctor = await server.user(instituteId, 'proctor');
+      });
+
+      function create(user: TestUser, params: Record<string, Scalar>, options: CallOptions = {}) {
+        return user.client.v2('POST', '/exams', params, options);
+      }
+
+      async function listIds(user: TestUser): Promise<unknown[]> {
+        return v2Exams(await listV2(user)).map((exam) => exam.exam_id);
+      }
+
+      it('answers 201 {id} and keeps the exam as sent with V2 names and epoch seconds', async () => {
+        const answer = await create(author, {
+          name: 'V2 Midterm',
+          duration: 45,
+          type: 'record_review',
+          start_time: start,
+          end_time: end,
+          upload_exam: true,
+          mobile_cam: 1,
+          for_reviewing: 'true',
+          restrictions: 'Pens only.\nNo <phones>.',
+          allow_calculator: true,
+          allowed_calculator_type: 'scientific',
+        });
+        assert.equal(answer.status, 201, answer.text);
+        const { id } = object(answer.json, 'body');
+        assert.ok(Number.isInteger(id), 'id is an integer');
+        assert.deepEqual(answer.json, { id });
+        const shown = await author.client.v2('GET', '/exams/:id', { id: id as number });
+        assert.equal(shown.status, 200, shown.text);
+        assert.deepEqual(shown.json, {
+          exam: {
+            exam_id: id,
+            name: 'V2 Midterm',
+            start_time: start,
+            end_time: end,
+            duration: 45,
+            upload_exam: true,
+            restrictions: '<p>Pens only.\n<br />No &lt;phones&gt;.</p>',
+            type: 'record_review',
+            mobile_cam: true,
+            user_id: author.id,
+            institute_id: instituteId,
+            for_reviewing: true,
+            use_duration: true,
+          },
+        });
+      });
+
+      it('reads a signed form body, as older V2 clients send it', async () => {
+        const answer = await create(
+          author,
+          { name: 'Form exam', duration: '30', type: 'demo', use_duration: '0', upload_exam: '0' },
+          { as: 'form' },
+        );
+        assert.equal(answer.status, 201, answer.text);
+        const { id } = object(answer.json, 'body');
+        const shown = object(
+          object((await author.client.v2('GET', '/exams/:id', { id: id as number })).json, 'body').exam,
+          'exam',
+        );
+        assert.equal(shown.duration, 30);
+        assert.equal(shown.use_duration, false);
+        assert.equal(shown.upload_exam, false);
+        assert.equal(shown.start_time, null);
+      });
+
+      it('answers 400 with an empty body when name, duration or type is missing or empty, and keeps nothing', async () => {
+        const complete = { name: 'Incomplete', duration: 60, type: 'classroom' };
+        const before = await listIds(author);
+        for (const field of ['name', 'duration', 'type'] as const) {
+          const { [field]: _dropped, ...without } = complete;
+          for (const params of [without, { ...complete, [field]: '' }]) {
+            assertEmpty(await create(author, params), 400);
+          }
+        }
+        assert.deepEqual(await listIds(author), before);
+      });
+
+      it('requires duration even for an exam that does not use it', async () => {
+        assertEmpty(await create(author, { name: 'No duration', type: 'demo', use_duration: false }), 400);
+      });
+
+      it('answers 400 with an empty body when a value is invalid', async () => {
+        const base = { name: 'Invalid', duration: 60, type: 'classroom' };
+        const before = await listIds(author);
+        for (const params of [
+          { ...base, type: 'quiz' },
+          { ...base, duration: 'long' },
+          { ...base, duration: 0 },
+          { ...base, start_time: 'soon' },
+          { ...base, start_time: end, end_time: start },
+          { ...base, mobile_cam: 'maybe' },
+        ]) {
+          assertEmpty(await create(author, params), 400);
+        }
+        assert.deepEqual(await listIds(author), before);
+      });
+
+      it('answers 403 with an empty body to a proctor, who may not create exams', async () => {
+        assertEmpty(await create(proctor, { name: 'Proctored', duration: 60, type: 'classroom' }), 403);
+      });
+
+      it('answers 403 with the JSON message to a wrong signature', async () => {
+        const answer = await create(
+          author,
+          { name: 'Forged', duration: 60, type: 'classroom' },
+          { signature: '0'.repeat(64) },
+        );
+        assert.equal(answer.status, 403, answer.text);
+        assert.deepEqual(answer.json, NOT_AUTHORIZED);
+      });
+    });
+
+    describe('POST /api/exams/:id (update)', () => {
+      let author: TestUser;
+      let exam: Json;
+
+      before(async () => {
+        author = await server.user(instituteId, 'teacher');
+        exam = await createExam(author, {
+          name: 'Before',
+          duration_minutes: 60,
+          start_time: '2026-11-21T09:00:00Z',
+          restrictions: 'Old rules',
+        });
+      });
+
+      function update(user: TestUser, id: Scalar, params: Record<string, Scalar>, options: CallOptions = {}) {
+        return user.client.v2('POST', '/exams/:id', { id, ...params }, options);
+      }
+
+      async function shown(): Promise<Json> {
+        const answer = await author.client.v2('GET', '/exams/:id', { id: exam.id as number });
+        assert.equal(answer.status, 200, answer.text);
+        return object(object(answer.json, 'body').exam, 'exam');
+      }
+
+      it('answers 200 with an empty body and applies the V2 fields sent, keeping the others', async () => {
+        const endTime = Date.parse('2026-11-21T12:00:00Z') / 1000;
+        const answer = await update(author, exam.id as number, {
+          name: 'After',
+          duration: 75,
+          end_time: endTime,
+          upload_exam: true,
+          restrictions: 'New\n\nrules',
+        });
+        assertEmpty(answer, 200);
+        assert.deepEqual(await shown(), {
+          exam_id: exam.id,
+          name: 'After',
+          start_time: Date.parse('2026-11-21T09:00:00Z') / 1000,
+          end_time: endTime,
+          duration: 75,
+          upload_exam: true,
+          restrictions: '<p>New</p>\n\n<p>rules</p>',
+          type: 'classroom',
+          mobile_cam: false,
+          user_id: author.id,
+          institute_id: instituteId,
+          for_reviewing: false,
+          use_duration: true,
+        });
+      });
+
+      it('reads a form body', async () => {
+        assertEmpty(
+          await update(author, exam.id as number, { duration: '80', mobile_cam: '1' }, { as: 'form' }),
+          200,
+        );
+        const after = await shown();
+        assert.equal(after.duration, 80);
+        assert.equal(after.mobile_cam, true);
+      });
+
+      it('answers 400 with an empty body to an invalid value and changes nothing', async () => {
+        const before = await shown();
+        for (const params of [
+          { type: 'quiz' },
+          { name: '' },
+          { duration: 'long' },
+          { end_time: Date.parse('2026-11-20T09:00:00Z') / 1000 },
+        ] as Record<string, Scalar>[]) {
+          assertEmpty(await update(author, exam.id as number, params), 400);
+        }
+        assert.deepEqual(await shown(), before);
+      });
+
+      it('answers 400 with an empty body to an exam that is unknown, deleted or out of scope (api.md: 400 on failure)', async () => {
+        const before = await shown();
+        const outsider = await server.user(await server.institute(), 'administrator');
+        for (const [user, id] of [
+          [author, 999999],
+          [author, 'abc'],
+          [author, deleted.id as number],
+          [colleague, exam.id as number],
+          [outsider, exam.id as number],
+        ] as const) {
+          assertEmpty(await update(user, id, { name: 'Taken over' }), 400);
+        }
+        assert.deepEqual(await shown(), before);
+      });
+
+      it('answers 403 with an empty body to a proctor or auditor, who see the exam but may not change it', async () => {
+        const before = await shown();
+        for (const role of ['proctor', 'auditor'] as const) {
+          const user = await server.user(instituteId, role);
+          assertEmpty(await update(user, exam.id as number, { name: 'Renamed' }), 403);
+        }
+        assert.deepEqual(await shown(), before);
+      });
+
+      it("lets the institute's administrator update it", async () => {
+        assertEmpty(await update(admin, exam.id as number, { name: 'By the admin' }), 200);
+        assert.equal((await shown()).name, 'By the admin');
+      });
+    });
+
+    describe('DELETE /api/exams/:id', () => {
+      let author: TestUser;
+
+      before(async () => {
+        author = await server.user(instituteId, 'teacher');
+      });
+
+      function destroy(user: TestUser, id: Scalar) {
+        return user.client.v2('DELETE', '/exams/:id', { id });
+      }
+
+      it('answers 200 with an empty body; the exam then answers 404 and leaves the list', async () => {
+        const exam = await createExam(author, { name: 'Doomed' });
+        assertEmpty(await destroy(author, exam.id as number), 200);
+        assertEmpty(await author.client.v2('GET', '/exams/:id', { id: exam.id as number }), 404);
+        assert.ok(!v2Exams(await listV2(author)).some((listed) => listed.exam_id === exam.id));
+      });
+
+      it('answers 400 with an empty body to a second delete, an unknown id or an exam out of scope (api.md: 400 on failure)', async () => {
+        const exam = await createExam(author, { name: 'Destroyed twice' });
+        assertEmpty(await destroy(author, exam.id as number), 200);
+        assertEmpty(await destroy(author, exam.id as number), 400);
+        assertEmpty(await destroy(author, 999999), 400);
+        const kept = await createExam(author, { name: 'Kept' });
+        assertEmpty(await destroy(colleague, kept.id as number), 400);
+        assert.equal((await author.client.v2('GET', '/exams/:id', { id: kept.id as number })).status, 200);
+      });
+
+      it('answers 403 with an empty body to a proctor and keeps the exam', async () => {
+        const exam = await createExam(author, { name: 'Protected' });
+        const proctor = await server.user(instituteId, 'proctor');
+        assertEmpty(await destroy(proctor, exam.id as number), 403);
+        assert.equal((await author.client.v2('GET', '/exams/:id', { id: exam.id as number })).status, 200);
       });
     });
   });

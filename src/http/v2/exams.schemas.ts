@@ -1,0 +1,116 @@
+import {
+  emptyAnswer,
+  epochSeconds,
+  flagInput,
+  notAuthorized,
+  nullableInteger,
+  nullableString,
+  timeInput,
+  v2Params,
+  v2PathIds,
+  v2SignedQuery,
+} from './common.schemas.ts';
+
+const tags = ['v2'];
+
+export const examRecordV2 = {
+  type: 'object',
+  properties: {
+    exam_id: { type: 'integer' },
+    name: { type: 'string' },
+    start_time: epochSeconds,
+    end_time: epochSeconds,
+    duration: { ...nullableInteger, description: 'Minutes' },
+    upload_exam: { type: 'boolean' },
+    restrictions: { type: 'string', description: 'HTML: paragraphs and line breaks, other markup escaped' },
+    type: { type: 'string', enum: ['demo', 'classroom', 'record_review', 'live_proctoring'] },
+    mobile_cam: { type: 'boolean' },
+    user_id: { type: 'integer' },
+    institute_id: { type: 'integer' },
+    for_reviewing: { type: 'boolean' },
+    use_duration: { type: 'boolean' },
+  },
+} as const;
+
+/** The exam fields a V2 create or update may carry (api.md's resource table, V2 names). */
+const examFields = {
+  name: { type: 'string' },
+  duration: { type: 'integer', minimum: 1, description: 'Minutes' },
+  type: { type: 'string', enum: ['demo', 'classroom', 'record_review', 'live_proctoring'] },
+  start_time: timeInput,
+  end_time: timeInput,
+  mobile_cam: flagInput,
+  for_reviewing: flagInput,
+  use_duration: flagInput,
+  upload_exam: flagInput,
+  restrictions: { ...nullableString, description: 'Plain text; answered as HTML' },
+  allow_websites: flagInput,
+  allow_external_applications: flagInput,
+  allow_textbooks: flagInput,
+  allow_calculator: flagInput,
+  allow_pen_paper: flagInput,
+  allow_additional: flagInput,
+  allowed_websites: { ...nullableString, description: 'Comma separated' },
+  allowed_external_applications: { ...nullableString, description: 'Comma separated' },
+  allowed_textbooks: { ...nullableString, description: 'Comma separated' },
+  allowed_additional: { ...nullableString, description: 'Comma separated' },
+  allowed_calculator_type: nullableString,
+} as const;
+
+export const listExamsSchemaV2 = {
+  tags,
+  summary: 'V2: the exams the caller owns or co-manages',
+  querystring: v2SignedQuery,
+  response: {
+    200: { type: 'object', properties: { exams: { type: 'array', items: examRecordV2 } } },
+    403: notAuthorized,
+  },
+} as const;
+
+export const showExamSchemaV2 = {
+  tags,
+  summary: 'V2: one exam (404 with an empty body when missing or out of scope)',
+  params: v2PathIds('id'),
+  querystring: v2SignedQuery,
+  response: {
+    200: { type: 'object', properties: { exam: examRecordV2 } },
+    403: notAuthorized,
+    404: emptyAnswer('No such exam, deleted, or outside the caller’s scope'),
+  },
+} as const;
+
+export const createExamSchemaV2 = {
+  tags,
+  summary: 'V2: create an exam; answers 201 {"id": ID}',
+  description: 'name, duration and type are required. Times are epoch seconds.',
+  body: v2Params(examFields, ['name', 'duration', 'type']),
+  response: {
+    201: { type: 'object', properties: { id: { type: 'integer' } } },
+    400: emptyAnswer('A required field is missing, or a value is invalid'),
+    403: notAuthorized,
+  },
+} as const;
+
+export const updateExamSchemaV2 = {
+  tags,
+  summary: 'V2: update an exam (every field optional); 200 with an empty body',
+  params: v2PathIds('id'),
+  body: v2Params(examFields),
+  response: {
+    200: emptyAnswer('Updated'),
+    400: emptyAnswer('Invalid value, or no such exam in the caller’s scope'),
+    403: notAuthorized,
+  },
+} as const;
+
+export const destroyExamSchemaV2 = {
+  tags,
+  summary: 'V2: destroy an exam; 200 with an empty body',
+  params: v2PathIds('id'),
+  querystring: v2SignedQuery,
+  response: {
+    200: emptyAnswer('Destroyed'),
+    400: emptyAnswer('No such exam in the caller’s scope (api.md: 400 on failure)'),
+    403: notAuthorized,
+  },
+} as const;
