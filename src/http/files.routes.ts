@@ -1,14 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { NotFound, Unauthorized } from '../domain/errors.ts';
 import { parseId } from '../domain/ids.ts';
+import { contentDisposition } from '../storage/content-disposition.ts';
 import { StorageMissing } from '../storage/storage.ts';
 import type { ServerDeps } from './server.ts';
-
-/** `attachment; filename=...` with an ASCII fallback and the exact UTF-8 name (RFC 6266). */
-export function contentDisposition(fileName: string): string {
-  const fallback = fileName.replace(/[^\x20-\x7e]|["\\]/g, '_');
-  return `attachment; filename="${fallback}"; filename*=UTF-8''${encodeURIComponent(fileName)}`;
-}
 
 /**
  * Expiring file addresses (`/files/:id?expires=...&signature=...`). The signature is the only

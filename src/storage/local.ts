@@ -1,11 +1,9 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { isStorageKey, newStorageKey } from './keys.ts';
 import { Measure } from './measure.ts';
 import { type Storage, StorageMissing, type StoredObject } from './storage.ts';
-
-const KEY = /^[0-9a-f]{2}\/[0-9a-f]{32}$/;
 
 /**
  * Files on the local disk under `root`. A write goes to a temporary file in the same file system,
@@ -16,15 +14,14 @@ export function createLocalStorage(root: string): Storage {
   fs.mkdirSync(tmp, { recursive: true });
 
   function pathOf(key: string): string {
-    if (!KEY.test(key)) throw new StorageMissing(`not a storage key: ${key}`);
+    if (!isStorageKey(key)) throw new StorageMissing(`not a storage key: ${key}`);
     return path.join(root, key);
   }
 
   return {
     async put(body, options) {
-      const id = crypto.randomBytes(16).toString('hex');
-      const key = `${id.slice(0, 2)}/${id}`;
-      const temporary = path.join(tmp, `${id}.part`);
+      const key = newStorageKey();
+      const temporary = path.join(tmp, `${key.slice(3)}.part`);
       const measure = new Measure(options.maxBytes ?? Number.POSITIVE_INFINITY);
       try {
         // `flush` syncs the file to disk before it closes, so the rename below publishes whole data.

@@ -8,6 +8,7 @@ import { type App, createApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import type { Role } from '../../src/domain/access.ts';
 import type { Clock } from '../../src/domain/clock.ts';
+import { type LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../storage/s3rver.ts';
 import { ApiClient, type Credentials } from './client.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -88,9 +89,27 @@ export interface TestServer {
 
 let sequence = 0;
 
+/** With TEST_STORAGE=s3: the in-process S3 server every test server of this process stores files in. */
+let sharedS3: Promise<LocalS3> | undefined;
+
+/**
+ * The environment that selects file storage: none (local disk under DATA_DIR), or with
+ * `TEST_STORAGE=s3` a STORAGE_URL naming one s3rver shared by the test process, started on first
+ * use, plus the AWS credentials it accepts in process.env (where the AWS SDK reads them).
+ */
+async function storageEnv(): Promise<Record<string, string>> {
+  if (process.env.TEST_STORAGE !== 's3') return {};
+  sharedS3 ??= startLocalS3({ detached: true });
+  const s3 = await sharedS3;
+  process.env.AWS_ACCESS_KEY_ID = S3RVER_CREDENTIALS.accessKeyId;
+  process.env.AWS_SECRET_ACCESS_KEY = S3RVER_CREDENTIALS.secretAccessKey;
+  return { STORAGE_URL: s3.storageUrl };
+}
+
 /**
  * Starts the real service on a random loopback port over a private database. `env` adds or
- * overrides environment variables (NONCE_POLICY, SIGNATURE_WINDOW_SECONDS, ...).
+ * overrides environment variables (NONCE_POLICY, SIGNATURE_WINDOW_SECONDS, ...). Files go to local
+ * disk, or to S3 when TEST_STORAGE=s3 (see storageEnv).
  */
 export async function startTestServer(
   dialect: DialectName,
@@ -102,6 +121,7 @@ export async function startTestServer(
     DATA_DIR: database.dataDir,
     LOG_LEVEL: 'silent',
     PORT: '0',
+    ...(await storageEnv()),
     ...options.env,
   });
   const app = await createApp(config, {

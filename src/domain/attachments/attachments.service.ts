@@ -92,8 +92,8 @@ export function createAttachmentsService(deps: {
     return found;
   }
 
-  function linked(attachment: Attachment): LinkedAttachment {
-    const address = files.address(attachment.fileId, ATTACHMENT_URL_SECONDS);
+  async function linked(attachment: Attachment): Promise<LinkedAttachment> {
+    const address = await files.address(attachment.fileId, ATTACHMENT_URL_SECONDS);
     return { ...attachment, url: address.url, urlExpiresAt: address.expiresAt };
   }
 
@@ -116,7 +116,7 @@ export function createAttachmentsService(deps: {
       const query = parseListQuery(params, ATTACHMENT_LIST_FIELDS);
       if (document === undefined) return { items: [], total: 0, page: query.page, limit: query.limit };
       const page = await listAttachments(db, document.id, query);
-      return { ...page, items: page.items.map(linked) };
+      return { ...page, items: await Promise.all(page.items.map(linked)) };
     },
 
     async get(actor, owner, id) {
@@ -129,12 +129,14 @@ export function createAttachmentsService(deps: {
       // An empty file part is what a browser form sends when no file was chosen.
       if (upload === undefined || upload.size === 0) throw new ParamMissing(field);
       const file = await files.keep(upload, ATTACHMENT_TYPES);
+      let attachment: Attachment;
       try {
-        return linked(await record(context, owner, file));
+        attachment = await record(context, owner, file);
       } catch (error) {
         await files.remove([file.id]);
         throw error;
       }
+      return linked(attachment);
     },
 
     async destroy(actor, owner, id) {

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../../db/database.ts';
 import { sniffContentType } from '../../storage/content-type.ts';
 import type { UrlSigner } from '../../storage/signed-url.ts';
-import type { Storage } from '../../storage/storage.ts';
+import { type ExpiringAddress, type Storage, StorageMissing } from '../../storage/storage.ts';
 import type { Upload } from '../../storage/upload.ts';
 import type { Clock } from '../clock.ts';
 import { UnsupportedMediaType } from '../errors.ts';
@@ -31,10 +31,18 @@ export interface FilesService {
    * between is unreachable garbage, never a record pointing at nothing).
    */
   remove(ids: readonly (number | null)[]): Promise<void>;
-  /** An expiring address of a file, valid `seconds`. */
-  address(fileId: number, seconds: number): { url: string; expiresAt: number };
+  /**
+   * An expiring address of a file, valid `seconds` from now: the storage's own presigned address
+   * when it has them (S3), otherwise `{PUBLIC_URL}/files/<id>?expires=...&signature=...`. Returns it
+   * with its expiry (epoch ms); throws StorageMissing when presigning for a file that has no record.
+   */
+  address(fileId: number, seconds: number): Promise<ExpiringAddress>;
 }
 
+/**
+ * Builds the files service over the database (records), the storage (bytes) and the URL signer
+ * (addresses when the storage has none of its own). Returns it; building it throws nothing.
+ */
 export function createFilesService(deps: {
   db: Db;
   clock: Clock;
@@ -94,6 +102,16 @@ export function createFilesService(deps: {
       }
     },
 
-    address: (fileId, seconds) => signer.sign(fileId, clock.now(), seconds),
+    async address(fileId, seconds) {
+      if (storage.presign === undefined) return signer.sign(fileId, clock.now(), seconds);
+      const file = await findFile(db, fileId);
+      if (file === undefined) throw new StorageMissing(`no file ${fileId}`);
+      return storage.presign(file.storageKey, {
+        seconds,
+        fileName: file.originalName,
+        contentType: file.contentType,
+        now: clock.now(),
+      });
+    },
   };
 }

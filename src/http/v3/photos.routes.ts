@@ -1,5 +1,40 @@
-// Placeholder registered by v3/index.ts; the photos capability (step 4) fills it in.
 import type { FastifyInstance } from 'fastify';
+import { actorOf } from '../actor.ts';
 import type { ServerDeps } from '../server.ts';
+import { isoTime } from '../time.ts';
+import { destroyFacePhotoSchema, destroyIdCardSchema, facePhotoAddressSchema } from './photos.schemas.ts';
+import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
 
-export function registerPhotoRoutes(_app: FastifyInstance, _deps: ServerDeps): void {}
+type IdRoute = { Params: { id: string } };
+
+/**
+ * The photo actions of a student session (contract §7): destroy the ID photo or the face photo
+ * (`{"student": record}`), and an expiring address of the face photo (`{"url", "expires_at"}`).
+ * Every answer is 200. Photos are uploaded by the candidate room.
+ */
+export function registerPhotoRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+  const { photos } = services;
+
+  app.delete<IdRoute>('/student_sessions/:id/id_card', { schema: destroyIdCardSchema }, async (request) => ({
+    student: presentStudentSessionV3(await photos.remove(actorOf(request), request.params.id, 'id_card')),
+  }));
+
+  app.delete<IdRoute>(
+    '/student_sessions/:id/face_photo',
+    { schema: destroyFacePhotoSchema },
+    async (request) => ({
+      student: presentStudentSessionV3(
+        await photos.remove(actorOf(request), request.params.id, 'face_photo'),
+      ),
+    }),
+  );
+
+  app.get<IdRoute>(
+    '/student_sessions/:id/face_photo',
+    { schema: facePhotoAddressSchema },
+    async (request) => {
+      const address = await photos.facePhotoAddress(actorOf(request), request.params.id);
+      return { url: address.url, expires_at: isoTime(address.expiresAt) };
+    },
+  );
+}
