@@ -18,6 +18,9 @@ import { createUsersService } from './domain/users/users.service.ts';
 import { createAuthenticator } from './http/auth/authenticate.ts';
 import { buildServer } from './http/server.ts';
 import { createFilesService } from './domain/files/files.service.ts';
+import type { JobHandler } from './jobs/job.ts';
+import { jobHandlers } from './jobs/handlers.ts';
+import { createJobQueue } from './jobs/queue.ts';
 import { loadServerKeys } from './security/keys.ts';
 import { createUrlSigner } from './storage/signed-url.ts';
 import { createStorage } from './storage/index.ts';
@@ -35,6 +38,8 @@ export interface Core {
   readonly database: Database;
   readonly services: Services;
   readonly clock: Clock;
+  /** The job kinds a worker in this process can run (src/jobs/handlers.ts). */
+  readonly jobHandlers: readonly JobHandler[];
   close(): Promise<void>;
 }
 
@@ -104,8 +109,18 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
     }),
     files,
     urlSigner,
+    jobs: createJobQueue({ db, clock }),
   };
-  return { config, logger, database, services, clock, close: () => database.destroy() };
+  const handlers = jobHandlers({ config, logger, db, clock, services });
+  return {
+    config,
+    logger,
+    database,
+    services,
+    clock,
+    jobHandlers: handlers,
+    close: () => database.destroy(),
+  };
 }
 
 /** The core plus the HTTP server (not yet listening). */

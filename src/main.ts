@@ -5,12 +5,20 @@ import { UsageError } from './cli/usage.ts';
 import { type Config, ConfigError, loadConfig } from './config/config.ts';
 import { DomainError } from './domain/errors.ts';
 import { purgeExpiredNonces } from './http/auth/nonce-store.ts';
+import { createWorker } from './jobs/worker.ts';
 
 /** How often expired nonces are swept. */
 const MAINTENANCE_INTERVAL_MS = 10 * 60 * 1000;
 
-/** Periodic housekeeping shared by serve and worker. Returns a function that stops it. */
-function startMaintenance(core: Core): () => void {
+/** While the HTTP server drains, how often keep-alive connections that went idle are closed. */
+const IDLE_SWEEP_MS = 100;
+
+/**
+ * Periodic housekeeping shared by serve and worker. Returns a function that stops it and resolves
+ * once a sweep in progress has finished (so the database can be closed after it).
+ */
+function startMaintenance(core: Core): () => Promise<void> {
+  let current: Promise<void> = Promise.resolve();
   const sweep = async () => {
     try {
       const removed = await purgeExpiredNonces(core.database.db, core.clock.now());
@@ -19,41 +27,93 @@ function startMaintenance(core: Core): () => void {
       core.logger.error({ err: error }, 'nonce purge failed');
     }
   };
-  void sweep();
-  const timer = setInterval(() => void sweep(), MAINTENANCE_INTERVAL_MS);
+  current = sweep();
+  const timer = setInterval(() => {
+    current = sweep();
+  }, MAINTENANCE_INTERVAL_MS);
   timer.unref();
-  return () => clearInterval(timer);
+  return () => {
+    clearInterval(timer);
+    return current;
+  };
 }
 
-/** Resolves on the first SIGTERM or SIGINT. */
+/**
+ * The background role: the job worker over the core's handlers, plus maintenance. Returns a stop
+ * that resolves once the running job step has finished and its outcome is written.
+ */
+function startBackground(core: Core): () => Promise<void> {
+  const worker = createWorker({
+    db: core.database.db,
+    dialect: core.database.dialect,
+    clock: core.clock,
+    logger: core.logger,
+    handlers: core.jobHandlers,
+  });
+  worker.start();
+  const stopMaintenance = startMaintenance(core);
+  core.logger.info(
+    { worker: worker.id, kinds: core.jobHandlers.map((handler) => handler.kind) },
+    'job worker started',
+  );
+  return async () => {
+    await Promise.all([worker.stop(), stopMaintenance()]);
+  };
+}
+
+/**
+ * Resolves on the first SIGTERM or SIGINT. Both handlers are then removed, so a second signal during
+ * a slow shutdown ends the process the default way.
+ */
 function untilSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
+    const onSignal = (signal: NodeJS.Signals) => {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      resolve(signal);
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
   });
 }
 
 async function serve(config: Config, args: string[]): Promise<void> {
   const withWorker = !args.includes('--no-worker');
   const app = await createApp(config);
-  const stopMaintenance = withWorker ? startMaintenance(app) : () => {};
   const signal = untilSignal();
-  await app.server.listen({ port: config.port, host: config.host });
+  try {
+    await app.server.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
+  const stopBackground = withWorker ? startBackground(app) : () => Promise.resolve();
   app.logger.info({ publicUrl: config.publicUrl, worker: withWorker }, 'invigil serving');
   const received = await signal;
   app.logger.info({ signal: received }, 'shutting down');
-  stopMaintenance();
+  // Stop accepting; requests in flight finish while the worker finishes its running job step.
+  // A keep-alive connection is closed as soon as it is idle instead of lingering to its timeout.
+  const httpClosed = app.server.close();
+  const idleSweep = setInterval(() => app.server.server.closeIdleConnections(), IDLE_SWEEP_MS);
+  try {
+    await Promise.all([httpClosed, stopBackground()]);
+  } finally {
+    clearInterval(idleSweep);
+  }
   await app.close();
+  app.logger.info('stopped');
 }
 
 async function worker(config: Config): Promise<void> {
   const core = await createCore(config);
-  const stopMaintenance = startMaintenance(core);
+  const signal = untilSignal();
+  const stopBackground = startBackground(core);
   core.logger.info('invigil worker running');
-  const received = await untilSignal();
+  const received = await signal;
   core.logger.info({ signal: received }, 'shutting down');
-  stopMaintenance();
+  await stopBackground();
   await core.close();
+  core.logger.info('stopped');
 }
 
 async function main(argv: string[]): Promise<number> {

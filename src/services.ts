@@ -11,6 +11,7 @@ import type { PhotosService } from './domain/student-sessions/photos.service.ts'
 import type { StudentSessionsService } from './domain/student-sessions/student-sessions.service.ts';
 import type { UsersService } from './domain/users/users.service.ts';
 import type { Authenticator } from './http/auth/authenticate.ts';
+import type { JobQueue } from './jobs/queue.ts';
 import type { UrlSigner } from './storage/signed-url.ts';
 
 /** The use cases the transports (HTTP, CLI) call; built once in app.ts. */
@@ -29,4 +30,6 @@ export interface Services {
   readonly authenticator: Authenticator;
   readonly files: FilesService;
   readonly urlSigner: UrlSigner;
+  /** The durable job queue (enqueue inside the transaction of the change that causes the job). */
+  readonly jobs: JobQueue;
 }

@@ -13,6 +13,21 @@ function migrationsFor(dialect: Database['dialect']): Record<string, Migration> 
  * Applies every pending migration (forward only; Kysely's lock keeps concurrent starts apart).
  * Returns the names applied now; throws with the failing migration's name when one fails.
  */
+/** How often a migration run is tried when another schema vanished while Kysely was looking. */
+const INTROSPECTION_ATTEMPTS = 5;
+
+/**
+ * True for PostgreSQL's "schema does not exist" (SQLSTATE 3F000) about a schema other than ours:
+ * Kysely's introspection reads every schema's tables, and one dropped meanwhile (another database
+ * sharing the server, or a test suite's private schema) fails the read though nothing is wrong here.
+ */
+function raceWithAnotherSchema(error: unknown, ownSchema: string | undefined): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (code !== '3F000') return false;
+  return ownSchema === undefined || typeof message !== 'string' || !message.includes(`"${ownSchema}"`);
+}
+
 export async function migrateToLatest(database: Database): Promise<string[]> {
   // Kysely looks for its bookkeeping tables across every schema it can see; on PostgreSQL name the
   // connection's own schema so a second Invigil database in another schema is never mistaken for this one.
@@ -26,7 +41,14 @@ export async function migrateToLatest(database: Database): Promise<string[]> {
     provider: { getMigrations: () => Promise.resolve(migrationsFor(database.dialect)) },
     ...(schema === undefined ? {} : { migrationTableSchema: schema }),
   });
-  const result: MigrationResultSet = await migrator.migrateToLatest();
+  let result: MigrationResultSet = await migrator.migrateToLatest();
+  for (
+    let attempt = 1;
+    attempt < INTROSPECTION_ATTEMPTS && raceWithAnotherSchema(result.error, schema);
+    attempt += 1
+  ) {
+    result = await migrator.migrateToLatest();
+  }
   const failed = result.results?.find((r) => r.status === 'Error');
   if (result.error !== undefined) {
     const reason = result.error instanceof Error ? result.error.message : JSON.stringify(result.error);
