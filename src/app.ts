@@ -21,6 +21,8 @@ import { createFilesService } from './domain/files/files.service.ts';
 import type { JobHandler } from './jobs/job.ts';
 import { jobHandlers } from './jobs/handlers.ts';
 import { createJobQueue } from './jobs/queue.ts';
+import { createMailService } from './mail/mail.service.ts';
+import { createExamExportsService } from './domain/exports/exam-exports.service.ts';
 import { loadServerKeys } from './security/keys.ts';
 import { createUrlSigner } from './storage/signed-url.ts';
 import { createStorage } from './storage/index.ts';
@@ -89,6 +91,7 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
   const urlSigner = createUrlSigner(config.publicUrl, keys.urlSigning);
   const files = createFilesService({ db, clock, storage, signer: urlSigner, logger });
   const users = createUsersService({ db, clock, keys });
+  const jobs = createJobQueue({ db, clock });
   const services: Services = {
     institutes: createInstitutesService({ db, clock, files }),
     users,
@@ -109,7 +112,9 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
     }),
     files,
     urlSigner,
-    jobs: createJobQueue({ db, clock }),
+    jobs,
+    mail: createMailService({ db, clock, config, logger, jobs }),
+    examExports: createExamExportsService({ db, clock, files, jobs }),
   };
   const handlers = jobHandlers({ config, logger, db, clock, services });
   return {

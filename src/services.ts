@@ -7,6 +7,8 @@ import type { LtiResourcesService } from './domain/lti-resources/lti-resources.s
 import type { ToolProvidersService } from './domain/tool-providers/tool-providers.service.ts';
 import type { FilesService } from './domain/files/files.service.ts';
 import type { InstitutesService } from './domain/institutes/institutes.service.ts';
+import type { ExamExportsService } from './domain/exports/exam-exports.service.ts';
+import type { MailService } from './mail/mail.service.ts';
 import type { PhotosService } from './domain/student-sessions/photos.service.ts';
 import type { StudentSessionsService } from './domain/student-sessions/student-sessions.service.ts';
 import type { UsersService } from './domain/users/users.service.ts';
@@ -27,6 +29,8 @@ export interface Services {
   readonly ltiResources: LtiResourcesService;
   readonly identityProviders: IdentityProvidersService;
   readonly photos: PhotosService;
+  readonly mail: MailService;
+  readonly examExports: ExamExportsService;
   readonly authenticator: Authenticator;
   readonly files: FilesService;
   readonly urlSigner: UrlSigner;

@@ -3,7 +3,9 @@ import type { Config } from '../config/config.ts';
 import type { Db } from '../db/database.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { Services } from '../services.ts';
+import { createExamZipJob } from './exam-zip.job.ts';
 import type { JobHandler } from './job.ts';
+import { createMailDeliveryJob } from './mail-delivery.job.ts';
 
 /** What a job handler may use; app.ts passes it once. */
 export interface JobHandlerDeps {
@@ -18,6 +20,6 @@ export interface JobHandlerDeps {
  * Every job kind this build knows, one handler each. A capability that adds a kind writes its
  * handler in its own file under src/jobs/ and adds one line here. Returns the handlers.
  */
-export function jobHandlers(_deps: JobHandlerDeps): JobHandler[] {
-  return [];
+export function jobHandlers(deps: JobHandlerDeps): JobHandler[] {
+  return [createMailDeliveryJob(deps), createExamZipJob(deps)];
 }

@@ -13,7 +13,10 @@ import { registerInstituteRoutes } from './institutes.routes.ts';
 import { registerLtiResourceRoutes } from './lti-resources.routes.ts';
 import { registerToolProviderRoutes } from './tool-providers.routes.ts';
 import { registerUserRoutes } from './users.routes.ts';
+import { registerExamActionRoutes } from './exam-actions.routes.ts';
 import { registerPhotoRoutes } from './photos.routes.ts';
+import { registerSessionActionRoutes } from './session-actions.routes.ts';
+import { registerZipRoutes } from './zip.routes.ts';
 import { registerStudentSessionRoutes } from './student-sessions.routes.ts';
 
 const V3_MEDIA_TYPES = ['application/vnd.service.v3', 'application/vnd.procwise.v3'];
@@ -43,6 +46,9 @@ export function registerV3(app: FastifyInstance, deps: ServerDeps): void {
   registerAttachmentRoutes(app, deps);
   registerStudentSessionRoutes(app, deps);
   registerPhotoRoutes(app, deps);
+  registerExamActionRoutes(app, deps);
+  registerSessionActionRoutes(app, deps);
+  registerZipRoutes(app, deps);
   registerExamStaffRoutes(app, deps);
   registerInstituteRoutes(app, deps);
   registerUserRoutes(app, deps);
