@@ -17,15 +17,22 @@ function migrationsFor(dialect: Database['dialect']): Record<string, Migration> 
 const INTROSPECTION_ATTEMPTS = 5;
 
 /**
- * True for PostgreSQL's "schema does not exist" (SQLSTATE 3F000) about a schema other than ours:
- * Kysely's introspection reads every schema's tables, and one dropped meanwhile (another database
- * sharing the server, or a test suite's private schema) fails the read though nothing is wrong here.
+ * The errors PostgreSQL gives when a catalog object vanishes under a query: schema (3F000), table
+ * (42P01) or column (42703) not found, and "cache lookup failed" (XX000).
+ */
+const VANISHED_OBJECT_CODES = new Set(['3F000', '42P01', '42703', 'XX000']);
+
+/**
+ * True when a PostgreSQL migration run failed because something in another schema vanished while
+ * Kysely looked: its introspection reads every schema's tables (and calls catalog functions on
+ * them), so a schema dropped meanwhile (another database sharing the server, or a test suite's
+ * private schema) fails the read though nothing is wrong here. A genuine error in a migration of
+ * ours fails again on the next attempt and is reported then.
  */
 function raceWithAnotherSchema(error: unknown, ownSchema: string | undefined): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  const { code, message } = error as { code?: unknown; message?: unknown };
-  if (code !== '3F000') return false;
-  return ownSchema === undefined || typeof message !== 'string' || !message.includes(`"${ownSchema}"`);
+  if (ownSchema === undefined || typeof error !== 'object' || error === null) return false;
+  const { code } = error as { code?: unknown };
+  return typeof code === 'string' && VANISHED_OBJECT_CODES.has(code);
 }
 
 export async function migrateToLatest(database: Database): Promise<string[]> {
@@ -47,6 +54,7 @@ export async function migrateToLatest(database: Database): Promise<string[]> {
     attempt < INTROSPECTION_ATTEMPTS && raceWithAnotherSchema(result.error, schema);
     attempt += 1
   ) {
+    await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
     result = await migrator.migrateToLatest();
   }
   const failed = result.results?.find((r) => r.status === 'Error');

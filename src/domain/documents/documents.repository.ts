@@ -48,6 +48,21 @@ export async function findDocumentOfExam(db: Db, examId: number): Promise<ExamDo
   return row === undefined ? undefined : documentFromRow(row);
 }
 
+/** Returns the documents of these exams (each has at most one), by exam id; one query. */
+export async function findDocumentsOfExams(
+  db: Db,
+  examIds: readonly number[],
+): Promise<Map<number, ExamDocument>> {
+  const byExam = new Map<number, ExamDocument>();
+  if (examIds.length === 0) return byExam;
+  const rows = await selectDocuments(db).where('documents.exam_id', 'in', examIds).execute();
+  for (const row of rows) {
+    const document = documentFromRow(row);
+    byExam.set(document.examId, document);
+  }
+  return byExam;
+}
+
 /**
  * Inserts the exam's document unless it already has one (the unique index decides, so two
  * concurrent creates cannot both succeed). Returns the new document, or undefined when one existed.

@@ -18,7 +18,7 @@ import {
 import { type DocumentContext, findDocumentFor, findExamFor } from './document-access.ts';
 import {
   deleteDocument,
-  findDocumentOfExam,
+  findDocumentsOfExams,
   insertDocument,
   listDocuments,
   updateDocumentContent,
@@ -83,11 +83,14 @@ export function createDocumentsService(deps: {
 
     async listOwned(actor) {
       const exams = await listAllExams(db, { kind: 'own', instituteId: actor.instituteId, userId: actor.id });
-      // One lookup per exam: the documents repository has no many-exams read (yet).
-      const found = await Promise.all(
-        exams.map(async (exam) => ({ exam, document: await findDocumentOfExam(db, exam.id) })),
+      const documents = await findDocumentsOfExams(
+        db,
+        exams.map((exam) => exam.id),
       );
-      return found.filter((context): context is DocumentContext => context.document !== undefined);
+      return exams.flatMap((exam) => {
+        const document = documents.get(exam.id);
+        return document === undefined ? [] : [{ exam, document }];
+      });
     },
 
     async create(actor, examId, params, contentParam = 'exam_content') {

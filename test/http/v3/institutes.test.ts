@@ -77,6 +77,12 @@ function uniqueName(label = 'Institute'): string {
   return `${label} ${sequence} ${Math.random().toString(36).slice(2, 8)}`;
 }
 
+
+/** `a teacher`, `an administrator`: the role with its article, for test names. */
+function article(role: string): string {
+  return `${/^[aeiou]/.test(role) ? 'an' : 'a'} ${role}`;
+}
+
 for (const dialect of DIALECTS) {
   describe(`V3 institutes [${dialect}]`, () => {
     const clock = new TestClock(Math.floor(Date.now() / 1000) * 1000);
@@ -292,7 +298,7 @@ for (const dialect of DIALECTS) {
       });
 
       for (const role of MEMBER_ROLES) {
-        it(`answers 403 to an ${role} and creates nothing`, async () => {
+        it(`answers 403 to ${article(role)} and creates nothing`, async () => {
           const before = await instituteCount();
           const answer = await create(member[role], { name: uniqueName(), short_name: 'NO' });
           assert.equal(answer.status, 403, answer.text);
@@ -420,7 +426,7 @@ for (const dialect of DIALECTS) {
       });
 
       for (const role of MEMBER_ROLES) {
-        it(`answers 403 to an ${role}`, async () => {
+        it(`answers 403 to ${article(role)}`, async () => {
           const answer = await member[role].client.v3('GET', '/institutes');
           assert.equal(answer.status, 403, answer.text);
           assert.deepEqual(answer.json, NOT_AUTHORIZED);
@@ -445,7 +451,7 @@ for (const dialect of DIALECTS) {
       });
 
       for (const role of NON_ADMIN_ROLES) {
-        it(`answers 403 to a ${role} of the institute`, async () => {
+        it(`answers 403 to ${article(role)} of the institute`, async () => {
           const answer = await show(member[role], mainId);
           assert.equal(answer.status, 403, answer.text);
           assert.deepEqual(answer.json, NOT_AUTHORIZED);
@@ -453,7 +459,7 @@ for (const dialect of DIALECTS) {
       }
 
       for (const role of MEMBER_ROLES) {
-        it(`answers 404 to an ${role} of another institute, as if it did not exist`, async () => {
+        it(`answers 404 to ${article(role)} of another institute, as if it did not exist`, async () => {
           const answer = await show(outsider[role], mainId);
           assert.equal(answer.status, 404, answer.text);
           assert.deepEqual(answer.json, notFound(mainId));
@@ -566,7 +572,7 @@ for (const dialect of DIALECTS) {
         });
 
         for (const role of NON_ADMIN_ROLES) {
-          it(`answers 403 to a ${role} of the institute and changes nothing`, async () => {
+          it(`answers 403 to ${article(role)} of the institute and changes nothing`, async () => {
             const before = await stored(mainId);
             const answer = await update(member[role], mainId, { short_name: 'HACKED' });
             assert.equal(answer.status, 403, answer.text);
@@ -576,7 +582,7 @@ for (const dialect of DIALECTS) {
         }
 
         for (const role of MEMBER_ROLES) {
-          it(`answers 404 to an ${role} of another institute and changes nothing`, async () => {
+          it(`answers 404 to ${article(role)} of another institute and changes nothing`, async () => {
             const before = await stored(mainId);
             const answer = await update(outsider[role], mainId, { short_name: 'HACKED' });
             assert.equal(answer.status, 404, answer.text);
@@ -599,14 +605,14 @@ for (const dialect of DIALECTS) {
       }
 
       for (const role of MEMBER_ROLES) {
-        it(`answers 403 to an ${role} of the institute and deletes nothing`, async () => {
+        it(`answers 403 to ${article(role)} of the institute and deletes nothing`, async () => {
           const answer = await destroy(member[role], mainId);
           assert.equal(answer.status, 403, answer.text);
           assert.deepEqual(answer.json, NOT_AUTHORIZED);
           assert.equal((await stored(mainId)).id, mainId);
         });
 
-        it(`answers 404 to an ${role} of another institute and deletes nothing`, async () => {
+        it(`answers 404 to ${article(role)} of another institute and deletes nothing`, async () => {
           const answer = await destroy(outsider[role], mainId);
           assert.equal(answer.status, 404, answer.text);
           assert.deepEqual(answer.json, notFound(mainId));

@@ -74,6 +74,12 @@ function unique(prefix: string): string {
   return `${prefix}-${sequence}-${Math.random().toString(36).slice(2, 8)}`;
 }
 
+
+/** `a teacher`, `an administrator`: the role with its article, for test names. */
+function article(role: string): string {
+  return `${/^[aeiou]/.test(role) ? 'an' : 'a'} ${role}`;
+}
+
 for (const dialect of DIALECTS) {
   describe(`V3 LTI resources [${dialect}]`, () => {
     const clock = new TestClock(Math.floor(Date.now() / 1000) * 1000);
@@ -264,7 +270,7 @@ for (const dialect of DIALECTS) {
       });
 
       for (const role of ['teacher', 'auditor', 'proctor', 'reviewer'] as const) {
-        it(`answers 403 to a ${role}, before reading the parameters`, async () => {
+        it(`answers 403 to ${article(role)}, before reading the parameters`, async () => {
           const user = { teacher, auditor, proctor, reviewer }[role];
           const answer = await v3(user, 'POST', '/lti_resources', {
             tool_provider_id: provider.id as number,
@@ -301,7 +307,7 @@ for (const dialect of DIALECTS) {
       }
 
       for (const role of ['proctor', 'reviewer'] as const) {
-        it(`answers 403 to a ${role}`, async () => {
+        it(`answers 403 to ${article(role)}`, async () => {
           const user = role === 'proctor' ? proctor : reviewer;
           const answer = await v3(user, 'GET', '/lti_resources/:id', { id: resource.id as number });
           assert.equal(answer.status, 403, answer.text);
@@ -469,7 +475,7 @@ for (const dialect of DIALECTS) {
       });
 
       for (const role of ['teacher', 'auditor', 'proctor', 'reviewer'] as const) {
-        it(`answers 403 to a ${role}`, async () => {
+        it(`answers 403 to ${article(role)}`, async () => {
           const resource = await createResource(admin);
           const user = { teacher, auditor, proctor, reviewer }[role];
           const answer = await v3(user, 'PATCH', '/lti_resources/:id', {
@@ -515,7 +521,7 @@ for (const dialect of DIALECTS) {
       });
 
       for (const role of ['teacher', 'auditor', 'proctor', 'reviewer'] as const) {
-        it(`answers 403 to a ${role}`, async () => {
+        it(`answers 403 to ${article(role)}`, async () => {
           const resource = await createResource(admin);
           const user = { teacher, auditor, proctor, reviewer }[role];
           const answer = await v3(user, 'DELETE', '/lti_resources/:id', { id: resource.id as number });

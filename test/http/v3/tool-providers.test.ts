@@ -98,6 +98,12 @@ function lti13(extra: Record<string, Scalar> = {}): Record<string, Scalar> {
   };
 }
 
+
+/** `a teacher`, `an administrator`: the role with its article, for test names. */
+function article(role: string): string {
+  return `${/^[aeiou]/.test(role) ? 'an' : 'a'} ${role}`;
+}
+
 for (const dialect of DIALECTS) {
   describe(`V3 tool providers [${dialect}]`, () => {
     const clock = new TestClock(Math.floor(Date.now() / 1000) * 1000);
@@ -345,7 +351,7 @@ for (const dialect of DIALECTS) {
       });
 
       for (const role of ['teacher', 'auditor', 'proctor', 'reviewer'] as const) {
-        it(`answers 403 to a ${role}, before reading the parameters`, async () => {
+        it(`answers 403 to ${article(role)}, before reading the parameters`, async () => {
           const user = { teacher, auditor, proctor, reviewer }[role];
           const answer = await call(user, 'POST', '/tool_providers', lti11());
           assert.equal(answer.status, 403, answer.text);
@@ -400,7 +406,7 @@ for (const dialect of DIALECTS) {
       }
 
       for (const role of ['proctor', 'reviewer'] as const) {
-        it(`answers 403 to a ${role}`, async () => {
+        it(`answers 403 to ${article(role)}`, async () => {
           const user = role === 'proctor' ? proctor : reviewer;
           const answer = await call(user, 'GET', '/tool_providers/:id', { id: provider.id as number });
           assert.equal(answer.status, 403, answer.text);
@@ -607,7 +613,7 @@ for (const dialect of DIALECTS) {
       });
 
       for (const role of ['teacher', 'auditor', 'proctor', 'reviewer'] as const) {
-        it(`answers 403 to a ${role}`, async () => {
+        it(`answers 403 to ${article(role)}`, async () => {
           const provider = await create(admin, lti11());
           const user = { teacher, auditor, proctor, reviewer }[role];
           const answer = await call(user, 'PATCH', '/tool_providers/:id', {
@@ -694,7 +700,7 @@ for (const dialect of DIALECTS) {
       });
 
       for (const role of ['teacher', 'auditor', 'proctor', 'reviewer'] as const) {
-        it(`answers 403 to a ${role} and keeps the provider`, async () => {
+        it(`answers 403 to ${article(role)} and keeps the provider`, async () => {
           const provider = await create(admin, lti11());
           const user = { teacher, auditor, proctor, reviewer }[role];
           const answer = await call(user, 'DELETE', '/tool_providers/:id', { id: provider.id as number });

@@ -84,6 +84,12 @@ function newEmail(label = 'user'): string {
   return `${label}.${sequence}.${Math.random().toString(36).slice(2, 8)}@example.org`;
 }
 
+
+/** `a teacher`, `an administrator`: the role with its article, for test names. */
+function article(role: string): string {
+  return `${/^[aeiou]/.test(role) ? 'an' : 'a'} ${role}`;
+}
+
 for (const dialect of DIALECTS) {
   describe(`V3 institute users [${dialect}]`, () => {
     const clock = new TestClock(Math.floor(Date.now() / 1000) * 1000);
@@ -403,7 +409,7 @@ for (const dialect of DIALECTS) {
       });
 
       for (const role of NON_ADMIN_ROLES) {
-        it(`answers 403 to a ${role} of the institute`, async () => {
+        it(`answers 403 to ${article(role)} of the institute`, async () => {
           const email = newEmail();
           const answer = await create(member[role], mainId, { email, name: 'Nope', role: 'teacher' });
           assert.equal(answer.status, 403, answer.text);
@@ -418,7 +424,7 @@ for (const dialect of DIALECTS) {
       }
 
       for (const role of MEMBER_ROLES) {
-        it(`answers 404 naming the institute to an ${role} of another institute`, async () => {
+        it(`answers 404 naming the institute to ${article(role)} of another institute`, async () => {
           const answer = await create(outsider[role], mainId, {
             email: newEmail(),
             name: 'Nope',
@@ -541,7 +547,7 @@ for (const dialect of DIALECTS) {
       });
 
       for (const role of NON_ADMIN_ROLES) {
-        it(`answers 403 to a ${role} of the institute`, async () => {
+        it(`answers 403 to ${article(role)} of the institute`, async () => {
           const answer = await member[role].client.v3('GET', USERS, { institute_id: mainId });
           assert.equal(answer.status, 403, answer.text);
           assert.deepEqual(answer.json, NOT_AUTHORIZED);
@@ -549,7 +555,7 @@ for (const dialect of DIALECTS) {
       }
 
       for (const role of MEMBER_ROLES) {
-        it(`answers 404 naming the institute to an ${role} of another institute`, async () => {
+        it(`answers 404 naming the institute to ${article(role)} of another institute`, async () => {
           const answer = await outsider[role].client.v3('GET', USERS, { institute_id: mainId });
           assert.equal(answer.status, 404, answer.text);
           assert.deepEqual(answer.json, instituteNotFound(mainId));
@@ -592,7 +598,7 @@ for (const dialect of DIALECTS) {
       }
 
       for (const role of NON_ADMIN_ROLES) {
-        it(`answers 403 to a ${role} of the institute, even about itself`, async () => {
+        it(`answers 403 to ${article(role)} of the institute, even about itself`, async () => {
           for (const id of [member.administrator.id, member[role].id]) {
             const answer = await show(member[role], mainId, id);
             assert.equal(answer.status, 403, answer.text);
@@ -602,7 +608,7 @@ for (const dialect of DIALECTS) {
       }
 
       for (const role of MEMBER_ROLES) {
-        it(`answers 404 naming the institute to an ${role} of another institute`, async () => {
+        it(`answers 404 naming the institute to ${article(role)} of another institute`, async () => {
           const answer = await show(outsider[role], mainId, member.teacher.id);
           assert.equal(answer.status, 404, answer.text);
           assert.deepEqual(answer.json, instituteNotFound(mainId));
@@ -799,7 +805,7 @@ for (const dialect of DIALECTS) {
         });
 
         for (const role of NON_ADMIN_ROLES) {
-          it(`answers 403 to a ${role} of the institute, even about itself, and changes nothing`, async () => {
+          it(`answers 403 to ${article(role)} of the institute, even about itself, and changes nothing`, async () => {
             const before = await stored(member[role].id);
             const changes: Record<string, Scalar>[] = [{ name: 'Self-renamed' }, { role: 'administrator' }];
             for (const params of changes) {
@@ -812,7 +818,7 @@ for (const dialect of DIALECTS) {
         }
 
         for (const role of MEMBER_ROLES) {
-          it(`answers 404 naming the institute to an ${role} of another institute`, async () => {
+          it(`answers 404 naming the institute to ${article(role)} of another institute`, async () => {
             const answer = await update(outsider[role], member.teacher.id, { name: 'Hijacked' });
             assert.equal(answer.status, 404, answer.text);
             assert.deepEqual(answer.json, instituteNotFound(mainId));
@@ -961,7 +967,7 @@ for (const dialect of DIALECTS) {
       });
 
       for (const role of NON_ADMIN_ROLES) {
-        it(`answers 403 to a ${role} of the institute and destroys nothing`, async () => {
+        it(`answers 403 to ${article(role)} of the institute and destroys nothing`, async () => {
           const { record } = await created();
           const answer = await destroy(member[role], record.id as number);
           assert.equal(answer.status, 403, answer.text);
@@ -971,7 +977,7 @@ for (const dialect of DIALECTS) {
       }
 
       for (const role of MEMBER_ROLES) {
-        it(`answers 404 naming the institute to an ${role} of another institute and destroys nothing`, async () => {
+        it(`answers 404 naming the institute to ${article(role)} of another institute and destroys nothing`, async () => {
           const { record } = await created();
           const answer = await destroy(outsider[role], record.id as number);
           assert.equal(answer.status, 404, answer.text);
