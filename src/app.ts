@@ -92,6 +92,7 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
   const files = createFilesService({ db, clock, storage, signer: urlSigner, logger });
   const users = createUsersService({ db, clock, keys });
   const jobs = createJobQueue({ db, clock });
+  const examStaff = createExamStaffService({ db, clock, keys });
   const services: Services = {
     institutes: createInstitutesService({ db, clock, files }),
     users,
@@ -99,7 +100,7 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
     documents: createDocumentsService({ db, clock, files }),
     attachments: createAttachmentsService({ db, clock, files }),
     studentSessions: createStudentSessionsService({ db, clock, files }),
-    examStaff: createExamStaffService({ db, clock, keys }),
+    examStaff,
     toolProviders: createToolProvidersService({ db, clock, keys }),
     ltiResources: createLtiResourcesService({ db, clock, keys }),
     identityProviders: createIdentityProvidersService({ db, clock, keys }),
@@ -113,7 +114,7 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
     files,
     urlSigner,
     jobs,
-    mail: createMailService({ db, clock, config, logger, jobs }),
+    mail: createMailService({ db, clock, config, logger, jobs, examStaff }),
     examExports: createExamExportsService({ db, clock, files, jobs }),
   };
   const handlers = jobHandlers({ config, logger, db, clock, services });

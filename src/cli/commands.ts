@@ -18,6 +18,7 @@ export const USAGE = `Usage: invigil <command>
   user rotate-credentials --id ID
   idp create --name NAME --protocol saml|oidc --metadata FILE|TEXT [--institute ID]
   idp list [--institute ID]
+  mail redeliver             queue held and failed emails for delivery again
 
 Configuration comes from the environment; see README.md.`;
 
@@ -94,5 +95,11 @@ export async function runCommand(config: Config, argv: string[]): Promise<void> 
     return;
   }
   if (group === 'idp') return runIdpCommand(config, action, rest);
+  if (group === 'mail' && action === 'redeliver' && rest.length === 0) {
+    await withCore(config, async ({ services }) => {
+      print({ requeued: await services.mail.redeliver() });
+    });
+    return;
+  }
   throw new UsageError(group === undefined ? 'no command given' : `unknown command: ${argv.join(' ')}`);
 }

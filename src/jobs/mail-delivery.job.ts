@@ -1,10 +1,19 @@
-// Placeholder listed in handlers.ts; a step 4 capability fills it in.
+import { MAIL_DELIVER_JOB, MAIL_MAX_ATTEMPTS, parseDeliveryPayload } from '../mail/outbox.ts';
 import type { JobHandlerDeps } from './handlers.ts';
 import type { JobHandler } from './job.ts';
 
-export function createMailDeliveryJob(_deps: JobHandlerDeps): JobHandler {
+/**
+ * The `mail.deliver` job: sends one outbox message (payload `{outboxId}`) through the mail service.
+ * Idempotent: a message already sent is left alone, and a message another attempt holds makes this
+ * attempt fail so it is retried after a backoff. A send that fails throws, so the queue retries it;
+ * on the last of MAIL_MAX_ATTEMPTS the message is marked `failed`. Returns the handler.
+ */
+export function createMailDeliveryJob(deps: JobHandlerDeps): JobHandler {
   return {
-    kind: 'mail.deliver',
-    run: () => Promise.reject(new Error('mail.deliver jobs are not built yet')),
+    kind: MAIL_DELIVER_JOB,
+    async run(payload, ctx) {
+      const { outboxId } = parseDeliveryPayload(payload);
+      await deps.services.mail.deliver(outboxId, { last: ctx.attempt >= MAIL_MAX_ATTEMPTS });
+    },
   };
 }

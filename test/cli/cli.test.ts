@@ -193,3 +193,36 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+describe('bin/invigil mail redeliver', () => {
+  it('queues held mail again and reports how many', async () => {
+    const database = await createTestDatabase('sqlite');
+    try {
+      const env = { DATABASE_URL: database.url, DATA_DIR: database.dataDir };
+      assert.deepEqual(json(await run(['migrate'], env)), { migrated: ['0001_initial'] });
+      const opened = openDatabase({ kind: 'sqlite', path: database.url.slice('sqlite:'.length) });
+      try {
+        await opened.db
+          .insertInto('outbox')
+          .values({
+            kind: 'exam_link',
+            to_address: 'student@example.org',
+            subject: 'Your exam',
+            text_body: 'text',
+            html_body: '<p>html</p>',
+            status: 'held',
+            attempts: 0,
+            next_attempt_at: 0,
+            created_at: 0,
+          })
+          .execute();
+      } finally {
+        await opened.destroy();
+      }
+      assert.deepEqual(json(await run(['mail', 'redeliver'], env)), { requeued: 1 });
+      assert.deepEqual(json(await run(['mail', 'redeliver'], env)), { requeued: 0 });
+    } finally {
+      await database.drop();
+    }
+  });
+});

@@ -92,6 +92,14 @@ const EXPECTED: Readonly<Record<string, Row>> = {
   'POST /student_sessions/:id/assign_proctor':               [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],
   'DELETE /student_sessions/:id/assigned_proctor':           [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],
 
+  'POST /exams/:id/send_emails':                             [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],
+  // The proctor column is the proctor assigned to the session the call ends (canEndSession).
+  'POST /student_sessions/:id/end_exam':                     [OK,   OK,   OK,   HIDE, OK,   OK,   DENY, DENY, HIDE, HIDE],
+
+  'PUT /exams/:id/generate_exam_documents_zip':              [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],
+  'GET /exams/:id/status_exam_documents_zip':                [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],
+  'GET /exams/:id/download_exam_documents_zip':              [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],
+
   'GET /institutes':                                         [LIST, DENY, DENY, DENY, DENY, DENY, DENY, DENY, DENY, DENY],
   'POST /institutes':                                        [OK,   DENY, DENY, DENY, DENY, DENY, DENY, DENY, DENY, DENY],
   'GET /institutes/:id':                                     [OK,   OK,   DENY, DENY, DENY, DENY, DENY, DENY, HIDE, HIDE],

@@ -7,10 +7,12 @@ import {
   createExamSchemaV2,
   destroyExamSchemaV2,
   listExamsSchemaV2,
+  sendEmailsSchemaV2,
   showExamSchemaV2,
   updateExamSchemaV2,
 } from './exams.schemas.ts';
 import { answer, SAVE_FAILURES, withFailures } from './failures.ts';
+import { presentEmailedStudentV2 } from './student-sessions.presenter.ts';
 
 type IdRoute = { Params: { id: string } };
 
@@ -28,7 +30,7 @@ function examParamsFromV2(values: Params): Params {
 
 /** The V2 exam endpoints (api.md "V2 endpoints", Exams), over the same service as V3's. */
 export function registerV2ExamRoutes(app: FastifyInstance, { services }: ServerDeps): void {
-  const { exams } = services;
+  const { exams, mail } = services;
 
   app.get('/exams', { schema: listExamsSchemaV2 }, async (request) => ({
     exams: (await exams.listOwned(actorOf(request))).map(presentExamV2),
@@ -69,4 +71,12 @@ export function registerV2ExamRoutes(app: FastifyInstance, { services }: ServerD
       return reply.code(200).send();
     }),
   );
+
+  // The same action as V3 send_emails; V2 names the list `student_sessions` and adds `use_duration`.
+  // api.md gives no failure column: a missing or unseen exam answers V2's empty 404, a role refusal 403.
+  app.post<IdRoute>('/exams/:id/send_emails', { schema: sendEmailsSchemaV2 }, async (request) => ({
+    student_sessions: (await mail.sendExamEmails(actorOf(request), request.params.id)).map(
+      presentEmailedStudentV2,
+    ),
+  }));
 }

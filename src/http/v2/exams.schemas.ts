@@ -10,6 +10,7 @@ import {
   v2PathIds,
   v2SignedQuery,
 } from './common.schemas.ts';
+import { studentSessionRecordV2 } from './student-sessions.schemas.ts';
 
 const tags = ['v2'];
 
@@ -112,5 +113,32 @@ export const destroyExamSchemaV2 = {
     200: emptyAnswer('Destroyed'),
     400: emptyAnswer('No such exam in the caller’s scope (api.md: 400 on failure)'),
     403: notAuthorized,
+  },
+} as const;
+
+export const sendEmailsSchemaV2 = {
+  tags,
+  summary: 'V2: send the exam emails; 200 {"student_sessions": [records with use_duration]}',
+  description:
+    'Emails the exam link to every student of the exam still registered and not yet emailed (the same ' +
+    'action as V3 send_emails) and answers exactly those, each as the V2 student record plus ' +
+    '`use_duration`; a second call answers `{"student_sessions": []}`.',
+  params: v2PathIds('id'),
+  body: v2Params({}),
+  response: {
+    200: {
+      type: 'object',
+      properties: {
+        student_sessions: {
+          type: 'array',
+          items: {
+            ...studentSessionRecordV2,
+            properties: { ...studentSessionRecordV2.properties, use_duration: { type: 'boolean' } },
+          },
+        },
+      },
+    },
+    403: notAuthorized,
+    404: emptyAnswer('No such exam, deleted, or outside the caller’s scope'),
   },
 } as const;

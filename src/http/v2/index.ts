@@ -7,8 +7,7 @@ import { registerV2StudentSessionRoutes } from './student-sessions.routes.ts';
 
 /**
  * The V2 scope (legacy, under /api): `api_token` travels as an ordinary, signed parameter; no header,
- * no Accept rule. Registers every V2 endpoint of api.md except `send_emails` (it waits for the mail
- * outbox).
+ * no Accept rule. Registers every V2 endpoint of api.md.
  */
 export function registerV2(app: FastifyInstance, deps: ServerDeps): void {
   app.addHook('preHandler', async (request) => {

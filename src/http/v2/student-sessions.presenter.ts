@@ -3,7 +3,7 @@ import { epochSeconds } from '../time.ts';
 
 /**
  * The V2 student session record (api.md), times in epoch seconds. `token` builds the room link;
- * `send_emails` will add `use_duration` when it exists.
+ * `send_emails` answers it with `use_duration` added (presentEmailedStudentV2).
  */
 export function presentStudentSessionV2(session: StudentSession): Record<string, unknown> {
   return {
@@ -21,4 +21,12 @@ export function presentStudentSessionV2(session: StudentSession): Record<string,
     end_time: epochSeconds(session.endTime),
     token: session.token,
   };
+}
+
+/**
+ * The V2 record of a student `send_emails` has just emailed: the V2 record plus `use_duration`, which
+ * api.md adds to this answer only. Returns it.
+ */
+export function presentEmailedStudentV2(session: StudentSession): Record<string, unknown> {
+  return { ...presentStudentSessionV2(session), use_duration: session.useDuration };
 }

@@ -13,7 +13,7 @@ type IdRoute = { Params: { id: string } };
 
 /**
  * The V2 student endpoints under an exam (api.md "V2 endpoints", Exams), over the same
- * student-session service as V3. `send_emails` is not served yet: it needs the mail outbox.
+ * student-session service as V3. (`send_emails` lives with the exam routes.)
  */
 export function registerV2StudentSessionRoutes(app: FastifyInstance, { services }: ServerDeps): void {
   const { studentSessions } = services;

@@ -1,5 +1,18 @@
-// Placeholder registered by v3/index.ts; a step 4 capability fills it in.
 import type { FastifyInstance } from 'fastify';
+import { actorOf } from '../actor.ts';
 import type { ServerDeps } from '../server.ts';
+import { sendEmailsSchema } from './exam-actions.schemas.ts';
+import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
 
-export function registerExamActionRoutes(_app: FastifyInstance, _deps: ServerDeps): void {}
+type IdRoute = { Params: { id: string } };
+
+/** The V3 exam actions with an email side effect (contract §7): send_emails. Answers 200. */
+export function registerExamActionRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+  const { mail } = services;
+
+  app.post<IdRoute>('/exams/:id/send_emails', { schema: sendEmailsSchema }, async (request) => ({
+    students: (await mail.sendExamEmails(actorOf(request), request.params.id)).map((session) =>
+      presentStudentSessionV3(session),
+    ),
+  }));
+}

@@ -1,5 +1,16 @@
-// Placeholder registered by v3/index.ts; a step 4 capability fills it in.
 import type { FastifyInstance } from 'fastify';
+import { actorOf } from '../actor.ts';
 import type { ServerDeps } from '../server.ts';
+import { endExamSchema } from './session-actions.schemas.ts';
+import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
 
-export function registerSessionActionRoutes(_app: FastifyInstance, _deps: ServerDeps): void {}
+type IdRoute = { Params: { id: string } };
+
+/** The V3 student-session actions with an email side effect (contract §7): end_exam. Answers 200. */
+export function registerSessionActionRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+  const { mail } = services;
+
+  app.post<IdRoute>('/student_sessions/:id/end_exam', { schema: endExamSchema }, async (request) => ({
+    student: presentStudentSessionV3(await mail.endExam(actorOf(request), request.params.id)),
+  }));
+}

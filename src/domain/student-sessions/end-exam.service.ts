@@ -1,0 +1,80 @@
+import type { Db } from '../../db/database.ts';
+import type { Outbox } from '../../mail/outbox.ts';
+import { examEndedMail } from '../../mail/templates.ts';
+import type { Actor } from '../access.ts';
+import type { Clock } from '../clock.ts';
+import { NotFound } from '../errors.ts';
+import type { ExamStaffService } from '../exams/exam-staff.service.ts';
+import { findInstitute } from '../institutes/institutes.repository.ts';
+import { endStudentSession } from './end-exam.repository.ts';
+import { move } from './status.ts';
+import type { StudentSession } from './student-session.ts';
+import { findStudentSession } from './student-sessions.repository.ts';
+
+/** The `end_reason` of a session ended through this action. */
+export const END_REASON_API = 'api';
+
+/** A session whose status keeps changing under us this many times is left alone (never in practice). */
+const MAX_ROUNDS = 5;
+
+/** The end_exam action (contract §7). */
+export interface EndExamService {
+  /**
+   * Ends a session the actor may end (examStaff.assertCanEnd: whoever manages the exam, and the
+   * proctor assigned to the session): status `exam_finished` from any earlier status, `end_time`
+   * and `recording_ended_at` now, `end_reason` "api", and the student's notification written to
+   * the outbox in the same transaction (unless the institute's `exam_finalized_emails_enabled` is
+   * off). A session already finished is returned as it is: nothing changes, no email. Returns the
+   * session as saved. Throws NotFound (Student Session) when it is missing or out of scope,
+   * Forbidden when the actor sees it but may not end it.
+   */
+  endExam(actor: Actor, sessionId: string | number): Promise<StudentSession>;
+}
+
+/**
+ * Builds the end_exam use case over the database, the clock, the outbox and the exam-staff service
+ * that decides who may end a session. Returns the service; building it throws nothing.
+ */
+export function createEndExamService(deps: {
+  db: Db;
+  clock: Clock;
+  outbox: Outbox;
+  examStaff: Pick<ExamStaffService, 'assertCanEnd'>;
+}): EndExamService {
+  const { db, clock, outbox, examStaff } = deps;
+  return {
+    async endExam(actor, sessionId) {
+      const { session: seen, exam } = await examStaff.assertCanEnd(actor, sessionId);
+      return db.transaction().execute(async (trx) => {
+        for (let round = 0; round < MAX_ROUNDS; round += 1) {
+          const current = await findStudentSession(trx, seen.id);
+          if (current === undefined) throw new NotFound('Student Session', sessionId);
+          if (current.status === 'exam_finished') return current;
+          const now = clock.now();
+          const to = move(current.status, 'exam_finished');
+          const ended = await endStudentSession(trx, current.id, {
+            from: current.status,
+            to,
+            reason: END_REASON_API,
+            now,
+          });
+          // Another request moved the session meanwhile: look again (it may have ended it).
+          if (!ended) continue;
+          const institute = await findInstitute(trx, exam.instituteId);
+          if (institute?.examFinalizedEmailsEnabled === true) {
+            await outbox.write(trx, {
+              kind: 'exam_finished',
+              to: current.email,
+              message: examEndedMail({ studentName: current.name, examName: exam.name, endedAt: now }),
+              studentSessionId: current.id,
+            });
+          }
+          const saved = await findStudentSession(trx, current.id);
+          if (saved === undefined) throw new NotFound('Student Session', sessionId);
+          return saved;
+        }
+        throw new Error(`student session ${seen.id} kept changing status; not ended`);
+      });
+    },
+  };
+}

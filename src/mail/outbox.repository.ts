@@ -1,0 +1,174 @@
+import type { ExpressionBuilder, Selectable } from 'kysely';
+import type { Db } from '../db/database.ts';
+import type { OutboxTable, Tables } from '../db/tables.ts';
+import { type MailKind, OUTBOX_STATUSES, type OutboxMessage, type OutboxStatus } from './outbox.ts';
+import type { RenderedMail } from './templates.ts';
+
+/** Longest `last_error` kept; the log has the rest. */
+const MAX_ERROR_LENGTH = 2000;
+
+type OutboxRow = Selectable<OutboxTable>;
+
+/** The attempt holding a message: every write after the claim is conditional on it. */
+export interface OutboxClaim {
+  readonly id: number;
+  readonly attempts: number;
+}
+
+function messageFromRow(row: OutboxRow): OutboxMessage {
+  const status = OUTBOX_STATUSES.find((known) => known === row.status);
+  if (status === undefined) throw new Error(`outbox message ${row.id} has an unknown status ${row.status}`);
+  return {
+    id: row.id,
+    kind: row.kind,
+    to: row.to_address,
+    subject: row.subject,
+    text: row.text_body,
+    html: row.html_body,
+    status,
+    attempts: row.attempts,
+    nextAttemptAt: row.next_attempt_at,
+    lastError: row.last_error,
+    studentSessionId: row.student_session_id,
+    createdAt: row.created_at,
+    sentAt: row.sent_at,
+  };
+}
+
+/**
+ * A message an attempt may take now: waiting (`pending`), given up on earlier (`failed`, taken only
+ * by a job enqueued again), or `sending` under a claim that has run out.
+ */
+function claimable(now: number) {
+  return (eb: ExpressionBuilder<Tables, 'outbox'>) =>
+    eb.or([
+      eb('status', 'in', ['pending', 'failed']),
+      eb.and([eb('status', '=', 'sending'), eb('next_attempt_at', '<=', now)]),
+    ]);
+}
+
+/** Inserts a `pending` message. Returns its id. */
+export async function insertOutboxMessage(
+  db: Db,
+  mail: {
+    readonly kind: MailKind;
+    readonly to: string;
+    readonly message: RenderedMail;
+    readonly studentSessionId: number | null;
+    readonly now: number;
+  },
+): Promise<number> {
+  const row = await db
+    .insertInto('outbox')
+    .values({
+      kind: mail.kind,
+      to_address: mail.to,
+      subject: mail.message.subject,
+      text_body: mail.message.text,
+      html_body: mail.message.html,
+      status: 'pending',
+      attempts: 0,
+      next_attempt_at: mail.now,
+      student_session_id: mail.studentSessionId,
+      created_at: mail.now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** Returns the message, or undefined. */
+export async function findOutboxMessage(db: Db, id: number): Promise<OutboxMessage | undefined> {
+  const row = await db.selectFrom('outbox').selectAll().where('id', '=', id).executeTakeFirst();
+  return row === undefined ? undefined : messageFromRow(row);
+}
+
+/**
+ * Claims the message for one delivery attempt when it is claimable: `sending` until `until`, one
+ * more attempt counted. One statement, so two attempts never both win. Returns the claimed message,
+ * or undefined when it is missing or not claimable.
+ */
+export async function claimOutboxMessage(
+  db: Db,
+  id: number,
+  change: { readonly now: number; readonly until: number },
+): Promise<OutboxMessage | undefined> {
+  const row = await db
+    .updateTable('outbox')
+    .set((eb) => ({ status: 'sending', attempts: eb('attempts', '+', 1), next_attempt_at: change.until }))
+    .where('id', '=', id)
+    .where(claimable(change.now))
+    .returningAll()
+    .executeTakeFirst();
+  return row === undefined ? undefined : messageFromRow(row);
+}
+
+function held(claim: OutboxClaim) {
+  return (eb: ExpressionBuilder<Tables, 'outbox'>) =>
+    eb.and([eb('id', '=', claim.id), eb('status', '=', 'sending'), eb('attempts', '=', claim.attempts)]);
+}
+
+/** Marks a claimed message sent. Returns false when the claim was lost (another attempt took it over). */
+export async function markOutboxSent(db: Db, claim: OutboxClaim, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('outbox')
+    .set({ status: 'sent', sent_at: now, last_error: null })
+    .where(held(claim))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/**
+ * Ends a claim that did not send: back to `pending` (a later attempt retries) or `failed` (given up),
+ * with the error. Returns false when the claim was lost.
+ */
+export async function releaseOutboxMessage(
+  db: Db,
+  claim: OutboxClaim,
+  change: { readonly status: 'pending' | 'failed'; readonly error: string; readonly now: number },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('outbox')
+    .set({
+      status: change.status,
+      last_error: change.error.slice(0, MAX_ERROR_LENGTH),
+      next_attempt_at: change.now,
+    })
+    .where(held(claim))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/**
+ * Keeps a claimable message unsent (`held`: no SMTP server configured). Returns the message as held,
+ * or undefined when it is missing or not claimable.
+ */
+export async function holdOutboxMessage(db: Db, id: number, now: number): Promise<OutboxMessage | undefined> {
+  const row = await db
+    .updateTable('outbox')
+    .set({ status: 'held', next_attempt_at: now })
+    .where('id', '=', id)
+    .where(claimable(now))
+    .returningAll()
+    .executeTakeFirst();
+  return row === undefined ? undefined : messageFromRow(row);
+}
+
+/**
+ * Puts every message in one of `statuses` back to `pending`, error cleared. Returns their ids,
+ * ascending. Run it in the transaction that enqueues their jobs.
+ */
+export async function requeueOutboxMessages(
+  db: Db,
+  statuses: readonly OutboxStatus[],
+  now: number,
+): Promise<number[]> {
+  if (statuses.length === 0) return [];
+  const rows = await db
+    .updateTable('outbox')
+    .set({ status: 'pending', last_error: null, next_attempt_at: now })
+    .where('status', 'in', [...statuses])
+    .returning('id')
+    .execute();
+  return rows.map((row) => row.id).sort((a, b) => a - b);
+}

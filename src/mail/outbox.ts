@@ -1,0 +1,107 @@
+import type { Db } from '../db/database.ts';
+import type { Clock } from '../domain/clock.ts';
+import type { JobQueue } from '../jobs/queue.ts';
+import { insertOutboxMessage } from './outbox.repository.ts';
+import type { RenderedMail } from './templates.ts';
+
+/**
+ * The outbox's vocabulary. Every email is a row of `outbox`, written in the transaction of the change
+ * that causes it together with the `mail.deliver` job that sends it (docs/mail.md).
+ *
+ * - `pending`: written, waiting for its job.
+ * - `sending`: an attempt has claimed it until `next_attempt_at`; past that, a later attempt may
+ *   claim it again (the earlier one crashed, or its worker lost the job).
+ * - `sent`: the SMTP server accepted it (`sent_at`). Final.
+ * - `held`: no SMTP_URL was configured where the job ran; kept, not sent, until redelivered.
+ * - `failed`: the SMTP server refused it for good (5xx), or every attempt of its job failed.
+ */
+export const OUTBOX_STATUSES = ['pending', 'sending', 'sent', 'held', 'failed'] as const;
+export type OutboxStatus = (typeof OUTBOX_STATUSES)[number];
+
+/** The kinds of email, one per template. */
+export const MAIL_KINDS = ['exam_link', 'exam_finished'] as const;
+export type MailKind = (typeof MAIL_KINDS)[number];
+
+/** The job kind that delivers one outbox message. */
+export const MAIL_DELIVER_JOB = 'mail.deliver';
+
+/**
+ * Attempts a delivery job gets. With the queue's backoff (2^attempt s, at most an hour, jittered into
+ * the upper half of each interval) 15 attempts span roughly two to four hours of SMTP outage.
+ */
+export const MAIL_MAX_ATTEMPTS = 15;
+
+/** A row of the outbox, as the delivery reads it. Times are epoch milliseconds. */
+export interface OutboxMessage {
+  readonly id: number;
+  readonly kind: string;
+  readonly to: string;
+  readonly subject: string;
+  readonly text: string;
+  readonly html: string;
+  readonly status: OutboxStatus;
+  /** Delivery attempts that claimed it. */
+  readonly attempts: number;
+  /** Pending: when it was written or last released; sending: when the claim runs out. */
+  readonly nextAttemptAt: number;
+  readonly lastError: string | null;
+  readonly studentSessionId: number | null;
+  readonly createdAt: number;
+  readonly sentAt: number | null;
+}
+
+/** An email to write. */
+export interface NewMail {
+  readonly kind: MailKind;
+  readonly to: string;
+  readonly message: RenderedMail;
+  /** The session the email is about, if any (kept for support; set null when the session goes). */
+  readonly studentSessionId: number | null;
+}
+
+/** The payload of a `mail.deliver` job. */
+export interface DeliveryPayload {
+  readonly outboxId: number;
+}
+
+/** Writes emails into the outbox. */
+export interface Outbox {
+  /**
+   * Writes the email and enqueues its `mail.deliver` job, both through `trx`: pass the transaction of
+   * the change that causes the email, so either both exist or neither does. Returns the outbox id;
+   * throws what the database throws.
+   */
+  write(trx: Db, mail: NewMail): Promise<number>;
+}
+
+/** Builds the outbox writer over the job queue and the clock. Returns it; throws nothing. */
+export function createOutbox(deps: { clock: Clock; jobs: JobQueue }): Outbox {
+  const { clock, jobs } = deps;
+  return {
+    async write(trx, mail) {
+      const id = await insertOutboxMessage(trx, { ...mail, now: clock.now() });
+      await enqueueDelivery(jobs, trx, id);
+      return id;
+    },
+  };
+}
+
+/**
+ * Enqueues the `mail.deliver` job of outbox message `outboxId` through `trx` (the transaction that
+ * wrote or released the message). Resolves when enqueued; throws what the queue throws.
+ */
+export async function enqueueDelivery(jobs: JobQueue, trx: Db, outboxId: number): Promise<void> {
+  const payload: DeliveryPayload = { outboxId };
+  await jobs.enqueue(trx, { kind: MAIL_DELIVER_JOB, payload, maxAttempts: MAIL_MAX_ATTEMPTS });
+}
+
+/** Reads a `mail.deliver` payload. Returns it; throws a TypeError naming what is wrong. */
+export function parseDeliveryPayload(payload: unknown): DeliveryPayload {
+  if (typeof payload !== 'object' || payload === null)
+    throw new TypeError('mail.deliver payload is not an object');
+  const { outboxId } = payload as { outboxId?: unknown };
+  if (typeof outboxId !== 'number' || !Number.isSafeInteger(outboxId) || outboxId < 1) {
+    throw new TypeError('mail.deliver payload has no valid outboxId');
+  }
+  return { outboxId };
+}
