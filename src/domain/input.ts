@@ -45,6 +45,26 @@ export function optionalString(params: Params, name: string): string | null | un
   throw new Invalid(name, 'must be a string');
 }
 
+/**
+ * A string that must be sent on create and may be left out on update, but is never null or blank
+ * when sent. Returns it (undefined when an update leaves it out); throws ParamMissing naming it.
+ */
+export function requiredOnCreate(
+  params: Params,
+  name: string,
+  mode: 'create' | 'update',
+): string | undefined {
+  const value = optionalString(params, name);
+  if (
+    value === null ||
+    (value !== undefined && value.trim() === '') ||
+    (mode === 'create' && value === undefined)
+  ) {
+    throw new ParamMissing(name);
+  }
+  return value;
+}
+
 /** Reads true/false/1/0 (as JSON or text); undefined when absent or empty. Throws Invalid otherwise. */
 export function optionalBoolean(params: Params, name: string): boolean | undefined {
   const value = params[name];

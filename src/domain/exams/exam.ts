@@ -7,6 +7,7 @@ import {
   optionalString,
   optionalTime,
   type Params,
+  requiredOnCreate,
 } from '../input.ts';
 import type { ListFields } from '../listing.ts';
 
@@ -96,14 +97,7 @@ function aliased(params: Params, name: string, alias: string): Params {
 export function readExamChanges(input: Params, mode: 'create' | 'update'): ExamChanges {
   const params = aliased(aliased(input, 'duration_minutes', 'duration'), 'upload_answers', 'upload_exam');
   const changes: ExamChanges = {};
-  const name = optionalString(params, 'name');
-  if (
-    name === null ||
-    (name !== undefined && name.trim() === '') ||
-    (mode === 'create' && name === undefined)
-  ) {
-    throw new ParamMissing('name');
-  }
+  const name = requiredOnCreate(params, 'name', mode);
   if (name !== undefined) changes.name = name;
   if (mode === 'create' && (params.type === undefined || params.type === null || params.type === '')) {
     throw new ParamMissing('type');

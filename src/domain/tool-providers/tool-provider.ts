@@ -1,5 +1,5 @@
 import { Invalid, ParamMissing } from '../errors.ts';
-import { has, optionalString, type Params } from '../input.ts';
+import { has, optionalString, type Params, requiredOnCreate } from '../input.ts';
 import type { ListFields } from '../listing.ts';
 
 export const LTI_VERSIONS = ['1.1', '1.3'] as const;
@@ -101,14 +101,7 @@ function readText(params: Params, name: string): string | null | undefined {
  */
 export function readToolProviderChanges(params: Params, mode: 'create' | 'update'): ToolProviderChanges {
   const changes: ToolProviderChanges = {};
-  const name = optionalString(params, 'name');
-  if (
-    name === null ||
-    (name !== undefined && name.trim() === '') ||
-    (mode === 'create' && name === undefined)
-  ) {
-    throw new ParamMissing('name');
-  }
+  const name = requiredOnCreate(params, 'name', mode);
   if (name !== undefined) changes.name = name;
   const version = readVersion(params, mode);
   if (version !== undefined) changes.ltiVersion = version;
