@@ -18,9 +18,10 @@ import {
 } from './benchmark.ts';
 import { sessionListing } from './session-listing.ts';
 import { signedGet } from './signed-get.ts';
+import { zipMemory } from './zip-memory.ts';
 
 /** Every benchmark, in the order they run. Later steps append theirs here. */
-const BENCHMARKS: readonly Benchmark[] = [signedGet, sessionListing];
+const BENCHMARKS: readonly Benchmark[] = [signedGet, sessionListing, zipMemory];
 
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
 

@@ -1,10 +1,33 @@
-// Placeholder listed in handlers.ts; a step 4 capability fills it in.
+import { EXAM_ZIP_JOB } from '../domain/exports/exam-export.ts';
 import type { JobHandlerDeps } from './handlers.ts';
 import type { JobHandler } from './job.ts';
 
-export function createExamZipJob(_deps: JobHandlerDeps): JobHandler {
+/** The payload `examExports.generate` enqueues. */
+interface ExamZipPayload {
+  readonly examId: number;
+}
+
+/** Reads the payload (plain JSON from the jobs table). Returns it; throws a TypeError when malformed. */
+function parseExamZipPayload(payload: unknown): ExamZipPayload {
+  const examId =
+    typeof payload === 'object' && payload !== null && 'examId' in payload ? payload.examId : undefined;
+  if (typeof examId !== 'number' || !Number.isInteger(examId) || examId < 1) {
+    throw new TypeError(`an ${EXAM_ZIP_JOB} job needs {"examId": <exam id>}, got ${JSON.stringify(payload)}`);
+  }
+  return { examId };
+}
+
+/**
+ * The `exam_zip` handler: builds the archive of the export its job belongs to
+ * (services.examExports.build, which finds the export by the job's id). Idempotent:
+ * a retried or resumed attempt starts over and replaces any partial result. Returns the handler.
+ */
+export function createExamZipJob(deps: JobHandlerDeps): JobHandler {
   return {
-    kind: 'exam_zip',
-    run: () => Promise.reject(new Error('exam_zip jobs are not built yet')),
+    kind: EXAM_ZIP_JOB,
+    async run(payload, ctx) {
+      const { examId } = parseExamZipPayload(payload);
+      await deps.services.examExports.build(examId, ctx);
+    },
   };
 }

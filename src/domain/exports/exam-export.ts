@@ -1,0 +1,250 @@
+/**
+ * The exam documents zip: an export's record, the `zip_job_status` the API reports, and how the
+ * files students handed in are named inside the archive. Pure: no I/O here.
+ */
+import type { Job } from '../../jobs/job.ts';
+
+/** The job kind that builds an export (src/jobs/exam-zip.job.ts). */
+export const EXAM_ZIP_JOB = 'exam_zip';
+
+/** The 404 message of a download before a readable archive exists (contract §7). */
+export const NO_ZIP = "Couldn't find the exam documents zip";
+
+/** The name of an exam's archive: its stored file's name and the download's file name. */
+export function zipFileName(examId: number): string {
+  return `exam-${examId}-documents.zip`;
+}
+
+/** The queue's dedupe key of an exam's zip job: one queued or running job per exam. */
+export function zipDedupeKey(examId: number): string {
+  return `exam:${examId}`;
+}
+
+/** What an `exam_zip_exports` row says about its own attempt. */
+export const EXPORT_STATUSES = ['queued', 'running', 'success', 'failure'] as const;
+export type ExportStatus = (typeof EXPORT_STATUSES)[number];
+
+/** Every value of `zip_job_status` (api.md, "Exams documents zip job"). */
+export const ZIP_JOB_STATUSES = [
+  'never_run',
+  'queued',
+  'running',
+  'success',
+  'failure',
+  'not_found',
+] as const;
+export type ZipJobStatus = (typeof ZIP_JOB_STATUSES)[number];
+
+/** One request for an exam's archive (a row of `exam_zip_exports`). */
+export interface ExamExport {
+  readonly id: number;
+  readonly examId: number;
+  /** What the last attempt wrote: queued until one starts, then running, success or failure. */
+  readonly status: ExportStatus;
+  /** The job building it; null only if that job's row was deleted. */
+  readonly jobId: number | null;
+  /** The archive once built; null before, and after a newer export superseded it. */
+  readonly fileId: number | null;
+  /** Why the last attempt failed (status-page safe). */
+  readonly error: string | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+/**
+ * The `zip_job_status` of an exam from its latest export, that export's job, and whether the
+ * archive can still be read. The row records what the last attempt did; the job says whether more
+ * attempts follow, so:
+ * - no export: `never_run`;
+ * - the export succeeded: `success` while its archive is readable, else `not_found` (purged);
+ * - its job is queued (first run, or waiting out a retry's backoff) or running: `queued`/`running`;
+ * - its job has failed for good (also when the last attempt's worker vanished without writing the
+ *   row): `failure`;
+ * - otherwise what the row says, where a row still `queued` or `running` without a live job is a
+ *   `failure` (nothing will ever finish it).
+ * Returns the status.
+ */
+export function zipJobStatus(
+  latest: ExamExport | undefined,
+  job: Pick<Job, 'status'> | undefined,
+  archiveReadable: boolean,
+): ZipJobStatus {
+  if (latest === undefined) return 'never_run';
+  if (latest.status === 'success') return archiveReadable ? 'success' : 'not_found';
+  if (job?.status === 'queued') return 'queued';
+  if (job?.status === 'running') return 'running';
+  return 'failure';
+}
+
+// ---- Naming inside the archive ----
+
+/** Longest file name kept, in UTF-8 bytes (most file systems allow 255; room for " (99)"). */
+const MAX_NAME_BYTES = 200;
+
+/** Device names Windows refuses as file names, whatever the extension. */
+const WINDOWS_RESERVED = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\.|$)/i;
+
+/**
+ * The folder of a session: `<session id>-<email>`, the email with anything but letters, digits and
+ * `._@+-` replaced by `_`, so no email can climb out of the folder or break an unzipper. Returns it
+ * without the trailing slash.
+ */
+export function sessionFolder(sessionId: number, email: string): string {
+  const safe = email.normalize('NFC').replace(/[^A-Za-z0-9._@+-]/g, '_');
+  return `${sessionId}-${truncateUtf8(safe, MAX_NAME_BYTES)}`;
+}
+
+/**
+ * A client's file name made safe as one path segment on every common system: the last segment of
+ * any path it carries, control characters and `<>:"/\|?*` replaced by `_`, leading and trailing
+ * dots and spaces dropped, Windows device names prefixed with `_`, at most MAX_NAME_BYTES (the
+ * extension kept). Returns `fallback` when nothing is left.
+ */
+export function safeFileName(name: string, fallback: string): string {
+  const last = name.normalize('NFC').split(/[/\\]/).pop() ?? '';
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what must go
+  let cleaned = last.replace(/[\u0000-\u001f\u007f<>:"|?*]/g, '_').replace(/^[\s.]+|[\s.]+$/g, '');
+  if (cleaned === '') return fallback;
+  if (WINDOWS_RESERVED.test(cleaned)) cleaned = `_${cleaned}`;
+  return truncateName(cleaned);
+}
+
+/** Splits `name.ext` into its stem and extension (`.ext`, or '' when there is none). */
+function splitExtension(name: string): { stem: string; extension: string } {
+  const dot = name.lastIndexOf('.');
+  if (dot <= 0 || name.length - dot > 16) return { stem: name, extension: '' };
+  return { stem: name.slice(0, dot), extension: name.slice(dot) };
+}
+
+function truncateUtf8(text: string, maxBytes: number): string {
+  if (Buffer.byteLength(text) <= maxBytes) return text;
+  let result = '';
+  for (const character of text) {
+    if (Buffer.byteLength(result + character) > maxBytes) break;
+    result += character;
+  }
+  return result;
+}
+
+function truncateName(name: string): string {
+  if (Buffer.byteLength(name) <= MAX_NAME_BYTES) return name;
+  const { stem, extension } = splitExtension(name);
+  return truncateUtf8(stem, MAX_NAME_BYTES - Buffer.byteLength(extension)) + extension;
+}
+
+/**
+ * Hands out file names within one folder without repeats: a name already taken (compared without
+ * regard to case, as Windows and macOS do) becomes `name (2).ext`, `name (3).ext`, ... Returns the
+ * function that reserves and returns the next free form of a name.
+ */
+export function uniqueNames(): (name: string) => string {
+  const taken = new Set<string>();
+  return (name) => {
+    const { stem, extension } = splitExtension(name);
+    let candidate = name;
+    for (let copy = 2; taken.has(candidate.toLowerCase()); copy += 1) {
+      candidate = `${stem} (${copy})${extension}`;
+    }
+    taken.add(candidate.toLowerCase());
+    return candidate;
+  };
+}
+
+// ---- What goes into the archive ----
+
+/** Which of a session's files an archive holds: its handed-in uploads and its exam document. */
+export type ArchivedKind = 'exam_document' | 'upload';
+
+/** A file students handed in, as the repository lists it for an exam (in archive order). */
+export interface HandedInFile {
+  readonly sessionId: number;
+  readonly email: string;
+  readonly kind: ArchivedKind;
+  readonly fileId: number;
+  readonly storageKey: string;
+  readonly originalName: string;
+  readonly contentType: string;
+  readonly size: number;
+  readonly sha256: string;
+  readonly createdAt: number;
+}
+
+/** A handed-in file with its place in the archive. */
+export interface PlannedFile extends HandedInFile {
+  /** `<session id>-<email>/<safe, unique name>`. */
+  readonly path: string;
+}
+
+/**
+ * Places each file in its session's folder under a safe name, unique within the folder; files keep
+ * the order given (the repository's: by session, exam document first, then uploads in sequence).
+ * Returns the files with their paths.
+ */
+export function planArchive(files: readonly HandedInFile[]): PlannedFile[] {
+  const folders = new Map<string, (name: string) => string>();
+  return files.map((file) => {
+    const folder = sessionFolder(file.sessionId, file.email);
+    let unique = folders.get(folder);
+    if (unique === undefined) {
+      unique = uniqueNames();
+      folders.set(folder, unique);
+    }
+    const name = unique(safeFileName(file.originalName, `file-${file.fileId}`));
+    return { ...file, path: `${folder}/${name}` };
+  });
+}
+
+/** One file as `manifest.json` lists it. */
+export interface ManifestFile {
+  readonly path: string;
+  readonly original_name: string;
+  readonly kind: ArchivedKind;
+  readonly content_type: string;
+  readonly size: number;
+  readonly sha256: string;
+  readonly student_session_id: number;
+  readonly email: string;
+  readonly uploaded_at: string;
+}
+
+/** `manifest.json`, at the root of the archive. */
+export interface Manifest {
+  readonly exam_id: number;
+  readonly generated_at: string;
+  readonly file_count: number;
+  readonly total_size: number;
+  readonly files: readonly ManifestFile[];
+}
+
+/**
+ * The manifest of an archive of `files`, whose sizes and SHA-256 were measured while they were
+ * written into it (and matched their records). Returns it.
+ */
+export function buildManifest(examId: number, generatedAt: number, files: readonly PlannedFile[]): Manifest {
+  return {
+    exam_id: examId,
+    generated_at: new Date(generatedAt).toISOString(),
+    file_count: files.length,
+    total_size: files.reduce((sum, file) => sum + file.size, 0),
+    files: files.map((file) => ({
+      path: file.path,
+      original_name: file.originalName,
+      kind: file.kind,
+      content_type: file.contentType,
+      size: file.size,
+      sha256: file.sha256,
+      student_session_id: file.sessionId,
+      email: file.email,
+      uploaded_at: new Date(file.createdAt).toISOString(),
+    })),
+  };
+}
+
+/**
+ * Whether a file of this type is worth deflating. Returns true for text-like types (text, JSON,
+ * XML, SVG), which shrink; false for the rest (PDF, images, office documents, archives), which are
+ * compressed already and are stored as they are, keeping the job fast.
+ */
+export function worthCompressing(contentType: string): boolean {
+  return /^text\/|[/+](json|xml)$|^image\/svg\+xml$/.test(contentType);
+}
