@@ -12,11 +12,11 @@ import { createIdentityProvidersService } from './domain/identity-providers/iden
 import { createLtiResourcesService } from './domain/lti-resources/lti-resources.service.ts';
 import { createToolProvidersService } from './domain/tool-providers/tool-providers.service.ts';
 import { createInstitutesService } from './domain/institutes/institutes.service.ts';
+import { createRoomService } from './domain/room/room.service.ts';
 import { createPhotosService } from './domain/student-sessions/photos.service.ts';
 import { createStudentSessionsService } from './domain/student-sessions/student-sessions.service.ts';
 import { createUsersService } from './domain/users/users.service.ts';
 import { createAuthenticator } from './http/auth/authenticate.ts';
-import { buildServer } from './http/server.ts';
 import { createFilesService } from './domain/files/files.service.ts';
 import type { JobHandler } from './jobs/job.ts';
 import { jobHandlers } from './jobs/handlers.ts';
@@ -87,12 +87,13 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
   }
   const keys = loadServerKeys(config.serverSecret, config.dataDir);
   const { db } = database;
-  const storage = createStorage(config);
+  const storage = await createStorage(config);
   const urlSigner = createUrlSigner(config.publicUrl, keys.urlSigning);
   const files = createFilesService({ db, clock, storage, signer: urlSigner, logger });
   const users = createUsersService({ db, clock, keys });
   const jobs = createJobQueue({ db, clock });
   const examStaff = createExamStaffService({ db, clock, keys });
+  const photos = createPhotosService({ db, clock, files });
   const services: Services = {
     institutes: createInstitutesService({ db, clock, files }),
     users,
@@ -104,7 +105,8 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
     toolProviders: createToolProvidersService({ db, clock, keys }),
     ltiResources: createLtiResourcesService({ db, clock, keys }),
     identityProviders: createIdentityProvidersService({ db, clock, keys }),
-    photos: createPhotosService({ db, clock, files }),
+    photos,
+    room: createRoomService({ db, clock, files, photos }),
     authenticator: createAuthenticator({
       db,
       users,
@@ -132,6 +134,9 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
 /** The core plus the HTTP server (not yet listening). */
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
   const core = await createCore(config, options);
+  // Loaded here rather than at the top: a worker process never serves HTTP and so never pays for
+  // Fastify, the API docs page and the upload parser.
+  const { buildServer } = await import('./http/server.ts');
   const server = await buildServer(core);
   return {
     ...core,

@@ -178,7 +178,7 @@ describe('S3 storage (against s3rver)', () => {
 
   it('is what createStorage builds for STORAGE_URL=s3://BUCKET?endpoint=URL&region=R', async () => {
     const config = loadConfig({ STORAGE_URL: s3.storageUrl, DATA_DIR: '/nonexistent-invigil-data' });
-    const configured = createStorage(config);
+    const configured = await createStorage(config);
     assert.equal(typeof configured.presign, 'function');
     const stored = await configured.put(Readable.from([Buffer.from('through the configuration')]), {});
     assert.deepEqual(

@@ -322,7 +322,7 @@ for (const dialect of DIALECTS) {
       const archive = await server.app.services.files.find(row?.file_id ?? 0);
       assert.ok(archive !== undefined);
       // Purged from the storage (a retention sweep, an operator): the record alone is no archive.
-      await createStorage(server.app.config).delete(archive.storageKey);
+      await (await createStorage(server.app.config)).delete(archive.storageKey);
       assertStatus(await owner.client.v3('GET', STATUS, { id: exam }), 'not_found');
       assertAnswer(await owner.client.v3('GET', DOWNLOAD, { id: exam }), 404, NO_ZIP);
       // A new request builds it again.
@@ -351,7 +351,7 @@ for (const dialect of DIALECTS) {
       const lost = await store('lost.pdf', crypto.randomBytes(100), 'application/pdf');
       await sessionFile(session, 'upload', 1, kept);
       await sessionFile(session, 'upload', 2, lost);
-      await createStorage(server.app.config).delete(lost.storageKey);
+      await (await createStorage(server.app.config)).delete(lost.storageKey);
       const filesBefore = await server.app.database.db
         .selectFrom('files')
         .select((eb) => eb.fn.countAll<number>().as('n'))
