@@ -9,6 +9,7 @@ import type { FilesService } from './domain/files/files.service.ts';
 import type { InstitutesService } from './domain/institutes/institutes.service.ts';
 import type { ExamExportsService } from './domain/exports/exam-exports.service.ts';
 import type { MailService } from './mail/mail.service.ts';
+import type { RoomService } from './domain/room/room.service.ts';
 import type { PhotosService } from './domain/student-sessions/photos.service.ts';
 import type { StudentSessionsService } from './domain/student-sessions/student-sessions.service.ts';
 import type { UsersService } from './domain/users/users.service.ts';
@@ -29,6 +30,8 @@ export interface Services {
   readonly ltiResources: LtiResourcesService;
   readonly identityProviders: IdentityProvidersService;
   readonly photos: PhotosService;
+  /** The candidate exam room (contract §11). */
+  readonly room: RoomService;
   readonly mail: MailService;
   readonly examExports: ExamExportsService;
   readonly authenticator: Authenticator;

@@ -18,6 +18,7 @@ export const ERROR_CODES = [
   'not_acceptable',
   'route_not_found',
   'unavailable',
+  'rate_limited',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -105,6 +106,14 @@ export class DependentExists extends DomainError {
   readonly code = 'dependent_exists';
 }
 
+/**
+ * A request that does not fit the session's state, with a sentence of its own (the candidate room:
+ * a finished session, a recording chunk out of order, a start before the room opens).
+ */
+export class StateConflictMessage extends DomainError {
+  readonly code = 'state_conflict';
+}
+
 /** A status move the state machine forbids. */
 export class StateConflict extends DomainError {
   readonly code = 'state_conflict';
@@ -134,4 +143,9 @@ export class NotAcceptable extends DomainError {
 /** A path no route serves. */
 export class RouteNotFound extends DomainError {
   readonly code = 'route_not_found';
+}
+
+/** Too many requests from one caller in the window (the candidate room's rate limit). */
+export class RateLimited extends DomainError {
+  readonly code = 'rate_limited';
 }

@@ -36,6 +36,7 @@ export const V3_STATUS: Readonly<Record<ErrorCode, number>> = {
   not_acceptable: 406,
   route_not_found: 404,
   unavailable: 503,
+  rate_limited: 429,
 };
 
 /** V2 answers failures with empty bodies and its own statuses (400 where V3 says 422). */

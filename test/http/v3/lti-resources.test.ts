@@ -74,7 +74,6 @@ function unique(prefix: string): string {
   return `${prefix}-${sequence}-${Math.random().toString(36).slice(2, 8)}`;
 }
 
-
 /** `a teacher`, `an administrator`: the role with its article, for test names. */
 function article(role: string): string {
   return `${/^[aeiou]/.test(role) ? 'an' : 'a'} ${role}`;

@@ -98,7 +98,6 @@ function lti13(extra: Record<string, Scalar> = {}): Record<string, Scalar> {
   };
 }
 
-
 /** `a teacher`, `an administrator`: the role with its article, for test names. */
 function article(role: string): string {
   return `${/^[aeiou]/.test(role) ? 'an' : 'a'} ${role}`;

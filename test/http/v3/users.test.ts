@@ -84,7 +84,6 @@ function newEmail(label = 'user'): string {
   return `${label}.${sequence}.${Math.random().toString(36).slice(2, 8)}@example.org`;
 }
 
-
 /** `a teacher`, `an administrator`: the role with its article, for test names. */
 function article(role: string): string {
   return `${/^[aeiou]/.test(role) ? 'an' : 'a'} ${role}`;

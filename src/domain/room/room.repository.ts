@@ -1,0 +1,211 @@
+import type { Updateable } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import type { StudentSessionsTable } from '../../db/tables.ts';
+import { isUniqueViolation } from '../../db/unique.ts';
+import type { SessionStatus } from '../student-sessions/status.ts';
+import { CHECK_FIELDS, type CheckField } from '../student-sessions/student-session.ts';
+import type { CheckChanges, SessionUpload } from './room.ts';
+
+/** The id of the session a room token names, or undefined. */
+export async function findSessionIdByToken(db: Db, token: string): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('student_sessions')
+    .select('id')
+    .where('token', '=', token)
+    .executeTakeFirst();
+  return row?.id;
+}
+
+/** A status move of the room, with the fields that go with it (unset fields are left as they are). */
+export interface RoomMove {
+  readonly from: SessionStatus;
+  readonly to: SessionStatus;
+  readonly now: number;
+  readonly enteredRoom?: boolean;
+  readonly inSetup?: boolean;
+  readonly startTime?: number;
+  readonly recordingStartedAt?: number;
+  readonly endTime?: number;
+  readonly recordingEndedAt?: number;
+  readonly endReason?: string;
+}
+
+/**
+ * Moves the session if it is still in status `from` (so of two racing requests only one moves it),
+ * setting the move's fields. Returns true when this call moved it.
+ */
+export async function moveRoomSession(db: Db, id: number, change: RoomMove): Promise<boolean> {
+  const set: Updateable<StudentSessionsTable> = { status: change.to, updated_at: change.now };
+  if (change.enteredRoom !== undefined) set.entered_room = change.enteredRoom;
+  if (change.inSetup !== undefined) set.in_setup = change.inSetup;
+  if (change.startTime !== undefined) set.start_time = change.startTime;
+  if (change.recordingStartedAt !== undefined) set.recording_started_at = change.recordingStartedAt;
+  if (change.endTime !== undefined) set.end_time = change.endTime;
+  if (change.recordingEndedAt !== undefined) set.recording_ended_at = change.recordingEndedAt;
+  if (change.endReason !== undefined) set.end_reason = change.endReason;
+  const result = await db
+    .updateTable('student_sessions')
+    .set(set)
+    .where('id', '=', id)
+    .where('status', '=', change.from)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Writes the checks and client details a `PUT checks` carries. Returns nothing; a gone session is left alone. */
+export async function updateRoomChecks(
+  db: Db,
+  id: number,
+  changes: CheckChanges,
+  now: number,
+): Promise<void> {
+  const set: Updateable<StudentSessionsTable> = { updated_at: now };
+  for (const [field, value] of Object.entries(changes.checks) as [CheckField, string][]) {
+    set[CHECK_FIELDS[field]] = value;
+  }
+  if (changes.bandwidthSpeed !== undefined) set.bandwidth_speed = changes.bandwidthSpeed;
+  if (changes.operatingSystem !== undefined) set.operating_system = changes.operatingSystem;
+  if (changes.browser !== undefined) set.browser = changes.browser;
+  if (changes.browserVersion !== undefined) set.browser_version = changes.browserVersion;
+  await db.updateTable('student_sessions').set(set).where('id', '=', id).execute();
+}
+
+/** How many files of each kind the session holds, by kind (a kind without files is absent). */
+export async function sessionFileCounts(db: Db, sessionId: number): Promise<Map<string, number>> {
+  const rows = await db
+    .selectFrom('session_files')
+    .select(['kind', (eb) => eb.fn.countAll<number>().as('count')])
+    .where('student_session_id', '=', sessionId)
+    .groupBy('kind')
+    .execute();
+  return new Map(rows.map((row) => [row.kind, Number(row.count)]));
+}
+
+/** The next free sequence of the session's files of `kind`: one above the highest, 0 for none. */
+export async function nextSequence(db: Db, sessionId: number, kind: string): Promise<number> {
+  const row = await db
+    .selectFrom('session_files')
+    .select((eb) => eb.fn.max<number | null>('sequence').as('highest'))
+    .where('student_session_id', '=', sessionId)
+    .where('kind', '=', kind)
+    .executeTakeFirst();
+  const highest = row?.highest;
+  return highest === null || highest === undefined ? 0 : Number(highest) + 1;
+}
+
+/** The content type of the session's file of `kind` at `sequence`, or undefined when there is none. */
+export async function sessionFileType(
+  db: Db,
+  sessionId: number,
+  kind: string,
+  sequence: number,
+): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('session_files')
+    .innerJoin('files', 'files.id', 'session_files.file_id')
+    .select('files.content_type')
+    .where('session_files.student_session_id', '=', sessionId)
+    .where('session_files.kind', '=', kind)
+    .where('session_files.sequence', '=', sequence)
+    .executeTakeFirst();
+  return row?.content_type;
+}
+
+/**
+ * Records a stored file as the session's file of `kind` at `sequence`. Returns false, recording
+ * nothing, when that sequence is already taken (the unique index decides, even under concurrency).
+ */
+export async function insertSessionFile(
+  db: Db,
+  file: { sessionId: number; kind: string; fileId: number; sequence: number; now: number },
+): Promise<boolean> {
+  try {
+    await db
+      .insertInto('session_files')
+      .values({
+        student_session_id: file.sessionId,
+        kind: file.kind,
+        file_id: file.fileId,
+        sequence: file.sequence,
+        created_at: file.now,
+      })
+      .execute();
+    return true;
+  } catch (error) {
+    if (isUniqueViolation(error)) return false;
+    throw error;
+  }
+}
+
+/** The session's file of `kind` at `sequence` as the room answers it, or undefined. */
+export async function findSessionUpload(
+  db: Db,
+  sessionId: number,
+  kind: string,
+  sequence: number,
+): Promise<SessionUpload | undefined> {
+  const row = await db
+    .selectFrom('session_files')
+    .innerJoin('files', 'files.id', 'session_files.file_id')
+    .select([
+      'files.original_name',
+      'files.size',
+      'files.content_type',
+      'session_files.sequence',
+      'session_files.created_at',
+    ])
+    .where('session_files.student_session_id', '=', sessionId)
+    .where('session_files.kind', '=', kind)
+    .where('session_files.sequence', '=', sequence)
+    .executeTakeFirst();
+  if (row === undefined) return undefined;
+  return {
+    fileName: row.original_name,
+    size: Number(row.size),
+    contentType: row.content_type,
+    sequence: row.sequence,
+    createdAt: Number(row.created_at),
+  };
+}
+
+/** Records an incident the room reported, with its kind. Returns nothing. */
+export async function insertRoomIncident(
+  db: Db,
+  sessionId: number,
+  incident: { kind: string; comment: string; offsetTime: number | null },
+  now: number,
+): Promise<void> {
+  await db
+    .insertInto('incidents')
+    .values({
+      student_session_id: sessionId,
+      kind: incident.kind,
+      comment: incident.comment,
+      offset_time: incident.offsetTime,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+}
+
+/** The attachments of a document, oldest first, with the id of the file each holds. */
+export async function attachmentsOfDocument(
+  db: Db,
+  documentId: number,
+): Promise<
+  { placeholder: string; fileName: string; contentType: string; fileSize: number; fileId: number }[]
+> {
+  const rows = await db
+    .selectFrom('attachments')
+    .select(['placeholder', 'file_name', 'content_type', 'file_size', 'file_id'])
+    .where('document_id', '=', documentId)
+    .orderBy('id')
+    .execute();
+  return rows.map((row) => ({
+    placeholder: row.placeholder,
+    fileName: row.file_name,
+    contentType: row.content_type,
+    fileSize: Number(row.file_size),
+    fileId: row.file_id,
+  }));
+}

@@ -1,0 +1,406 @@
+import fs from 'node:fs';
+import type { Db } from '../../db/database.ts';
+import { ATTACHMENT_TYPES } from '../../storage/content-type.ts';
+import { StorageMissing } from '../../storage/storage.ts';
+import type { Upload } from '../../storage/upload.ts';
+import { ATTACHMENT_URL_SECONDS } from '../attachments/attachment.ts';
+import type { Clock } from '../clock.ts';
+import { findDocumentOfExam } from '../documents/documents.repository.ts';
+import { Invalid, NotFoundMessage, ParamMissing, PayloadTooLarge, StateConflictMessage } from '../errors.ts';
+import type { Exam } from '../exams/exam.ts';
+import { findExam } from '../exams/exams.repository.ts';
+import type { FilesService } from '../files/files.service.ts';
+import type { Params } from '../input.ts';
+import type { PhotoKind, PhotosService } from '../student-sessions/photos.service.ts';
+import { move, type SessionStatus } from '../student-sessions/status.ts';
+import { CHECK_FIELDS, type StudentSession } from '../student-sessions/student-session.ts';
+import { findStudentSession } from '../student-sessions/student-sessions.repository.ts';
+import {
+  attachmentsOfDocument,
+  findSessionIdByToken,
+  findSessionUpload,
+  insertRoomIncident,
+  insertSessionFile,
+  moveRoomSession,
+  nextSequence,
+  type RoomMove,
+  sessionFileCounts,
+  sessionFileType,
+  updateRoomChecks,
+} from './room.repository.ts';
+import {
+  contentWithLinks,
+  deadlineOf,
+  END_REASON_FINISHED,
+  END_REASON_TIME_UP,
+  missingChecks,
+  NO_ROOM,
+  readCheckChanges,
+  readRoomEvent,
+  readSequence,
+  RECORDING_CHUNK_MAX_BYTES,
+  RECORDING_KIND,
+  RECORDING_TYPES,
+  requiredChecks,
+  ROOM_EVENTS,
+  type RoomAttachment,
+  type RoomDocument,
+  type RoomEventType,
+  type RoomView,
+  SESSION_FINISHED,
+  type SessionUpload,
+  UPLOAD_KIND,
+} from './room.ts';
+
+/** A status move that keeps losing its race this many times is given up (never in practice). */
+const MAX_ROUNDS = 5;
+
+/** A recorded room event, as answered. */
+export interface RecordedEvent {
+  readonly type: RoomEventType;
+  readonly comment: string;
+  readonly offsetTime: number | null;
+  readonly createdAt: number;
+}
+
+/** The outcome of a recording chunk: whether it was stored now, and the sequence expected next. */
+export interface RecordingAck {
+  readonly stored: boolean;
+  readonly nextSequence: number;
+}
+
+/**
+ * The candidate exam room (contract §11). Every call names the session by its room token, the
+ * only credential, and first finishes a started session whose time is up (end_reason `time_up`).
+ * Every call throws NotFoundMessage (NO_ROOM) for a token that names no session (or a session of a
+ * deleted exam); every write throws StateConflict / StateConflictMessage (409) on a finished session.
+ */
+export interface RoomService {
+  /** What the room shows. Returns the view. */
+  view(token: string): Promise<RoomView>;
+  /**
+   * Records requirement checks and client details (readCheckChanges); a `registered` or
+   * `email_sent` session whose required checks have all succeeded moves to `after_check_req`.
+   * Returns the view. Throws Invalid naming a bad field.
+   */
+  updateChecks(token: string, params: Params): Promise<RoomView>;
+  /**
+   * Keeps the upload as the ID-card or face photo (images only, by content). Returns the view.
+   * Throws ParamMissing (`file`), UnsupportedMediaType.
+   */
+  attachPhoto(token: string, kind: PhotoKind, upload: Upload | undefined): Promise<RoomView>;
+  /** Moves to `in_setup` (entered_room). Returns the view; throws StateConflict for a forbidden move. */
+  enter(token: string): Promise<RoomView>;
+  /** Moves to `exam_not_started`. Returns the view; throws StateConflict for a forbidden move. */
+  leave(token: string): Promise<RoomView>;
+  /**
+   * Moves to `exam_started` (start_time and recording_started_at now). Throws StateConflict for a
+   * forbidden move, StateConflictMessage when the exam is not open, before the session's open_time
+   * or the exam's start_time, at or after the exam's end_time, or when a required check has not
+   * succeeded and the session does not skip requirements. Returns the view.
+   */
+  start(token: string): Promise<RoomView>;
+  /**
+   * Moves to `exam_finished` (end_time and recording_ended_at now, end_reason `finished`). Returns
+   * the view; throws StateConflict for a forbidden move.
+   */
+  finish(token: string): Promise<RoomView>;
+  /**
+   * Appends one recording chunk at `sequence` (params). The first chunk must be video/webm or
+   * video/mp4 by content; later ones continue its stream and are taken as they are. A sequence
+   * already stored is acknowledged without storing (stored false). Returns the acknowledgement.
+   * Throws StateConflictMessage unless `exam_started` or for a sequence past the next expected one,
+   * ParamMissing (`sequence`, `file`), Invalid (`sequence`), PayloadTooLarge above
+   * RECORDING_CHUNK_MAX_BYTES, UnsupportedMediaType for a first chunk that is no video.
+   */
+  appendRecording(token: string, params: Params, upload: Upload | undefined): Promise<RecordingAck>;
+  /**
+   * Keeps an answer file (ATTACHMENT_TYPES by content) as the session's next upload. Returns it.
+   * Throws Invalid (`file`) when the exam takes no uploaded answers, StateConflictMessage unless
+   * `exam_started`, ParamMissing (`file`), UnsupportedMediaType.
+   */
+  addUpload(token: string, upload: Upload | undefined): Promise<SessionUpload>;
+  /**
+   * Records an event the room saw as an incident (kind = type, comment a sentence). Without
+   * `offset_time`, a started session's offset is taken from the server clock. Returns it. Throws
+   * ParamMissing or Invalid naming the field.
+   */
+  recordEvent(token: string, params: Params): Promise<RecordedEvent>;
+}
+
+interface Opened {
+  readonly session: StudentSession;
+  readonly exam: Exam;
+}
+
+function iso(millis: number): string {
+  return new Date(millis).toISOString();
+}
+
+/** The file extension a recording's later chunks are named with. */
+function recordingExtension(contentType: string): string {
+  return contentType === 'video/mp4' ? 'mp4' : 'webm';
+}
+
+/**
+ * Builds the room's use cases over the database, the clock, the files service and the photos
+ * service. Returns the service; building it throws nothing.
+ */
+export function createRoomService(deps: {
+  db: Db;
+  clock: Clock;
+  files: FilesService;
+  photos: Pick<PhotosService, 'attachPhoto'>;
+}): RoomService {
+  const { db, clock, files, photos } = deps;
+
+  async function reread(id: number): Promise<StudentSession> {
+    const session = await findStudentSession(db, id);
+    if (session === undefined) throw new NotFoundMessage(NO_ROOM);
+    return session;
+  }
+
+  /** The session and exam of a token, a started session past its deadline finished first. */
+  async function open(token: string): Promise<Opened> {
+    const id = await findSessionIdByToken(db, token);
+    if (id === undefined) throw new NotFoundMessage(NO_ROOM);
+    const session = await reread(id);
+    const exam = await findExam(db, session.examId);
+    if (exam === undefined || exam.status === 'deleted') throw new NotFoundMessage(NO_ROOM);
+    const deadline = deadlineOf(session, exam);
+    if (session.status !== 'exam_started' || deadline === null || clock.now() < deadline) {
+      return { session, exam };
+    }
+    // Ended when the time ran out, not when someone noticed. A racing request may have ended it first.
+    await moveRoomSession(db, session.id, {
+      from: 'exam_started',
+      to: move('exam_started', 'exam_finished'),
+      now: clock.now(),
+      inSetup: false,
+      endTime: deadline,
+      recordingEndedAt: deadline,
+      endReason: END_REASON_TIME_UP,
+    });
+    return { session: await reread(session.id), exam };
+  }
+
+  /** As open, refusing a finished session (every write but the status moves, which the machine judges). */
+  async function openForWrite(token: string): Promise<Opened> {
+    const opened = await open(token);
+    if (opened.session.status === 'exam_finished') throw new StateConflictMessage(SESSION_FINISHED);
+    return opened;
+  }
+
+  async function documentOf(exam: Exam): Promise<RoomDocument | null> {
+    const document = await findDocumentOfExam(db, exam.id);
+    if (document === undefined) return null;
+    const attachments: RoomAttachment[] = [];
+    for (const attachment of await attachmentsOfDocument(db, document.id)) {
+      try {
+        const address = await files.address(attachment.fileId, ATTACHMENT_URL_SECONDS);
+        attachments.push({ ...attachment, url: address.url, urlExpiresAt: address.expiresAt });
+      } catch (error) {
+        // Removed between the two reads: the attachment is gone, so is its link.
+        if (!(error instanceof StorageMissing)) throw error;
+      }
+    }
+    return { document, attachments, contentWithLinks: contentWithLinks(document.examContent, attachments) };
+  }
+
+  async function viewOf({ session, exam }: Opened): Promise<RoomView> {
+    const counts = await sessionFileCounts(db, session.id);
+    return {
+      session,
+      exam,
+      document: session.status === 'exam_started' ? await documentOf(exam) : null,
+      uploadsCount: counts.get(UPLOAD_KIND) ?? 0,
+      recordingChunksCount: counts.get(RECORDING_KIND) ?? 0,
+      requiredChecks: requiredChecks(exam),
+      deadline: deadlineOf(session, exam),
+      now: clock.now(),
+    };
+  }
+
+  /**
+   * Moves the session to `to` through the status machine, with the fields `fields` gives for the
+   * current session; `guard` may refuse first. Conditional on the status read, retried if another
+   * request moved the session meanwhile. Returns the view as saved.
+   */
+  async function transition(
+    token: string,
+    to: SessionStatus,
+    fields: (now: number) => Omit<RoomMove, 'from' | 'to' | 'now'>,
+    guard?: (opened: Opened, now: number) => void,
+  ): Promise<RoomView> {
+    for (let round = 0; round < MAX_ROUNDS; round += 1) {
+      const opened = await open(token);
+      const from = opened.session.status;
+      move(from, to);
+      const now = clock.now();
+      guard?.(opened, now);
+      if (await moveRoomSession(db, opened.session.id, { from, to, now, ...fields(now) })) {
+        return viewOf({ session: await reread(opened.session.id), exam: opened.exam });
+      }
+    }
+    throw new Error(`the room session kept changing status; not moved to ${to}`);
+  }
+
+  function assertCanStart({ session, exam }: Opened, now: number): void {
+    if (exam.status !== 'open') {
+      throw new StateConflictMessage(`The exam is not open (its status is ${exam.status})`);
+    }
+    const opensAt = Math.max(
+      session.openTime ?? Number.MIN_SAFE_INTEGER,
+      exam.startTime ?? Number.MIN_SAFE_INTEGER,
+    );
+    if (now < opensAt) throw new StateConflictMessage(`The exam cannot be started before ${iso(opensAt)}`);
+    if (exam.endTime !== null && now >= exam.endTime) {
+      throw new StateConflictMessage(`The exam closed at ${iso(exam.endTime)}`);
+    }
+    if (session.skipRequirements) return;
+    const missing = missingChecks(session, exam);
+    if (missing.length === 0) return;
+    throw new StateConflictMessage(
+      `The requirement checks have not all succeeded: ${missing.map((field) => CHECK_FIELDS[field]).join(', ')}`,
+    );
+  }
+
+  function assertStarted(session: StudentSession, what: string): void {
+    if (session.status === 'exam_started') return;
+    throw new StateConflictMessage(
+      `${what} are accepted only while the exam is started (the session is ${session.status})`,
+    );
+  }
+
+  return {
+    async view(token) {
+      return viewOf(await open(token));
+    },
+
+    async updateChecks(token, params) {
+      const { session, exam } = await openForWrite(token);
+      const changes = readCheckChanges(params);
+      await updateRoomChecks(db, session.id, changes, clock.now());
+      const saved = await reread(session.id);
+      const checkable = saved.status === 'registered' || saved.status === 'email_sent';
+      if (checkable && missingChecks(saved, exam).length === 0) {
+        // Conditional on the status read: a racing request that moved it first wins.
+        await moveRoomSession(db, saved.id, {
+          from: saved.status,
+          to: move(saved.status, 'after_check_req'),
+          now: clock.now(),
+        });
+      }
+      return viewOf({ session: await reread(session.id), exam });
+    },
+
+    async attachPhoto(token, kind, upload) {
+      const { session, exam } = await openForWrite(token);
+      if (upload === undefined || upload.size === 0) throw new ParamMissing('file');
+      const saved = await photos.attachPhoto(session.id, kind, upload);
+      return viewOf({ session: saved, exam });
+    },
+
+    enter: (token) => transition(token, 'in_setup', () => ({ enteredRoom: true, inSetup: true })),
+
+    leave: (token) => transition(token, 'exam_not_started', () => ({ inSetup: false })),
+
+    start: (token) =>
+      transition(
+        token,
+        'exam_started',
+        (now) => ({ enteredRoom: true, inSetup: false, startTime: now, recordingStartedAt: now }),
+        assertCanStart,
+      ),
+
+    finish: (token) =>
+      transition(token, 'exam_finished', (now) => ({
+        inSetup: false,
+        endTime: now,
+        recordingEndedAt: now,
+        endReason: END_REASON_FINISHED,
+      })),
+
+    async appendRecording(token, params, upload) {
+      const { session } = await openForWrite(token);
+      assertStarted(session, 'Recording chunks');
+      const sequence = readSequence(params);
+      if (upload === undefined || upload.size === 0) throw new ParamMissing('file');
+      if (upload.size > RECORDING_CHUNK_MAX_BYTES) {
+        throw new PayloadTooLarge(`Recording chunk too large (at most ${RECORDING_CHUNK_MAX_BYTES} bytes)`);
+      }
+      const expected = await nextSequence(db, session.id, RECORDING_KIND);
+      // Sequences are stored without gaps, so one below the next is already there: a resend.
+      if (sequence < expected) return { stored: false, nextSequence: expected };
+      if (sequence > expected) {
+        throw new StateConflictMessage(`Expected recording chunk ${expected}, not ${sequence}`);
+      }
+      const file =
+        sequence === 0
+          ? await files.keep(upload, RECORDING_TYPES)
+          : await keepLaterChunk(session.id, sequence, upload);
+      const inserted = await insertSessionFile(db, {
+        sessionId: session.id,
+        kind: RECORDING_KIND,
+        fileId: file.id,
+        sequence,
+        now: clock.now(),
+      });
+      if (inserted) return { stored: true, nextSequence: sequence + 1 };
+      // A resend racing the original: the first one stored is kept.
+      await files.remove([file.id]);
+      return { stored: false, nextSequence: await nextSequence(db, session.id, RECORDING_KIND) };
+    },
+
+    async addUpload(token, upload) {
+      const { session, exam } = await openForWrite(token);
+      if (!exam.uploadAnswers)
+        throw new Invalid('file', 'is not accepted: this exam takes no uploaded answers');
+      assertStarted(session, 'Answer files');
+      if (upload === undefined || upload.size === 0) throw new ParamMissing('file');
+      const file = await files.keep(upload, ATTACHMENT_TYPES);
+      for (let round = 0; round < MAX_ROUNDS; round += 1) {
+        const sequence = await nextSequence(db, session.id, UPLOAD_KIND);
+        const now = clock.now();
+        if (
+          await insertSessionFile(db, {
+            sessionId: session.id,
+            kind: UPLOAD_KIND,
+            fileId: file.id,
+            sequence,
+            now,
+          })
+        ) {
+          const saved = await findSessionUpload(db, session.id, UPLOAD_KIND, sequence);
+          if (saved === undefined) throw new NotFoundMessage(NO_ROOM);
+          return saved;
+        }
+      }
+      await files.remove([file.id]);
+      throw new Error(`uploads of student session ${session.id} kept racing; not kept`);
+    },
+
+    async recordEvent(token, params) {
+      const { session } = await openForWrite(token);
+      const event = readRoomEvent(params);
+      const now = clock.now();
+      const offsetTime =
+        event.offsetTime ??
+        (session.startTime === null ? null : Math.max(0, Math.floor((now - session.startTime) / 1000)));
+      const comment = ROOM_EVENTS[event.type];
+      await insertRoomIncident(db, session.id, { kind: event.type, comment, offsetTime }, now);
+      return { type: event.type, comment, offsetTime, createdAt: now };
+    },
+  };
+
+  /** Stores a later chunk as it is, under the type of the recording's first chunk. */
+  async function keepLaterChunk(sessionId: number, sequence: number, upload: Upload) {
+    const contentType =
+      (await sessionFileType(db, sessionId, RECORDING_KIND, 0)) ?? RECORDING_TYPES[0] ?? 'video/webm';
+    return files.keepStream(fs.createReadStream(upload.path), {
+      originalName: `recording-${sequence}.${recordingExtension(contentType)}`,
+      contentType,
+      maxBytes: RECORDING_CHUNK_MAX_BYTES,
+    });
+  }
+}

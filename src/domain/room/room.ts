@@ -1,0 +1,204 @@
+import type { ExamDocument } from '../documents/document.ts';
+import { Invalid, ParamMissing } from '../errors.ts';
+import type { Exam } from '../exams/exam.ts';
+import { has, optionalEnum, optionalInteger, optionalString, type Params } from '../input.ts';
+import { CHECK_VALUES, type CheckValue } from '../student-sessions/status.ts';
+import { CHECK_FIELDS, type CheckField, type StudentSession } from '../student-sessions/student-session.ts';
+
+/** The `session_files.kind` of a file a student hands in (the zip export collects exactly these). */
+export const UPLOAD_KIND = 'upload';
+/** The `session_files.kind` of one chunk of the room's recording. */
+export const RECORDING_KIND = 'recording';
+
+/** The `end_reason` of a session the student finished in the room. */
+export const END_REASON_FINISHED = 'finished';
+/** The `end_reason` of a session the room finished because its time ran out. */
+export const END_REASON_TIME_UP = 'time_up';
+
+/** What the first chunk of a recording may be; later chunks continue its stream and are not sniffed. */
+export const RECORDING_TYPES: readonly string[] = ['video/webm', 'video/mp4'];
+
+/** The largest recording chunk accepted (a MediaRecorder slice of a few seconds is far smaller). */
+export const RECORDING_CHUNK_MAX_BYTES = 16 * 1024 * 1024;
+
+/** The 404 message of a token that names no session (the token is the room's only credential). */
+export const NO_ROOM = "Couldn't find the exam room";
+
+/** The 409 message of any write to a finished session. */
+export const SESSION_FINISHED = 'The exam is finished: this student session accepts no more changes';
+
+/** The largest value an integer column holds on PostgreSQL (offsets, sequences). */
+const MAX_INT = 2_147_483_647;
+
+/** The longest browser or operating-system text kept. */
+const MAX_CLIENT_TEXT = 255;
+
+/**
+ * What the room reports as incidents, each with the sentence the V3 student record shows as its
+ * `comment`. The list is closed so a page cannot fill the record with arbitrary text.
+ */
+export const ROOM_EVENTS = {
+  focus_lost: 'The exam window lost focus',
+  focus_regained: 'The exam window regained focus',
+  fullscreen_left: 'The student left full-screen mode',
+  fullscreen_entered: 'The student returned to full-screen mode',
+  connection_lost: 'The exam room lost its connection to the server',
+  connection_restored: 'The exam room reconnected to the server',
+  webcam_lost: 'The webcam stopped sending video',
+  microphone_lost: 'The microphone stopped sending sound',
+  screen_share_stopped: 'The screen share was stopped',
+  multiple_screens: 'More than one screen was detected',
+  page_reloaded: 'The exam room page was reloaded',
+  copy_paste: 'The student copied or pasted text',
+} as const;
+export type RoomEventType = keyof typeof ROOM_EVENTS;
+const ROOM_EVENT_TYPES = Object.keys(ROOM_EVENTS) as RoomEventType[];
+
+/** A file a student handed in, as the room answers it. */
+export interface SessionUpload {
+  readonly fileName: string;
+  readonly size: number;
+  readonly contentType: string;
+  readonly sequence: number;
+  readonly createdAt: number;
+}
+
+/** An attachment of the exam's document with its expiring download address. */
+export interface RoomAttachment {
+  readonly placeholder: string;
+  readonly fileName: string;
+  readonly contentType: string;
+  readonly fileSize: number;
+  readonly url: string;
+  readonly urlExpiresAt: number;
+}
+
+/** The exam's document as a candidate sees it, its placeholders resolved. */
+export interface RoomDocument {
+  readonly document: ExamDocument;
+  readonly attachments: readonly RoomAttachment[];
+  /** `exam_content` with each placeholder replaced by its attachment's address. */
+  readonly contentWithLinks: string;
+}
+
+/** Everything the room shows: the session, its exam, the document (while the exam runs), counts and time. */
+export interface RoomView {
+  readonly session: StudentSession;
+  readonly exam: Exam;
+  /** Null until the exam has started, and after it finished: the document may hold the questions. */
+  readonly document: RoomDocument | null;
+  readonly uploadsCount: number;
+  readonly recordingChunksCount: number;
+  readonly requiredChecks: readonly CheckField[];
+  /** When the exam ends for this student (epoch ms), or null when it has no end yet or none at all. */
+  readonly deadline: number | null;
+  readonly now: number;
+}
+
+/** What `PUT checks` changes. */
+export interface CheckChanges {
+  checks: Partial<Record<CheckField, CheckValue>>;
+  bandwidthSpeed?: number | null;
+  operatingSystem?: string | null;
+  browser?: string | null;
+  browserVersion?: string | null;
+}
+
+/**
+ * The checks a student must pass before starting: webcam and microphone when the exam records the
+ * webcam, screen share when it records the screen, the mobile camera when it uses one, and bandwidth
+ * whenever it records anything. Speakers are checked for the student's benefit and never required.
+ * Returns them in CHECK_FIELDS order.
+ */
+export function requiredChecks(exam: Exam): CheckField[] {
+  const required: CheckField[] = [];
+  if (exam.screenShare) required.push('screenshareCheck');
+  if (exam.webCam) required.push('microphoneCheck', 'webcamCheck');
+  if (exam.mobileCam) required.push('mobileCheck');
+  if (exam.webCam || exam.screenShare || exam.mobileCam) required.push('bandwidthCheck');
+  return required;
+}
+
+/** The required checks that have not succeeded (`skipped` does not count as passed). */
+export function missingChecks(session: StudentSession, exam: Exam): CheckField[] {
+  return requiredChecks(exam).filter((field) => session[field] !== 'succeeded');
+}
+
+/**
+ * When the exam ends for a started session: `start_time` + the exam's `duration_minutes` when both
+ * the session and the exam use the duration, capped by the exam's `end_time`. Returns epoch ms, or
+ * null for a session not started or an exam without either limit.
+ */
+export function deadlineOf(session: StudentSession, exam: Exam): number | null {
+  if (session.startTime === null) return null;
+  const byDuration =
+    session.useDuration && exam.useDuration && exam.durationMinutes !== null
+      ? session.startTime + exam.durationMinutes * 60_000
+      : null;
+  if (byDuration === null) return exam.endTime;
+  return exam.endTime === null ? byDuration : Math.min(byDuration, exam.endTime);
+}
+
+function clientText(params: Params, name: string): string | null | undefined {
+  const value = optionalString(params, name);
+  if (typeof value === 'string' && value.length > MAX_CLIENT_TEXT) {
+    throw new Invalid(name, `is too long (maximum is ${MAX_CLIENT_TEXT} characters)`);
+  }
+  return value;
+}
+
+/**
+ * Reads a `PUT checks` request: any of the six checks (each one of CHECK_VALUES), `bandwidth_speed`
+ * (a number from 0; empty reads as null), `operating_system`, `browser`, `browser_version`. Returns
+ * only what was sent; throws Invalid naming the first bad field.
+ */
+export function readCheckChanges(params: Params): CheckChanges {
+  const changes: CheckChanges = { checks: {} };
+  for (const [field, name] of Object.entries(CHECK_FIELDS) as [CheckField, string][]) {
+    const value = optionalEnum(params, name, CHECK_VALUES);
+    if (value !== undefined) changes.checks[field] = value;
+  }
+  if (has(params, 'bandwidth_speed')) {
+    const raw = params.bandwidth_speed;
+    const speed = raw === null || raw === '' ? null : Number(raw);
+    if (speed !== null && (typeof raw === 'boolean' || !Number.isFinite(speed) || speed < 0)) {
+      throw new Invalid('bandwidth_speed', 'must be a number from 0');
+    }
+    changes.bandwidthSpeed = speed;
+  }
+  const operatingSystem = clientText(params, 'operating_system');
+  if (operatingSystem !== undefined) changes.operatingSystem = operatingSystem;
+  const browser = clientText(params, 'browser');
+  if (browser !== undefined) changes.browser = browser;
+  const browserVersion = clientText(params, 'browser_version');
+  if (browserVersion !== undefined) changes.browserVersion = browserVersion;
+  return changes;
+}
+
+/**
+ * Reads a `POST events` request: `type` (required, one of ROOM_EVENTS) and `offset_time` (seconds
+ * since the start, a whole number from 0; absent: null, and the service fills it in from the
+ * clock). Throws ParamMissing or Invalid naming the field.
+ */
+export function readRoomEvent(params: Params): { type: RoomEventType; offsetTime: number | null } {
+  const raw = params.type;
+  if (raw === undefined || raw === null || raw === '') throw new ParamMissing('type');
+  const type = optionalEnum(params, 'type', ROOM_EVENT_TYPES);
+  if (type === undefined) throw new ParamMissing('type');
+  return { type, offsetTime: optionalInteger(params, 'offset_time', 0, MAX_INT) ?? null };
+}
+
+/** Reads the `sequence` of a recording chunk: a whole number from 0, required. Throws ParamMissing or Invalid. */
+export function readSequence(params: Params): number {
+  const sequence = optionalInteger(params, 'sequence', 0, MAX_INT);
+  if (sequence === undefined || sequence === null) throw new ParamMissing('sequence');
+  return sequence;
+}
+
+/** Replaces every placeholder in `content` by its attachment's address. Returns the new text. */
+export function contentWithLinks(content: string, attachments: readonly RoomAttachment[]): string {
+  return attachments.reduce(
+    (text, attachment) => text.split(attachment.placeholder).join(attachment.url),
+    content,
+  );
+}

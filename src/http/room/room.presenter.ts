@@ -1,0 +1,113 @@
+import type { Exam } from '../../domain/exams/exam.ts';
+import type { RecordedEvent } from '../../domain/room/room.service.ts';
+import type { RoomDocument, RoomView, SessionUpload } from '../../domain/room/room.ts';
+import { CHECK_FIELDS } from '../../domain/student-sessions/student-session.ts';
+import { isoTime } from '../time.ts';
+
+/**
+ * The session as its candidate may see it: no token, pin code, email, proctor or file ids. Returns
+ * the JSON object; `time_left_seconds` counts down by the server clock while the exam is started
+ * and is null otherwise.
+ */
+export function presentRoomSession(view: RoomView): Record<string, unknown> {
+  const { session, deadline, now } = view;
+  const started = session.status === 'exam_started';
+  return {
+    id: session.id,
+    name: session.name,
+    status: session.status,
+    screenshare_check: session.screenshareCheck,
+    microphone_check: session.microphoneCheck,
+    speakers_check: session.speakersCheck,
+    webcam_check: session.webcamCheck,
+    mobile_check: session.mobileCheck,
+    bandwidth_check: session.bandwidthCheck,
+    bandwidth_speed: session.bandwidthSpeed,
+    required_checks: view.requiredChecks.map((field) => CHECK_FIELDS[field]),
+    skip_requirements: session.skipRequirements,
+    use_duration: session.useDuration,
+    open_time: isoTime(session.openTime),
+    start_time: isoTime(session.startTime),
+    end_time: isoTime(session.endTime),
+    end_reason: session.endReason,
+    ends_at: isoTime(deadline),
+    time_left_seconds: started && deadline !== null ? Math.max(0, Math.ceil((deadline - now) / 1000)) : null,
+    entered_room: session.enteredRoom,
+    individual_info: session.individualInfo,
+    is_individual_info_html: session.isIndividualInfoHtml,
+    has_face_photo: session.facePhotoFileId !== null,
+    has_id_card: session.idCardFileId !== null,
+    uploads_count: view.uploadsCount,
+    recording_chunks_count: view.recordingChunksCount,
+  };
+}
+
+/** The exam settings a candidate needs (no ids, owners or co-managers). Returns the JSON object. */
+export function presentRoomExam(exam: Exam): Record<string, unknown> {
+  return {
+    name: exam.name,
+    type: exam.type,
+    duration_minutes: exam.durationMinutes,
+    use_duration: exam.useDuration,
+    start_time: isoTime(exam.startTime),
+    end_time: isoTime(exam.endTime),
+    upload_answers: exam.uploadAnswers,
+    web_cam: exam.webCam,
+    screen_share: exam.screenShare,
+    mobile_cam: exam.mobileCam,
+    restrictions: exam.restrictions,
+    allow_websites: exam.allowWebsites,
+    allow_external_applications: exam.allowExternalApplications,
+    allow_textbooks: exam.allowTextbooks,
+    allow_calculator: exam.allowCalculator,
+    allow_pen_paper: exam.allowPenPaper,
+    allow_additional: exam.allowAdditional,
+    allowed_websites: exam.allowedWebsites,
+    allowed_external_applications: exam.allowedExternalApplications,
+    allowed_textbooks: exam.allowedTextbooks,
+    allowed_calculator_type: exam.allowedCalculatorType,
+    allowed_additional: exam.allowedAdditional,
+  };
+}
+
+/** The exam's document with its attachment links, or null. Returns the JSON value. */
+export function presentRoomDocument(document: RoomDocument | null): Record<string, unknown> | null {
+  if (document === null) return null;
+  return {
+    exam_content: document.document.examContent,
+    content_with_links: document.contentWithLinks,
+    attachments: document.attachments.map((attachment) => ({
+      placeholder: attachment.placeholder,
+      file_name: attachment.fileName,
+      content_type: attachment.contentType,
+      file_size: attachment.fileSize,
+      url: attachment.url,
+      expires_at: isoTime(attachment.urlExpiresAt),
+    })),
+  };
+}
+
+/** The whole room answer: `{"session", "exam", "document", "server_time"}`. */
+export function presentRoomView(view: RoomView): Record<string, unknown> {
+  return {
+    session: presentRoomSession(view),
+    exam: presentRoomExam(view.exam),
+    document: presentRoomDocument(view.document),
+    server_time: isoTime(view.now),
+  };
+}
+
+/** A handed-in file: `{file_name, size, content_type}`. */
+export function presentRoomUpload(upload: SessionUpload): Record<string, unknown> {
+  return { file_name: upload.fileName, size: upload.size, content_type: upload.contentType };
+}
+
+/** A recorded event: `{type, comment, offset_time, created_at}`. */
+export function presentRoomEvent(event: RecordedEvent): Record<string, unknown> {
+  return {
+    type: event.type,
+    comment: event.comment,
+    offset_time: event.offsetTime,
+    created_at: isoTime(event.createdAt),
+  };
+}

@@ -1,0 +1,232 @@
+/**
+ * OpenAPI descriptions of the candidate room's routes (docs/room-api.md). They document; the domain
+ * validates. The room is not signed: the token in the path is its only credential.
+ */
+
+const tags = ['candidate room'];
+
+const tokenParam = {
+  type: 'object',
+  properties: { token: { type: 'string', description: 'The session’s room token (32 hex characters)' } },
+  required: ['token'],
+} as const;
+
+const errorBody = {
+  type: 'object',
+  properties: {
+    error: { type: 'string' },
+    errors: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
+  },
+  required: ['error'],
+} as const;
+
+const time = { type: ['string', 'null'], format: 'date-time' } as const;
+const check = {
+  type: 'string',
+  enum: ['not_started', 'not_completed', 'succeeded', 'failed', 'skipped'],
+} as const;
+
+const roomSession = {
+  type: 'object',
+  properties: {
+    id: { type: 'integer' },
+    name: { type: 'string' },
+    status: { type: 'string' },
+    screenshare_check: check,
+    microphone_check: check,
+    speakers_check: check,
+    webcam_check: check,
+    mobile_check: check,
+    bandwidth_check: check,
+    bandwidth_speed: { type: ['number', 'null'] },
+    required_checks: { type: 'array', items: { type: 'string' } },
+    skip_requirements: { type: 'boolean' },
+    use_duration: { type: 'boolean' },
+    open_time: time,
+    start_time: time,
+    end_time: time,
+    end_reason: { type: ['string', 'null'] },
+    ends_at: time,
+    time_left_seconds: { type: ['integer', 'null'] },
+    entered_room: { type: 'boolean' },
+    individual_info: { type: ['string', 'null'] },
+    is_individual_info_html: { type: 'boolean' },
+    has_face_photo: { type: 'boolean' },
+    has_id_card: { type: 'boolean' },
+    uploads_count: { type: 'integer' },
+    recording_chunks_count: { type: 'integer' },
+  },
+} as const;
+
+const roomView = {
+  type: 'object',
+  properties: {
+    session: roomSession,
+    exam: { type: 'object', additionalProperties: true },
+    document: {
+      type: ['object', 'null'],
+      description: 'Null until the exam is started (and after it finished)',
+      properties: {
+        exam_content: { type: 'string' },
+        content_with_links: { type: 'string' },
+        attachments: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              placeholder: { type: 'string' },
+              file_name: { type: 'string' },
+              content_type: { type: 'string' },
+              file_size: { type: 'integer' },
+              url: { type: 'string', format: 'uri' },
+              expires_at: { type: 'string', format: 'date-time' },
+            },
+          },
+        },
+      },
+    },
+    server_time: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+const commonErrors = {
+  404: { description: "`Couldn't find the exam room`", ...errorBody },
+  429: { description: 'Too many requests for this token', ...errorBody },
+} as const;
+
+const writeErrors = {
+  ...commonErrors,
+  409: { description: 'Not allowed in the session’s status, or the session is finished', ...errorBody },
+  422: { description: 'A parameter is missing or invalid', ...errorBody },
+} as const;
+
+/** A route answering the room view. */
+function viewRoute(summary: string, description: string) {
+  return {
+    tags,
+    summary,
+    description,
+    params: tokenParam,
+    response: { 200: roomView, ...writeErrors },
+  } as const;
+}
+
+export const roomViewSchema = {
+  tags,
+  summary: 'What the candidate room shows',
+  description:
+    'The session, its exam’s settings, the document with attachment links (while the exam is ' +
+    'started) and the server time. A started session whose time is up is finished first.',
+  params: tokenParam,
+  response: { 200: roomView, ...commonErrors },
+} as const;
+
+export const roomChecksSchema = {
+  ...viewRoute(
+    'Record requirement checks',
+    'Any of the six checks, bandwidth_speed, operating_system, browser, browser_version. A ' +
+      'registered or email_sent session whose required checks all succeeded moves to after_check_req.',
+  ),
+  body: {
+    type: 'object',
+    properties: {
+      screenshare_check: check,
+      microphone_check: check,
+      speakers_check: check,
+      webcam_check: check,
+      mobile_check: check,
+      bandwidth_check: check,
+      bandwidth_speed: { type: 'number' },
+      operating_system: { type: 'string' },
+      browser: { type: 'string' },
+      browser_version: { type: 'string' },
+    },
+  },
+} as const;
+
+export const roomIdCardSchema = viewRoute(
+  'Upload the ID-card photo',
+  'Multipart field `file`, an image by content (415 otherwise).',
+);
+export const roomFacePhotoSchema = viewRoute(
+  'Upload the face photo',
+  'Multipart field `file`, an image by content (415 otherwise).',
+);
+export const roomEnterSchema = viewRoute('Enter the setup', 'Moves to in_setup.');
+export const roomLeaveSchema = viewRoute('Leave the setup', 'Moves to exam_not_started.');
+export const roomStartSchema = viewRoute(
+  'Start the exam',
+  'Moves to exam_started. 409 before open_time or the exam’s start_time, at or after its end_time, ' +
+    'or while a required check has not succeeded (unless skip_requirements).',
+);
+export const roomFinishSchema = viewRoute('Finish the exam', 'Moves to exam_finished, end_reason finished.');
+
+export const roomRecordingSchema = {
+  tags,
+  summary: 'Append a recording chunk',
+  description:
+    'Multipart `file` and `sequence` (0, 1, 2, ...). 201 when stored, 200 for a sequence already ' +
+    'stored (nothing stored twice); 409 naming the expected sequence for a gap. Only while exam_started.',
+  params: tokenParam,
+  response: {
+    200: { type: 'object', properties: { next_sequence: { type: 'integer' } } },
+    201: { type: 'object', properties: { next_sequence: { type: 'integer' } } },
+    413: { description: 'Chunk too large', ...errorBody },
+    415: { description: 'The first chunk is no video/webm or video/mp4', ...errorBody },
+    ...writeErrors,
+  },
+} as const;
+
+export const roomUploadSchema = {
+  tags,
+  summary: 'Hand in an answer file',
+  description: 'Multipart `file`; only while exam_started and when the exam takes uploaded answers.',
+  params: tokenParam,
+  response: {
+    201: {
+      type: 'object',
+      properties: {
+        upload: {
+          type: 'object',
+          properties: {
+            file_name: { type: 'string' },
+            size: { type: 'integer' },
+            content_type: { type: 'string' },
+          },
+        },
+      },
+    },
+    415: { description: 'File type not allowed', ...errorBody },
+    ...writeErrors,
+  },
+} as const;
+
+export const roomEventSchema = {
+  tags,
+  summary: 'Report an event as an incident',
+  description:
+    '`type` (focus_lost, fullscreen_left, connection_lost, ...) and `offset_time` (seconds since the start).',
+  params: tokenParam,
+  body: {
+    type: 'object',
+    properties: { type: { type: 'string' }, offset_time: { type: 'integer', minimum: 0 } },
+    required: ['type'],
+  },
+  response: {
+    201: {
+      type: 'object',
+      properties: {
+        event: {
+          type: 'object',
+          properties: {
+            type: { type: 'string' },
+            comment: { type: 'string' },
+            offset_time: { type: ['integer', 'null'] },
+            created_at: { type: 'string', format: 'date-time' },
+          },
+        },
+      },
+    },
+    ...writeErrors,
+  },
+} as const;
