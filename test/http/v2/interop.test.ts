@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { type HttpAnswer, httpRequest } from '../../helpers/http.ts';
+import type { HttpAnswer } from '../../helpers/http.ts';
 import { type FilePart, SAMPLE, v3Multipart } from '../../helpers/multipart.ts';
+import { fetchAddress } from '../../helpers/files.ts';
 import { DIALECTS, startTestServer, type TestServer } from '../../helpers/server.ts';
 import { v2Multipart } from '../../helpers/v2-multipart.ts';
 
@@ -35,12 +36,6 @@ function assertEmpty(answer: HttpAnswer, status: number): void {
 }
 
 const seconds = (iso: string) => Date.parse(iso) / 1000;
-
-/** The part of an expiring address the test server answers (its origin is PUBLIC_URL). */
-function onServer(server: TestServer, url: string): string {
-  const address = new URL(url);
-  return `${server.baseUrl}${address.pathname}${address.search}`;
-}
 
 function pdf(field: string): FilePart {
   return { field, fileName: 'shared.pdf', contentType: 'application/pdf', bytes: SAMPLE.pdf };
@@ -272,7 +267,7 @@ for (const dialect of DIALECTS) {
           200,
           'attachment',
         );
-        const download = await httpRequest({ url: onServer(server, String(shown.url)) });
+        const download = await fetchAddress(server, String(shown.url));
         assert.equal(download.status, 200, download.text);
         assert.ok(download.bytes.equals(SAMPLE.pdf));
       });
