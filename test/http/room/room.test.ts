@@ -6,6 +6,7 @@ import { type HttpAnswer, httpRequest } from '../../helpers/http.ts';
 import { type FilePart, multipartBody, SAMPLE, v3Multipart } from '../../helpers/multipart.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
+import { object } from '../../helpers/json.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -17,11 +18,6 @@ const MINUTE = 60_000;
 
 /** The first bytes of a WebM stream (EBML header), then media data. */
 const WEBM_HEAD = Buffer.concat([Buffer.from([0x1a, 0x45, 0xdf, 0xa3]), crypto.randomBytes(500)]);
-
-function object(value: unknown, what: string): Json {
-  assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), `${what} is a JSON object`);
-  return value as Json;
-}
 
 function assertAnswer(answer: HttpAnswer, status: number, body: Json): void {
   assert.equal(answer.status, status, answer.text);

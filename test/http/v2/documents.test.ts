@@ -7,6 +7,7 @@ import { fetchAddress, onS3 } from '../../helpers/files.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
 import { v2Multipart } from '../../helpers/v2-multipart.ts';
+import { object } from '../../helpers/json.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -22,11 +23,6 @@ const V2_DOCUMENT_FIELDS = [
   'institute_id',
 ];
 const V2_ATTACHMENT_FIELDS = ['attachment_id', 'placeholder', 'url', 'exam_id', 'document_id'];
-
-function object(value: unknown, what: string): Json {
-  assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), `${what} is a JSON object`);
-  return value as Json;
-}
 
 /** A V2 answer with this status and no body at all. */
 function assertEmpty(answer: HttpAnswer, status: number): void {

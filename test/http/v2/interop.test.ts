@@ -5,16 +5,12 @@ import { type FilePart, SAMPLE, v3Multipart } from '../../helpers/multipart.ts';
 import { fetchAddress } from '../../helpers/files.ts';
 import { DIALECTS, startTestServer, type TestServer } from '../../helpers/server.ts';
 import { v2Multipart } from '../../helpers/v2-multipart.ts';
+import { object } from '../../helpers/json.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
 
 const PUBLIC_URL = 'https://invigil.example.test';
-
-function object(value: unknown, what: string): Json {
-  assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), `${what} is a JSON object`);
-  return value as Json;
-}
 
 /** The JSON object under `key` of a successful answer with this status. */
 function bodyOf(answer: HttpAnswer, status: number, key: string): Json {

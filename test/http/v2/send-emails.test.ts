@@ -4,6 +4,7 @@ import type { HttpAnswer } from '../../helpers/http.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
 import { runDueJobs, startSmtpServer, type TestSmtpServer } from '../../mail/support.ts';
+import { object } from '../../helpers/json.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -12,11 +13,6 @@ const PUBLIC_URL = 'https://exams.example.org';
 /** The exam window, in epoch seconds. */
 const START = Date.parse('2026-11-21T09:00:00Z') / 1000;
 const END = Date.parse('2026-11-21T12:00:00Z') / 1000;
-
-function object(value: unknown, what: string): Json {
-  assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), `${what} is a JSON object`);
-  return value as Json;
-}
 
 function assertEmpty(answer: HttpAnswer, status: number): void {
   assert.equal(answer.status, status, answer.text);

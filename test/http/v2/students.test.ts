@@ -4,6 +4,7 @@ import type { CallOptions } from '../../helpers/client.ts';
 import type { HttpAnswer } from '../../helpers/http.ts';
 import { DIALECTS, startTestServer, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
+import { object } from '../../helpers/json.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -29,11 +30,6 @@ const V2_STUDENT_FIELDS = [
   'end_time',
   'token',
 ];
-
-function object(value: unknown, what: string): Json {
-  assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), `${what} is a JSON object`);
-  return value as Json;
-}
 
 /** A V2 answer with this status and no body at all. */
 function assertEmpty(answer: HttpAnswer, status: number): void {

@@ -15,6 +15,7 @@ import type { HttpAnswer } from '../../helpers/http.ts';
 import { type FilePart, SAMPLE, v3Multipart } from '../../helpers/multipart.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
+import { object } from '../../helpers/json.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -35,11 +36,6 @@ const ATTACHMENT_FIELDS = [
 ];
 const EXAM_ROUTE = '/exams/:exam_id/attachments';
 const DOCUMENT_ROUTE = '/exams/:exam_id/documents/:document_id/attachments';
-
-function object(value: unknown, what: string): Json {
-  assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), `${what} is a JSON object`);
-  return value as Json;
-}
 
 function attachmentIn(answer: HttpAnswer): Json {
   return object(object(answer.json, 'body').attachment, 'attachment');

@@ -4,17 +4,13 @@ import type { CallOptions } from '../../helpers/client.ts';
 import type { HttpAnswer } from '../../helpers/http.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
+import { object } from '../../helpers/json.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
 
 const NOT_AUTHORIZED = { error: 'You are not authorized to access this page.' };
 const TAKEN = { error: "'email':['has already been taken']", errors: { email: ['has already been taken'] } };
-
-function object(value: unknown, what: string): Json {
-  assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), `${what} is a JSON object`);
-  return value as Json;
-}
 
 function studentIn(answer: HttpAnswer): Json {
   const body = object(answer.json, 'body');

@@ -6,6 +6,7 @@ import type { HttpAnswer } from '../../helpers/http.ts';
 import { SAMPLE, v3Multipart } from '../../helpers/multipart.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
+import { object } from '../../helpers/json.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -16,11 +17,6 @@ const TAKEN = {
   error: "'exam_id':['has already been taken']",
   errors: { exam_id: ['has already been taken'] },
 };
-
-function object(value: unknown, what: string): Json {
-  assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), `${what} is a JSON object`);
-  return value as Json;
-}
 
 function documentIn(answer: HttpAnswer): Json {
   return object(object(answer.json, 'body').document, 'document');

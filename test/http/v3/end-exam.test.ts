@@ -10,16 +10,12 @@ import {
   startSmtpServer,
   type TestSmtpServer,
 } from '../../mail/support.ts';
+import { object } from '../../helpers/json.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
 
 const NOT_AUTHORIZED = { error: 'You are not authorized to access this page.' };
-
-function object(value: unknown, what: string): Json {
-  assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), `${what} is a JSON object`);
-  return value as Json;
-}
 
 /** The record of a 200 `{"student": record}` answer (the only key). */
 function studentIn(answer: HttpAnswer): Json {

@@ -6,6 +6,7 @@ import type { HttpAnswer } from '../../helpers/http.ts';
 import { SAMPLE, v3Multipart } from '../../helpers/multipart.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
+import { object } from '../../helpers/json.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -34,11 +35,6 @@ const CANNOT_PROCTOR = {
   error: "'proctor_id':['must be a proctor or an administrator']",
   errors: { proctor_id: ['must be a proctor or an administrator'] },
 };
-
-function object(value: unknown, what: string): Json {
-  assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), `${what} is a JSON object`);
-  return value as Json;
-}
 
 function notFound(model: 'Exam' | 'Student Session' | 'User' | 'Document', id: Scalar): Json {
   return { error: `Couldn't find ${model} with 'id'=${id}` };

@@ -4,6 +4,7 @@ import type { CallOptions } from '../../helpers/client.ts';
 import type { HttpAnswer } from '../../helpers/http.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
+import { object } from '../../helpers/json.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -68,11 +69,6 @@ const TEXTS = [
   'allowed_calculator_type',
   'allowed_additional',
 ] as const;
-
-function object(value: unknown, what: string): Json {
-  assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), `${what} is a JSON object`);
-  return value as Json;
-}
 
 function examIn(answer: HttpAnswer): Json {
   return object(object(answer.json, 'body').exam, 'exam');

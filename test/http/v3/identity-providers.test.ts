@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { findIdentityProvider } from '../../../src/domain/identity-providers/identity-providers.repository.ts';
 import type { HttpAnswer } from '../../helpers/http.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
+import { object } from '../../helpers/json.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -17,11 +18,6 @@ const OIDC_METADATA = JSON.stringify({
   issuer: 'https://login.example.org',
   authorization_endpoint: 'https://login.example.org/authorize',
 });
-
-function object(value: unknown, what: string): Json {
-  assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), `${what} is a JSON object`);
-  return value as Json;
-}
 
 function providersIn(answer: HttpAnswer): Json[] {
   assert.equal(answer.status, 200, answer.text);

@@ -6,6 +6,7 @@ import type { HttpAnswer } from '../../helpers/http.ts';
 import { SAMPLE, v3Multipart } from '../../helpers/multipart.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
+import { object } from '../../helpers/json.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -42,11 +43,6 @@ const EMAIL_SWITCHES = [
 const MEMBER_ROLES = ['administrator', 'teacher', 'proctor', 'reviewer', 'auditor'] as const;
 type MemberRole = (typeof MEMBER_ROLES)[number];
 const NON_ADMIN_ROLES = ['teacher', 'proctor', 'reviewer', 'auditor'] as const;
-
-function object(value: unknown, what: string): Json {
-  assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), `${what} is a JSON object`);
-  return value as Json;
-}
 
 function instituteIn(answer: HttpAnswer): Json {
   return object(object(answer.json, 'body').institute, 'institute');

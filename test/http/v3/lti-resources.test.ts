@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { HttpAnswer } from '../../helpers/http.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
+import { object } from '../../helpers/json.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -25,11 +26,6 @@ const LTI_RESOURCE_FIELDS = [
 
 /** The LMS fields of the V3 student record. */
 const LMS_FIELDS = ['student_lms_id', 'resource_link_id', 'context_id', 'lti_resource_id'];
-
-function object(value: unknown, what: string): Json {
-  assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), `${what} is a JSON object`);
-  return value as Json;
-}
 
 function resourceIn(answer: HttpAnswer): Json {
   const body = object(answer.json, 'body');

@@ -13,6 +13,7 @@ import { type HttpAnswer, httpRequest } from '../../helpers/http.ts';
 import { SAMPLE } from '../../helpers/multipart.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
+import { object } from '../../helpers/json.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -30,11 +31,6 @@ const PHOTO_FIELDS: Record<PhotoKind, readonly string[]> = {
   face_photo: ['face_photo_file_name', 'face_photo_content_type', 'face_photo_file_size'],
 };
 const KINDS: readonly PhotoKind[] = ['id_card', 'face_photo'];
-
-function object(value: unknown, what: string): Json {
-  assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), `${what} is a JSON object`);
-  return value as Json;
-}
 
 function studentIn(answer: HttpAnswer, status = 200): Json {
   assert.equal(answer.status, status, answer.text);

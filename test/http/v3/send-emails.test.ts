@@ -11,6 +11,7 @@ import {
   startSmtpServer,
   type TestSmtpServer,
 } from '../../mail/support.ts';
+import { object } from '../../helpers/json.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -19,11 +20,6 @@ const PUBLIC_URL = 'https://exams.example.org';
 const NOT_AUTHORIZED = { error: 'You are not authorized to access this page.' };
 const START = '2026-11-21T09:00:00.000Z';
 const END = '2026-11-21T12:00:00.000Z';
-
-function object(value: unknown, what: string): Json {
-  assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), `${what} is a JSON object`);
-  return value as Json;
-}
 
 /** The records of a 200 `{"students": [...]}` answer (the only key). */
 function studentsIn(answer: HttpAnswer): Json[] {

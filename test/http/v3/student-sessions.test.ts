@@ -9,6 +9,7 @@ import type { CallOptions } from '../../helpers/client.ts';
 import type { HttpAnswer } from '../../helpers/http.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
+import { object } from '../../helpers/json.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -99,11 +100,6 @@ const TIMES = [
   'recording_ended_at',
   'exam_document_updated_at',
 ] as const;
-
-function object(value: unknown, what: string): Json {
-  assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), `${what} is a JSON object`);
-  return value as Json;
-}
 
 function studentIn(answer: HttpAnswer): Json {
   const body = object(answer.json, 'body');

@@ -5,6 +5,7 @@ import type { CallOptions } from '../../helpers/client.ts';
 import type { HttpAnswer } from '../../helpers/http.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
+import { object } from '../../helpers/json.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -32,11 +33,6 @@ const TOOL_PROVIDER_FIELDS = [
 ];
 
 const LTI13_FIELDS = ['issuer', 'client_id', 'deployment_id', 'auth_login_url', 'auth_token_url', 'jwks_url'];
-
-function object(value: unknown, what: string): Json {
-  assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), `${what} is a JSON object`);
-  return value as Json;
-}
 
 function providerIn(answer: HttpAnswer): Json {
   const body = object(answer.json, 'body');

@@ -5,6 +5,7 @@ import { ApiClient } from '../../helpers/client.ts';
 import type { HttpAnswer } from '../../helpers/http.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
+import { object } from '../../helpers/json.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -40,11 +41,6 @@ const GRANTABLE_ROLES: readonly Role[] = [
 
 const USERS = '/institutes/:institute_id/users';
 const USER = '/institutes/:institute_id/users/:id';
-
-function object(value: unknown, what: string): Json {
-  assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), `${what} is a JSON object`);
-  return value as Json;
-}
 
 function userIn(answer: HttpAnswer): Json {
   return object(object(answer.json, 'body').user, 'user');
