@@ -14,6 +14,7 @@ import { createToolProvidersService } from './domain/tool-providers/tool-provide
 import { createInstitutesService } from './domain/institutes/institutes.service.ts';
 import { createRoomService } from './domain/room/room.service.ts';
 import { createPhotosService } from './domain/student-sessions/photos.service.ts';
+import { createSessionFilesService } from './domain/student-sessions/session-files.service.ts';
 import { createStudentSessionsService } from './domain/student-sessions/student-sessions.service.ts';
 import { createUsersService } from './domain/users/users.service.ts';
 import { createAuthenticator } from './http/auth/authenticate.ts';
@@ -106,6 +107,7 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
     ltiResources: createLtiResourcesService({ db, clock, keys }),
     identityProviders: createIdentityProvidersService({ db, clock, keys }),
     photos,
+    sessionFiles: createSessionFilesService({ db, files }),
     room: createRoomService({ db, clock, files, photos }),
     authenticator: createAuthenticator({
       db,

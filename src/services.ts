@@ -11,6 +11,7 @@ import type { ExamExportsService } from './domain/exports/exam-exports.service.t
 import type { MailService } from './mail/mail.service.ts';
 import type { RoomService } from './domain/room/room.service.ts';
 import type { PhotosService } from './domain/student-sessions/photos.service.ts';
+import type { SessionFilesService } from './domain/student-sessions/session-files.service.ts';
 import type { StudentSessionsService } from './domain/student-sessions/student-sessions.service.ts';
 import type { UsersService } from './domain/users/users.service.ts';
 import type { Authenticator } from './http/auth/authenticate.ts';
@@ -30,6 +31,8 @@ export interface Services {
   readonly ltiResources: LtiResourcesService;
   readonly identityProviders: IdentityProvidersService;
   readonly photos: PhotosService;
+  /** What the candidate room stored for a session (uploads, recordings), for staff to read. */
+  readonly sessionFiles: SessionFilesService;
   /** The candidate exam room (contract §11). */
   readonly room: RoomService;
   readonly mail: MailService;

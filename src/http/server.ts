@@ -23,6 +23,7 @@ import type { Services } from '../services.ts';
 import { Measure } from '../storage/measure.ts';
 import type { Upload } from '../storage/upload.ts';
 import { registerFileRoutes } from './files.routes.ts';
+import { registerRoomPage } from './room/page.routes.ts';
 import { registerRoomRoutes } from './room/room.routes.ts';
 import { domainErrorFromFramework, v2Answer, v3Answer } from './errors.ts';
 import {
@@ -288,6 +289,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   );
   // The candidate room: unsigned (its token is the credential), JSON errors, its own rate limit.
   await app.register((scope) => registerRoomRoutes(scope, deps), { prefix: '/api/room' });
+  registerRoomPage(app, deps);
   await app.register(
     (scope, _options, done) => {
       registerV2(scope, deps);

@@ -1,4 +1,4 @@
-import sanitizeHtml from 'sanitize-html';
+import { escapeHtml, htmlToText, sanitizeInfoHtml, textToHtml } from '../security/html.ts';
 
 /**
  * The emails Invigil sends, each rendered once, when it is written to the outbox, as a subject, a
@@ -37,76 +37,6 @@ export interface ExamEndedContent {
   readonly examName: string;
   /** Epoch milliseconds. */
   readonly endedAt: number;
-}
-
-/** The tags individual information flagged as HTML may keep; everything else is dropped. */
-const INFO_ALLOWED_TAGS = [
-  'p',
-  'br',
-  'strong',
-  'b',
-  'em',
-  'i',
-  'u',
-  'ul',
-  'ol',
-  'li',
-  'a',
-  'blockquote',
-  'code',
-  'pre',
-];
-
-const INFO_SANITIZE: sanitizeHtml.IOptions = {
-  allowedTags: INFO_ALLOWED_TAGS,
-  allowedAttributes: { a: ['href'] },
-  allowedSchemes: ['http', 'https', 'mailto'],
-  allowProtocolRelative: false,
-};
-
-const HTML_ESCAPES: Readonly<Record<string, string>> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-/** Returns `text` with the five HTML-significant characters escaped (safe in text and attributes). */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (character) => HTML_ESCAPES[character] ?? character);
-}
-
-/** Returns plain text as HTML: escaped, line breaks kept as `<br>`. */
-function textToHtml(text: string): string {
-  return escapeHtml(text).replace(/\r?\n/g, '<br>\n');
-}
-
-/**
- * Returns HTML a student's `individual_info` may carry, reduced to the allow-list (paragraphs, line
- * breaks, emphasis, lists, quotes, code, and links to http, https and mailto addresses only). Scripts,
- * styles, images, event handlers and every other attribute are removed.
- */
-export function sanitizeInfoHtml(html: string): string {
-  return sanitizeHtml(html, INFO_SANITIZE);
-}
-
-/** Returns the readable text of an HTML fragment, for the plain-text part: tags gone, entities decoded. */
-export function htmlToText(html: string): string {
-  const marked = html
-    .replace(/<br\s*\/?>/gi, '\n')
-    .replace(/<li\b[^>]*>/gi, '- ')
-    .replace(/<\/(p|div|li|ul|ol|blockquote|pre|h[1-6])\s*>/gi, '\n');
-  const text = sanitizeHtml(marked, { allowedTags: [], allowedAttributes: {} });
-  return text
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"')
-    .replace(/&amp;/g, '&')
-    .replace(/\u00a0/g, ' ')
-    .replace(/[ \t]+\n/g, '\n')
-    .replace(/\n{3,}/g, '\n\n')
-    .trim();
 }
 
 /** A subject is one header line: line breaks a user typed into a name become spaces. */

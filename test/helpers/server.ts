@@ -108,12 +108,13 @@ async function storageEnv(): Promise<Record<string, string>> {
 
 /**
  * Starts the real service on a random loopback port over a private database. `env` adds or
- * overrides environment variables (NONCE_POLICY, SIGNATURE_WINDOW_SECONDS, ...). Files go to local
+ * overrides environment variables (NONCE_POLICY, SIGNATURE_WINDOW_SECONDS, ...); `port` fixes the port
+ * (for a PUBLIC_URL that must name the server itself). Files go to local
  * disk, or to S3 when TEST_STORAGE=s3 (see storageEnv).
  */
 export async function startTestServer(
   dialect: DialectName,
-  options: { env?: Record<string, string>; clock?: Clock } = {},
+  options: { env?: Record<string, string>; clock?: Clock; port?: number } = {},
 ): Promise<TestServer> {
   const database = await createTestDatabase(dialect);
   const config = loadConfig({
@@ -128,7 +129,7 @@ export async function startTestServer(
     logger: pino({ level: 'silent' }),
     ...(options.clock ? { clock: options.clock } : {}),
   });
-  await app.server.listen({ port: 0, host: '127.0.0.1' });
+  await app.server.listen({ port: options.port ?? 0, host: '127.0.0.1' });
   const address = app.server.server.address();
   if (address === null || typeof address === 'string') throw new Error('no port');
   const baseUrl = `http://127.0.0.1:${address.port}`;

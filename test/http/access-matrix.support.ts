@@ -6,6 +6,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import pino from 'pino';
 import type { Actor, Role } from '../../src/domain/access.ts';
 import { createWorker } from '../../src/jobs/worker.ts';
@@ -15,6 +16,7 @@ import { type FilePart, SAMPLE, v3Multipart } from '../helpers/multipart.ts';
 import type { TestServer } from '../helpers/server.ts';
 import type { Scalar } from '../helpers/signing.ts';
 import type { PhotoKind } from '../../src/domain/student-sessions/photos.service.ts';
+import { insertSessionFile } from '../../src/domain/room/room.repository.ts';
 
 // ---- Actors and outcomes ----
 
@@ -135,9 +137,9 @@ function png(): FilePart[] {
 /**
  * Institutes A and B with every actor, and A's records the matrix reads: an exam owned by `owner`
  * (co-managed by `comanager`, added over HTTP) with a document, an attachment, a session with an
- * incident and a face photo, and a session from an LMS; a tool provider and an LTI resource; an
- * identity provider (and a global one). B has its own exam, session, provider and resource for the
- * cross-institute probes.
+ * incident, a face photo and a recording chunk, and a session from an LMS; a tool provider and an
+ * LTI resource; an identity provider (and a global one). B has its own exam, session, provider and
+ * resource for the cross-institute probes.
  */
 export interface World {
   readonly server: TestServer;
@@ -219,6 +221,7 @@ export async function createWorld(server: TestServer): Promise<World> {
     'student',
   );
   await attachPhoto(server, session, 'face_photo');
+  await storeRecordingChunk(server, session);
   const toolProvider = idIn(
     await administrator.client.v3('POST', '/tool_providers', toolProviderParams()),
     'tool_provider',
@@ -422,6 +425,23 @@ async function attachPhoto(server: TestServer, sessionId: number, kind: PhotoKin
     path: file,
     size: SAMPLE.png.length,
     head: SAMPLE.png.subarray(0, 64),
+  });
+}
+
+/** Gives a session its first webcam recording chunk as the candidate room stores one. */
+async function storeRecordingChunk(server: TestServer, sessionId: number): Promise<void> {
+  const { files } = server.app.services;
+  const file = await files.keepStream(Readable.from([crypto.randomBytes(512)]), {
+    originalName: 'recording-0.webm',
+    contentType: 'video/webm',
+  });
+  const now = server.app.clock.now();
+  await insertSessionFile(server.app.database.db, {
+    sessionId,
+    kind: 'recording',
+    fileId: file.id,
+    sequence: 0,
+    now,
   });
 }
 
@@ -643,6 +663,12 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
     prepare: async (world) => call({ id: await freshSession(world, { photo: 'face_photo' }) }),
   },
   'GET /student_sessions/:id/face_photo': {
+    scope: 'id',
+    prepare: (world) => call({ id: world.session }),
+  },
+
+  // What the candidate room stored (an Invigil addition): read like the session
+  'GET /student_sessions/:id/files': {
     scope: 'id',
     prepare: (world) => call({ id: world.session }),
   },

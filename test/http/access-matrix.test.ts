@@ -86,6 +86,7 @@ const EXPECTED: Readonly<Record<string, Row>> = {
   'DELETE /student_sessions/:id/id_card':                    [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],
   'DELETE /student_sessions/:id/face_photo':                 [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],
   'GET /student_sessions/:id/face_photo':                    [OK,   OK,   OK,   HIDE, OK,   OK,   OK,   OK,   HIDE, HIDE],
+  'GET /student_sessions/:id/files':                         [OK,   OK,   OK,   HIDE, OK,   OK,   OK,   OK,   HIDE, HIDE],
 
   'PUT /exams/:id/add_comanager':                            [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],
   'DELETE /exams/:id/remove_comanager':                      [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],

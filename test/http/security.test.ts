@@ -79,6 +79,7 @@ describe('the security suite finds the signed routes', () => {
       'POST /api/v3/exams',
       'GET /api/v3/exams/:id',
       'DELETE /api/v3/exams/:id',
+      'GET /api/v3/student_sessions/:id/files',
       'GET /api/exams',
     ]) {
       assert.ok(keys.includes(known), `${known} missing from ${keys.join(', ')}`);

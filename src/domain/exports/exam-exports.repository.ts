@@ -1,10 +1,8 @@
 import type { Selectable, Updateable } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { ExamZipExportsTable } from '../../db/tables.ts';
+import { UPLOAD_KIND } from '../student-sessions/session-file.ts';
 import { EXPORT_STATUSES, type ExamExport, type HandedInFile } from './exam-export.ts';
-
-/** The `session_files.kind` of a file a student handed in (the candidate room's `POST uploads`). */
-export const UPLOAD_KIND = 'upload';
 
 function exportFromRow(row: Selectable<ExamZipExportsTable>): ExamExport {
   const status = EXPORT_STATUSES.find((known) => known === row.status);

@@ -33,13 +33,15 @@ import {
   deadlineOf,
   END_REASON_FINISHED,
   END_REASON_TIME_UP,
+  instructionsHtml,
   missingChecks,
   NO_ROOM,
   readCheckChanges,
   readRoomEvent,
-  readSequence,
+  readRecordingChunk,
   RECORDING_CHUNK_MAX_BYTES,
   RECORDING_KIND,
+  RECORDING_KINDS,
   RECORDING_TYPES,
   requiredChecks,
   ROOM_EVENTS,
@@ -47,7 +49,9 @@ import {
   type RoomDocument,
   type RoomEventType,
   type RoomView,
+  SCREEN_RECORDING_KIND,
   SESSION_FINISHED,
+  type SessionFileKind,
   type SessionUpload,
   UPLOAD_KIND,
 } from './room.ts';
@@ -204,7 +208,12 @@ export function createRoomService(deps: {
         if (!(error instanceof StorageMissing)) throw error;
       }
     }
-    return { document, attachments, contentWithLinks: contentWithLinks(document.examContent, attachments) };
+    return {
+      document,
+      attachments,
+      contentWithLinks: contentWithLinks(document.examContent, attachments),
+      contentHtml: instructionsHtml(document.examContent, attachments),
+    };
   }
 
   async function viewOf({ session, exam }: Opened): Promise<RoomView> {
@@ -214,7 +223,10 @@ export function createRoomService(deps: {
       exam,
       document: session.status === 'exam_started' ? await documentOf(exam) : null,
       uploadsCount: counts.get(UPLOAD_KIND) ?? 0,
-      recordingChunksCount: counts.get(RECORDING_KIND) ?? 0,
+      recordingChunks: {
+        webcam: counts.get(RECORDING_KIND) ?? 0,
+        screen: counts.get(SCREEN_RECORDING_KIND) ?? 0,
+      },
       requiredChecks: requiredChecks(exam),
       deadline: deadlineOf(session, exam),
       now: clock.now(),
@@ -324,24 +336,25 @@ export function createRoomService(deps: {
     async appendRecording(token, params, upload) {
       const { session } = await openForWrite(token);
       assertStarted(session, 'Recording chunks');
-      const sequence = readSequence(params);
+      const { sequence, source } = readRecordingChunk(params);
+      const kind = RECORDING_KINDS[source];
       if (upload === undefined || upload.size === 0) throw new ParamMissing('file');
       if (upload.size > RECORDING_CHUNK_MAX_BYTES) {
         throw new PayloadTooLarge(`Recording chunk too large (at most ${RECORDING_CHUNK_MAX_BYTES} bytes)`);
       }
-      const expected = await nextSequence(db, session.id, RECORDING_KIND);
+      const expected = await nextSequence(db, session.id, kind);
       // Sequences are stored without gaps, so one below the next is already there: a resend.
       if (sequence < expected) return { stored: false, nextSequence: expected };
       if (sequence > expected) {
-        throw new StateConflictMessage(`Expected recording chunk ${expected}, not ${sequence}`);
+        throw new StateConflictMessage(`Expected ${source} recording chunk ${expected}, not ${sequence}`);
       }
       const file =
         sequence === 0
           ? await files.keep(upload, RECORDING_TYPES)
-          : await keepLaterChunk(session.id, sequence, upload);
+          : await keepLaterChunk(session.id, kind, sequence, upload);
       const inserted = await insertSessionFile(db, {
         sessionId: session.id,
-        kind: RECORDING_KIND,
+        kind,
         fileId: file.id,
         sequence,
         now: clock.now(),
@@ -349,7 +362,7 @@ export function createRoomService(deps: {
       if (inserted) return { stored: true, nextSequence: sequence + 1 };
       // A resend racing the original: the first one stored is kept.
       await files.remove([file.id]);
-      return { stored: false, nextSequence: await nextSequence(db, session.id, RECORDING_KIND) };
+      return { stored: false, nextSequence: await nextSequence(db, session.id, kind) };
     },
 
     async addUpload(token, upload) {
@@ -394,11 +407,10 @@ export function createRoomService(deps: {
   };
 
   /** Stores a later chunk as it is, under the type of the recording's first chunk. */
-  async function keepLaterChunk(sessionId: number, sequence: number, upload: Upload) {
-    const contentType =
-      (await sessionFileType(db, sessionId, RECORDING_KIND, 0)) ?? RECORDING_TYPES[0] ?? 'video/webm';
+  async function keepLaterChunk(sessionId: number, kind: SessionFileKind, sequence: number, upload: Upload) {
+    const contentType = (await sessionFileType(db, sessionId, kind, 0)) ?? RECORDING_TYPES[0] ?? 'video/webm';
     return files.keepStream(fs.createReadStream(upload.path), {
-      originalName: `recording-${sequence}.${recordingExtension(contentType)}`,
+      originalName: `${kind}-${sequence}.${recordingExtension(contentType)}`,
       contentType,
       maxBytes: RECORDING_CHUNK_MAX_BYTES,
     });

@@ -1,3 +1,4 @@
+import { escapeHtml, sanitizeInfoHtml, sanitizeInstructionsHtml, textToHtml } from '../../security/html.ts';
 import type { ExamDocument } from '../documents/document.ts';
 import { Invalid, ParamMissing } from '../errors.ts';
 import type { Exam } from '../exams/exam.ts';
@@ -5,10 +6,19 @@ import { has, optionalEnum, optionalInteger, optionalString, type Params } from 
 import { CHECK_VALUES, type CheckValue } from '../student-sessions/status.ts';
 import { CHECK_FIELDS, type CheckField, type StudentSession } from '../student-sessions/student-session.ts';
 
-/** The `session_files.kind` of a file a student hands in (the zip export collects exactly these). */
-export const UPLOAD_KIND = 'upload';
-/** The `session_files.kind` of one chunk of the room's recording. */
-export const RECORDING_KIND = 'recording';
+import {
+  RECORDING_KIND,
+  SCREEN_RECORDING_KIND,
+  type SessionFileKind,
+} from '../student-sessions/session-file.ts';
+
+export {
+  RECORDING_KIND,
+  SCREEN_RECORDING_KIND,
+  SESSION_FILE_KINDS,
+  type SessionFileKind,
+  UPLOAD_KIND,
+} from '../student-sessions/session-file.ts';
 
 /** The `end_reason` of a session the student finished in the room. */
 export const END_REASON_FINISHED = 'finished';
@@ -79,6 +89,8 @@ export interface RoomDocument {
   readonly attachments: readonly RoomAttachment[];
   /** `exam_content` with each placeholder replaced by its attachment's address. */
   readonly contentWithLinks: string;
+  /** The same as safe markup (instructionsHtml). */
+  readonly contentHtml: string;
 }
 
 /** Everything the room shows: the session, its exam, the document (while the exam runs), counts and time. */
@@ -88,7 +100,8 @@ export interface RoomView {
   /** Null until the exam has started, and after it finished: the document may hold the questions. */
   readonly document: RoomDocument | null;
   readonly uploadsCount: number;
-  readonly recordingChunksCount: number;
+  /** Chunks stored of each recording source. */
+  readonly recordingChunks: Readonly<Record<RecordingSource, number>>;
   readonly requiredChecks: readonly CheckField[];
   /** When the exam ends for this student (epoch ms), or null when it has no end yet or none at all. */
   readonly deadline: number | null;
@@ -188,11 +201,57 @@ export function readRoomEvent(params: Params): { type: RoomEventType; offsetTime
   return { type, offsetTime: optionalInteger(params, 'offset_time', 0, MAX_INT) ?? null };
 }
 
-/** Reads the `sequence` of a recording chunk: a whole number from 0, required. Throws ParamMissing or Invalid. */
-export function readSequence(params: Params): number {
+/** What a recording chunk may record: the webcam (camera and microphone) or the shared screen. */
+export const RECORDING_SOURCES = ['webcam', 'screen'] as const;
+export type RecordingSource = (typeof RECORDING_SOURCES)[number];
+
+/** The `session_files.kind` each recording source is stored under, each numbered on its own. */
+export const RECORDING_KINDS: Readonly<Record<RecordingSource, SessionFileKind>> = {
+  webcam: RECORDING_KIND,
+  screen: SCREEN_RECORDING_KIND,
+};
+
+/**
+ * Reads a recording chunk's `sequence` (a whole number from 0, required) and `source` (one of
+ * RECORDING_SOURCES; absent or empty: `webcam`). Throws ParamMissing or Invalid naming the field.
+ */
+export function readRecordingChunk(params: Params): { sequence: number; source: RecordingSource } {
   const sequence = optionalInteger(params, 'sequence', 0, MAX_INT);
   if (sequence === undefined || sequence === null) throw new ParamMissing('sequence');
-  return sequence;
+  const source = params.source === '' ? undefined : optionalEnum(params, 'source', RECORDING_SOURCES);
+  return { sequence, source: source ?? 'webcam' };
+}
+
+/** True when `content` holds markup (a tag), so it is shown as HTML rather than as plain text. */
+function looksLikeHtml(content: string): boolean {
+  return /<\/?[a-z][^>]*>/i.test(content);
+}
+
+/**
+ * The instruction document as markup the page can insert: HTML content sanitised
+ * (sanitizeInstructionsHtml), plain text escaped with its line breaks kept, and each placeholder
+ * turned into a download link named after its file. The links are put in before sanitising, so a
+ * placeholder written inside an attribute cannot break out of it. Returns the HTML.
+ */
+export function instructionsHtml(content: string, attachments: readonly RoomAttachment[]): string {
+  const markup = looksLikeHtml(content) ? content : textToHtml(content);
+  const linked = attachments.reduce(
+    (html, attachment) =>
+      html
+        .split(attachment.placeholder)
+        .join(`<a href="${escapeHtml(attachment.url)}">${escapeHtml(attachment.fileName)}</a>`),
+    markup,
+  );
+  return sanitizeInstructionsHtml(linked);
+}
+
+/**
+ * A student's individual information as markup: sanitised (sanitizeInfoHtml) when flagged as HTML,
+ * escaped otherwise. Returns null when there is none.
+ */
+export function individualInfoHtml(info: string | null, isHtml: boolean): string | null {
+  if (info === null || info.trim() === '') return null;
+  return isHtml ? sanitizeInfoHtml(info) : textToHtml(info);
 }
 
 /** Replaces every placeholder in `content` by its attachment's address. Returns the new text. */

@@ -1,6 +1,11 @@
 import type { Exam } from '../../domain/exams/exam.ts';
 import type { RecordedEvent } from '../../domain/room/room.service.ts';
-import type { RoomDocument, RoomView, SessionUpload } from '../../domain/room/room.ts';
+import {
+  individualInfoHtml,
+  type RoomDocument,
+  type RoomView,
+  type SessionUpload,
+} from '../../domain/room/room.ts';
 import { CHECK_FIELDS } from '../../domain/student-sessions/student-session.ts';
 import { isoTime } from '../time.ts';
 
@@ -35,10 +40,12 @@ export function presentRoomSession(view: RoomView): Record<string, unknown> {
     entered_room: session.enteredRoom,
     individual_info: session.individualInfo,
     is_individual_info_html: session.isIndividualInfoHtml,
+    individual_info_html: individualInfoHtml(session.individualInfo, session.isIndividualInfoHtml),
     has_face_photo: session.facePhotoFileId !== null,
     has_id_card: session.idCardFileId !== null,
     uploads_count: view.uploadsCount,
-    recording_chunks_count: view.recordingChunksCount,
+    recording_chunks_count: view.recordingChunks.webcam,
+    screen_recording_chunks_count: view.recordingChunks.screen,
   };
 }
 
@@ -55,7 +62,6 @@ export function presentRoomExam(exam: Exam): Record<string, unknown> {
     web_cam: exam.webCam,
     screen_share: exam.screenShare,
     mobile_cam: exam.mobileCam,
-    restrictions: exam.restrictions,
     allow_websites: exam.allowWebsites,
     allow_external_applications: exam.allowExternalApplications,
     allow_textbooks: exam.allowTextbooks,
@@ -76,6 +82,7 @@ export function presentRoomDocument(document: RoomDocument | null): Record<strin
   return {
     exam_content: document.document.examContent,
     content_with_links: document.contentWithLinks,
+    content_html: document.contentHtml,
     attachments: document.attachments.map((attachment) => ({
       placeholder: attachment.placeholder,
       file_name: attachment.fileName,

@@ -51,10 +51,15 @@ const roomSession = {
     entered_room: { type: 'boolean' },
     individual_info: { type: ['string', 'null'] },
     is_individual_info_html: { type: 'boolean' },
+    individual_info_html: {
+      type: ['string', 'null'],
+      description: 'individual_info as safe markup: sanitised when flagged as HTML, escaped otherwise',
+    },
     has_face_photo: { type: 'boolean' },
     has_id_card: { type: 'boolean' },
     uploads_count: { type: 'integer' },
-    recording_chunks_count: { type: 'integer' },
+    recording_chunks_count: { type: 'integer', description: 'Webcam recording chunks stored' },
+    screen_recording_chunks_count: { type: 'integer', description: 'Screen recording chunks stored' },
   },
 } as const;
 
@@ -69,6 +74,10 @@ const roomView = {
       properties: {
         exam_content: { type: 'string' },
         content_with_links: { type: 'string' },
+        content_html: {
+          type: 'string',
+          description: 'The document as sanitised markup, each placeholder a download link',
+        },
         attachments: {
           type: 'array',
           items: {
@@ -165,8 +174,10 @@ export const roomRecordingSchema = {
   tags,
   summary: 'Append a recording chunk',
   description:
-    'Multipart `file` and `sequence` (0, 1, 2, ...). 201 when stored, 200 for a sequence already ' +
-    'stored (nothing stored twice); 409 naming the expected sequence for a gap. Only while exam_started.',
+    'Multipart `file`, `sequence` (0, 1, 2, ...) and `source` (`webcam`, the default, or `screen`; ' +
+    'each source is its own recording, numbered on its own). 201 when stored, 200 for a sequence ' +
+    'already stored (nothing stored twice); 409 naming the expected sequence for a gap. Only while ' +
+    'exam_started.',
   params: tokenParam,
   response: {
     200: { type: 'object', properties: { next_sequence: { type: 'integer' } } },

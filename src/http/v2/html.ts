@@ -1,15 +1,4 @@
-const ENTITIES: Readonly<Record<string, string>> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-/** Escapes text for HTML. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => ENTITIES[char] ?? char);
-}
+import { escapeHtml } from '../../security/html.ts';
 
 /**
  * V2 returns free text as HTML the way Rails' simple_format did: every other markup escaped, blank

@@ -16,6 +16,7 @@ import { registerUserRoutes } from './users.routes.ts';
 import { registerExamActionRoutes } from './exam-actions.routes.ts';
 import { registerPhotoRoutes } from './photos.routes.ts';
 import { registerSessionActionRoutes } from './session-actions.routes.ts';
+import { registerSessionFileRoutes } from './session-files.routes.ts';
 import { registerZipRoutes } from './zip.routes.ts';
 import { registerStudentSessionRoutes } from './student-sessions.routes.ts';
 
@@ -46,6 +47,7 @@ export function registerV3(app: FastifyInstance, deps: ServerDeps): void {
   registerAttachmentRoutes(app, deps);
   registerStudentSessionRoutes(app, deps);
   registerPhotoRoutes(app, deps);
+  registerSessionFileRoutes(app, deps);
   registerExamActionRoutes(app, deps);
   registerSessionActionRoutes(app, deps);
   registerZipRoutes(app, deps);

@@ -283,6 +283,12 @@ for (const dialect of DIALECTS) {
       assert.equal(attachment.expires_at, new Date(start + 2 * MINUTE).toISOString(), 'valid one minute');
       assert.equal(document.content_with_links, `Questions below. Formulas: ${String(attachment.url)}`);
       assert.ok(!String(document.content_with_links).includes('[attachment:'));
+      const link = String(attachment.url).replace(/&/g, '&amp;');
+      assert.equal(
+        document.content_html,
+        `Questions below. Formulas: <a href="${link}" target="_blank" rel="noopener noreferrer">formulas.pdf</a>`,
+        'plain text escaped, the placeholder a link named after its file',
+      );
       const download = await fetchAddress(server, String(attachment.url));
       assert.equal(download.status, 200);
       assert.ok(download.bytes.equals(SAMPLE.pdf), 'the link downloads the attachment');
@@ -295,7 +301,7 @@ for (const dialect of DIALECTS) {
       assertAnswer(await chunk(token, 1, later), 201, { next_sequence: 2 });
       assertAnswer(await chunk(token, 1, later), 200, { next_sequence: 2 });
       assertAnswer(await chunk(token, 0, WEBM_HEAD), 200, { next_sequence: 2 });
-      assertAnswer(await chunk(token, 3, later), 409, { error: 'Expected recording chunk 2, not 3' });
+      assertAnswer(await chunk(token, 3, later), 409, { error: 'Expected webcam recording chunk 2, not 3' });
       assertAnswer(await roomMultipart(token, 'recordings', {}, [part(later, 'c.webm', 'video/webm')]), 422, {
         error: "Param is missing or the value is empty: 'sequence'",
       });
@@ -554,7 +560,9 @@ for (const dialect of DIALECTS) {
       clock.current = start;
       const { id, token } = await startedPlain();
       assertAnswer(await chunk(token, 0, SAMPLE.png), 415, { error: 'File type not allowed: image/png' });
-      assertAnswer(await chunk(token, 1, SAMPLE.binary), 409, { error: 'Expected recording chunk 0, not 1' });
+      assertAnswer(await chunk(token, 1, SAMPLE.binary), 409, {
+        error: 'Expected webcam recording chunk 0, not 1',
+      });
       const mp4 = Buffer.concat([
         Buffer.from([0, 0, 0, 0x18]),
         Buffer.from('ftypmp42'),
@@ -567,6 +575,59 @@ for (const dialect of DIALECTS) {
       const later = stored[1];
       assert.ok(later);
       assert.equal((await assertStored(server, later.file_id, SAMPLE.binary)).contentType, 'video/mp4');
+    });
+
+    it('keeps the webcam and the screen as two recordings, each numbered on its own', async () => {
+      clock.current = start;
+      const { id, token } = await startedPlain();
+      const screen = (sequence: number, bytes: Buffer) =>
+        roomMultipart(token, 'recordings', { sequence: String(sequence), source: 'screen' }, [
+          part(bytes, `screen-${sequence}.webm`, 'video/webm'),
+        ]);
+      assertAnswer(await chunk(token, 0, WEBM_HEAD), 201, { next_sequence: 1 });
+      assertAnswer(await screen(0, WEBM_HEAD), 201, { next_sequence: 1 });
+      assertAnswer(await screen(1, SAMPLE.binary), 201, { next_sequence: 2 });
+      assertAnswer(await screen(3, SAMPLE.binary), 409, {
+        error: 'Expected screen recording chunk 2, not 3',
+      });
+      const wrong = await roomMultipart(token, 'recordings', { sequence: '1', source: 'mobile' }, [
+        part(SAMPLE.binary, 'c.webm', 'video/webm'),
+      ]);
+      assertAnswer(wrong, 422, {
+        error: "'source':['is not included in the list']",
+        errors: { source: ['is not included in the list'] },
+      });
+      const view = roomSession(await room(token, 'GET'));
+      assert.equal(view.recording_chunks_count, 1);
+      assert.equal(view.screen_recording_chunks_count, 2);
+      assert.deepEqual(
+        (await sessionFiles(id)).map((file) => `${file.kind}:${file.sequence}`),
+        ['recording:0', 'screen_recording:0', 'screen_recording:1'],
+      );
+    });
+
+    it('shows HTML instructions and individual information sanitised, and text escaped', async () => {
+      clock.current = start;
+      const htmlExam = await createExam({ name: 'HTML exam', type: 'classroom', duration_minutes: 30 });
+      const created = await owner.client.v3('POST', '/exams/:exam_id/documents', {
+        exam_id: htmlExam,
+        exam_content: '<h2 onclick="x()">Part 1</h2><script>steal()</script><p>Answer <b>all</b>.</p>',
+      });
+      assert.equal(created.status, 201, created.text);
+      const html = await createStudent(htmlExam, {
+        individual_info: '<p>Desk <b>4</b></p><img src=x onerror=alert(1)>',
+        is_individual_info_html: true,
+      });
+      const text = await createStudent(htmlExam, { individual_info: 'Desk <4>\nbring ID' });
+      assert.equal(roomSession(await room(html.token, 'GET')).individual_info_html, '<p>Desk <b>4</b></p>');
+      assert.equal(
+        roomSession(await room(text.token, 'GET')).individual_info_html,
+        'Desk &lt;4&gt;<br>\nbring ID',
+      );
+      const started = await room(html.token, 'POST', 'start');
+      roomSession(started);
+      const document = object(object(started.json, 'body').document, 'document');
+      assert.equal(document.content_html, '<h2>Part 1</h2><p>Answer <b>all</b>.</p>');
     });
 
     it('documents its routes in the OpenAPI document, unsigned', async () => {

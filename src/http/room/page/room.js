@@ -1,0 +1,1212 @@
+// @ts-check
+/**
+ * The candidate exam room in the browser (contract §11, docs/room.md). It speaks only to the room
+ * API under /api/room/<token>, and follows the session's status as the server reports it:
+ *
+ *   setup (checks, photos) → start → exam (countdown, recording, answer files, events) → finished
+ *
+ * The server is the judge of every move and of the time; this page shows what the server says,
+ * keeps recording chunks and events in queues that survive a dropped connection, and never loses
+ * the student's place on a reload (the status and the chunk counts come back from GET).
+ */
+
+/**
+ * @typedef {'not_started' | 'not_completed' | 'succeeded' | 'failed' | 'skipped'} CheckValue
+ * @typedef {{
+ *   id: number, name: string, status: string,
+ *   screenshare_check: CheckValue, microphone_check: CheckValue, speakers_check: CheckValue,
+ *   webcam_check: CheckValue, mobile_check: CheckValue, bandwidth_check: CheckValue,
+ *   bandwidth_speed: number | null, required_checks: string[], skip_requirements: boolean,
+ *   open_time: string | null, start_time: string | null, end_time: string | null,
+ *   end_reason: string | null, ends_at: string | null, time_left_seconds: number | null,
+ *   individual_info_html: string | null, has_face_photo: boolean, has_id_card: boolean,
+ *   uploads_count: number, recording_chunks_count: number, screen_recording_chunks_count: number
+ * }} RoomSession
+ * @typedef {{
+ *   name: string, duration_minutes: number | null, start_time: string | null, end_time: string | null,
+ *   upload_answers: boolean, web_cam: boolean, screen_share: boolean, mobile_cam: boolean,
+ *   allow_websites: boolean, allow_external_applications: boolean, allow_textbooks: boolean,
+ *   allow_calculator: boolean, allow_pen_paper: boolean, allow_additional: boolean,
+ *   allowed_websites: string | null, allowed_external_applications: string | null,
+ *   allowed_textbooks: string | null, allowed_calculator_type: string | null,
+ *   allowed_additional: string | null
+ * }} RoomExam
+ * @typedef {{ content_html: string }} RoomDocument
+ * @typedef {{ session: RoomSession, exam: RoomExam, document: RoomDocument | null, server_time: string }} RoomView
+ * @typedef {'webcam' | 'screen'} RecordingSource
+ */
+
+/** Milliseconds of recording per uploaded chunk. */
+const CHUNK_MS = 4000;
+/** How often the page asks the server for the time and the status while the exam runs. */
+const POLL_MS = 20000;
+/** The slowest connection the bandwidth check passes, in Mbit/s. */
+const MIN_MBIT = 1;
+/** How long finishing waits for queued recording chunks before it finishes anyway. */
+const FLUSH_LIMIT_MS = 30000;
+
+const token = decodeURIComponent(location.pathname.split('/').filter(Boolean).pop() ?? '');
+const api = `/api/room/${encodeURIComponent(token)}`;
+
+/** @type {RoomView | undefined} */
+let view;
+/** performance.now() when `view` arrived, so the countdown runs on the server's figure. */
+let viewAt = 0;
+/** @type {MediaStream | undefined} */
+let cameraStream;
+/** @type {MediaStream | undefined} */
+let screenStream;
+/** @type {Map<RecordingSource, Recorder>} */
+const recorders = new Map();
+/** @type {number | undefined} */
+let pollTimer;
+/** @type {number | undefined} */
+let tickTimer;
+let finishing = false;
+let leavingSetup = false;
+
+// ---------------------------------------------------------------------------------------------
+// Small DOM helpers
+
+/**
+ * @param {string} id
+ * @returns {HTMLElement}
+ */
+function byId(id) {
+  const element = document.getElementById(id);
+  if (element === null) throw new Error(`#${id} is missing`);
+  return element;
+}
+
+/**
+ * Creates an element with attributes and children (text or elements).
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {Record<string, string | boolean>} [attributes]
+ * @param {(Node | string)[]} [children]
+ * @returns {HTMLElementTagNameMap[K]}
+ */
+function h(tag, attributes = {}, children = []) {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === false) continue;
+    element.setAttribute(name, value === true ? '' : value);
+  }
+  element.append(...children);
+  return element;
+}
+
+/** Shows an error the student must read (an alert region: screen readers announce it at once). */
+function showError(/** @type {string} */ message) {
+  const alert = byId('alert');
+  alert.textContent = message;
+  alert.hidden = false;
+}
+
+function clearError() {
+  const alert = byId('alert');
+  alert.hidden = true;
+  alert.textContent = '';
+}
+
+/** Announces progress politely to screen readers (and shows nothing extra on screen). */
+function announce(/** @type {string} */ message) {
+  byId('status').textContent = message;
+}
+
+/** @param {number} bytes */
+function formatSize(bytes) {
+  if (bytes < 1024) return `${bytes} bytes`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(0)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** @param {string} iso */
+function formatTime(iso) {
+  return new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The room API
+
+class ApiError extends Error {
+  /**
+   * @param {number} status
+   * @param {string} message
+   */
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+/** Parses a JSON answer; returns null for an empty or unreadable one. */
+function parseJson(/** @type {string} */ text) {
+  try {
+    return text === '' ? null : /** @type {unknown} */ (JSON.parse(text));
+  } catch {
+    return null;
+  }
+}
+
+/** The server's own sentence in an error answer (`{"error": ...}`), or `fallback`. */
+function errorOf(/** @type {unknown} */ json, /** @type {string} */ fallback) {
+  if (typeof json === 'object' && json !== null && 'error' in json && typeof json.error === 'string') {
+    return json.error;
+  }
+  return fallback;
+}
+
+/**
+ * Calls the room API. Returns the parsed JSON answer; throws ApiError with the server's own
+ * sentence for an error answer, or status 0 when the server could not be reached.
+ * @param {string} method
+ * @param {string} path
+ * @param {Record<string, unknown> | FormData} [body]
+ * @returns {Promise<unknown>}
+ */
+async function call(method, path, body) {
+  /** @type {RequestInit} */
+  const init = { method, headers: { accept: 'application/json' } };
+  if (body instanceof FormData) init.body = body;
+  else if (body !== undefined) {
+    init.body = JSON.stringify(body);
+    init.headers = { accept: 'application/json', 'content-type': 'application/json' };
+  }
+  let response;
+  try {
+    response = await fetch(`${api}${path}`, init);
+  } catch {
+    throw new ApiError(
+      0,
+      'The exam room cannot reach the server. Check your connection; it will keep trying.',
+    );
+  }
+  const json = parseJson(await response.text());
+  if (!response.ok)
+    throw new ApiError(response.status, errorOf(json, `The server answered ${response.status}`));
+  return json;
+}
+
+/**
+ * Calls a room API route that answers the room view. Returns it; throws as `call`.
+ * @param {string} method
+ * @param {string} path
+ * @param {Record<string, unknown> | FormData} [body]
+ */
+async function callView(method, path, body) {
+  return /** @type {RoomView} */ (await call(method, path, body));
+}
+
+/** Takes a room view from the server and shows the stage its status calls for. */
+function accept(/** @type {RoomView} */ answer) {
+  view = answer;
+  viewAt = performance.now();
+  render();
+}
+
+async function reload() {
+  accept(await callView('GET', ''));
+}
+
+/**
+ * Runs a user action: clears the old error, shows a new one, keeps the button from being pressed
+ * twice while the action runs.
+ * @param {HTMLButtonElement | undefined} button
+ * @param {() => Promise<void>} action
+ */
+async function act(button, action) {
+  clearError();
+  if (button !== undefined) button.disabled = true;
+  try {
+    await action();
+  } catch (error) {
+    showError(error instanceof Error ? error.message : String(error));
+  } finally {
+    if (button !== undefined && button.isConnected) button.disabled = false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stages
+
+/** @type {string | undefined} */
+let shownStage;
+
+function render() {
+  if (view === undefined) return;
+  const { session, exam } = view;
+  byId('exam-name').textContent = exam.name;
+  document.title = `${exam.name} · exam room`;
+  byId('student-name').textContent = `Candidate: ${session.name}`;
+  const stage =
+    session.status === 'exam_finished' ? 'finished' : session.status === 'exam_started' ? 'exam' : 'setup';
+  if (stage !== shownStage) {
+    shownStage = stage;
+    const main = byId('main');
+    for (const old of main.querySelectorAll('section.stage, #stage-loading')) old.remove();
+    if (stage === 'setup') main.append(setupStage());
+    if (stage === 'exam') main.append(examStage());
+    if (stage === 'finished') main.append(finishedStage());
+    const heading = main.querySelector('h2');
+    if (heading instanceof HTMLElement) {
+      heading.tabIndex = -1;
+      heading.focus();
+    }
+  }
+  if (stage === 'setup') updateSetup();
+  if (stage === 'exam') updateExam();
+  updateTimer();
+}
+
+// ---- Setup --------------------------------------------------------------------------------------
+
+/** @type {Record<string, string>} */
+const CHECK_NAMES = {
+  webcam_check: 'Camera',
+  microphone_check: 'Microphone',
+  screenshare_check: 'Screen sharing',
+  speakers_check: 'Speakers',
+  bandwidth_check: 'Connection speed',
+  mobile_check: 'Mobile camera',
+};
+
+/** @type {Record<CheckValue, string>} */
+const CHECK_RESULTS = {
+  not_started: 'not checked yet',
+  not_completed: 'not completed',
+  succeeded: 'passed',
+  failed: 'failed',
+  skipped: 'skipped',
+};
+
+/** The rules of the exam as a list a student can read before starting. */
+function rulesList(/** @type {RoomExam} */ exam) {
+  /** @type {[boolean, string, string | null][]} */
+  const rules = [
+    [exam.allow_websites, 'Websites', exam.allowed_websites],
+    [exam.allow_external_applications, 'Other applications', exam.allowed_external_applications],
+    [exam.allow_textbooks, 'Textbooks', exam.allowed_textbooks],
+    [exam.allow_calculator, 'A calculator', exam.allowed_calculator_type],
+    [exam.allow_pen_paper, 'Pen and paper', null],
+    [exam.allow_additional, 'Other aids', exam.allowed_additional],
+  ];
+  const allowed = rules.filter(([allow]) => allow);
+  const list = h('ul', { class: 'rules' });
+  if (allowed.length === 0) list.append(h('li', {}, ['No aids are allowed: only this exam room.']));
+  for (const [, name, detail] of allowed) {
+    list.append(h('li', {}, [detail ? `${name} allowed: ${detail}` : `${name} allowed`]));
+  }
+  return list;
+}
+
+/** A line of the checklist: a button that runs the check, and its result as text. */
+function checkItem(
+  /** @type {string} */ id,
+  /** @type {string} */ label,
+  /** @type {string} */ help,
+  /** @type {string[]} */ fields,
+  /** @type {(button: HTMLButtonElement) => Promise<void>} */ run,
+) {
+  const button = h('button', { type: 'button', id: `run-${id}`, 'aria-describedby': `help-${id}` }, [label]);
+  button.addEventListener('click', () => void act(button, () => run(button)));
+  const results = h('ul', { class: 'results', id: `results-${id}` });
+  for (const field of fields) {
+    results.append(h('li', { 'data-check': field }, [`${CHECK_NAMES[field]}: ${CHECK_RESULTS.not_started}`]));
+  }
+  return h('li', { class: 'check', id: `check-${id}` }, [
+    button,
+    h('p', { id: `help-${id}`, class: 'help' }, [help]),
+    results,
+  ]);
+}
+
+function setupStage() {
+  if (view === undefined) throw new Error('no view');
+  const { session, exam } = view;
+  const section = h('section', { class: 'stage', id: 'stage-setup', 'aria-labelledby': 'setup-heading' });
+  section.append(h('h2', { id: 'setup-heading' }, ['Before you start']));
+
+  const hasWindow = exam.start_time || exam.end_time || session.open_time;
+  const about = h('section', { 'aria-labelledby': 'about-heading' }, [
+    h('h3', { id: 'about-heading' }, ['Your exam']),
+  ]);
+  const facts = h('ul', { class: 'facts' });
+  if (exam.duration_minutes !== null)
+    facts.append(h('li', {}, [`Once you start, you have ${exam.duration_minutes} minutes.`]));
+  if (hasWindow) {
+    const from = session.open_time ?? exam.start_time;
+    if (from) facts.append(h('li', {}, [`You can start from ${formatTime(from)}.`]));
+    if (exam.end_time) facts.append(h('li', {}, [`The exam closes at ${formatTime(exam.end_time)}.`]));
+  }
+  if (exam.web_cam || exam.screen_share) {
+    facts.append(
+      h('li', {}, [
+        `Your ${[exam.web_cam ? 'camera and microphone' : '', exam.screen_share ? 'screen' : ''].filter(Boolean).join(' and ')} will be recorded while the exam runs.`,
+      ]),
+    );
+  }
+  about.append(facts, h('h4', {}, ['What you may use']), rulesList(exam));
+  if (session.individual_info_html) {
+    const info = h('div', { class: 'info', id: 'individual-info' });
+    // Sanitised by the server (sanitize-html) when flagged as HTML, escaped otherwise.
+    info.innerHTML = session.individual_info_html;
+    about.append(h('h4', {}, ['Information for you']), info);
+  }
+  section.append(about);
+
+  const checks = h('section', { 'aria-labelledby': 'checks-heading' }, [
+    h('h3', { id: 'checks-heading' }, ['Check your equipment']),
+  ]);
+  const list = h('ol', { class: 'checks' });
+  if (exam.web_cam) {
+    list.append(
+      checkItem(
+        'camera',
+        'Test camera and microphone',
+        'Your browser will ask to use your camera and microphone: allow both.',
+        ['webcam_check', 'microphone_check'],
+        checkCamera,
+      ),
+    );
+  }
+  if (exam.screen_share) {
+    list.append(
+      checkItem(
+        'screen',
+        'Share your screen',
+        'Choose your entire screen when your browser asks.',
+        ['screenshare_check'],
+        checkScreen,
+      ),
+    );
+  }
+  list.append(
+    checkItem(
+      'speakers',
+      'Play a test sound',
+      'A short tone plays; then tell us whether you heard it.',
+      ['speakers_check'],
+      checkSpeakers,
+    ),
+  );
+  if (exam.web_cam || exam.screen_share || exam.mobile_cam) {
+    list.append(
+      checkItem(
+        'bandwidth',
+        'Measure your connection',
+        `Downloads a small file to time your connection (at least ${MIN_MBIT} Mbit/s is needed).`,
+        ['bandwidth_check'],
+        checkBandwidth,
+      ),
+    );
+  }
+  checks.append(list);
+  if (exam.mobile_cam) {
+    checks.append(
+      h('p', { class: 'help' }, [
+        'This exam also uses a mobile camera. This page cannot check it: follow your exam office’s instructions to connect it.',
+      ]),
+    );
+  }
+  const preview = h('video', {
+    id: 'camera-preview',
+    muted: true,
+    playsinline: true,
+    autoplay: true,
+    'aria-label': 'Your camera picture',
+    hidden: true,
+  });
+  const sound = h(
+    'div',
+    {
+      id: 'sound-question',
+      class: 'question',
+      role: 'group',
+      'aria-labelledby': 'sound-question-text',
+      hidden: true,
+    },
+    [h('p', { id: 'sound-question-text' }, ['Did you hear the tone?'])],
+  );
+  const heard = h('button', { type: 'button', id: 'sound-yes' }, ['Yes, I heard it']);
+  const notHeard = h('button', { type: 'button', id: 'sound-no' }, ['No']);
+  heard.addEventListener('click', () => void act(heard, () => answerSound(true)));
+  notHeard.addEventListener('click', () => void act(notHeard, () => answerSound(false)));
+  sound.append(heard, ' ', notHeard);
+  checks.append(sound, preview);
+  section.append(checks);
+
+  if (exam.web_cam) {
+    const photos = h('section', { 'aria-labelledby': 'photos-heading' }, [
+      h('h3', { id: 'photos-heading' }, ['Identify yourself']),
+      h('p', { class: 'help' }, [
+        'Test your camera first. Then hold your ID card up to the camera for the first photo, and look into the camera for the second.',
+      ]),
+    ]);
+    for (const [kind, label] of /** @type {const} */ ([
+      ['id_card', 'Take a photo of your ID card'],
+      ['face_photo', 'Take a photo of your face'],
+    ])) {
+      const button = h('button', { type: 'button', id: `take-${kind}` }, [label]);
+      button.addEventListener('click', () => void act(button, () => takePhoto(kind)));
+      const image = h('img', {
+        id: `${kind}-image`,
+        alt: kind === 'id_card' ? 'Your ID card photo' : 'Your face photo',
+        hidden: true,
+      });
+      const state = h('p', { id: `${kind}-state`, class: 'result' });
+      photos.append(h('div', { class: 'photo' }, [button, state, image]));
+    }
+    section.append(photos);
+  }
+
+  const begin = h('section', { 'aria-labelledby': 'begin-heading' }, [
+    h('h3', { id: 'begin-heading' }, ['Start']),
+  ]);
+  const startHelp = h('p', { id: 'start-help', class: 'help' });
+  const start = h(
+    'button',
+    { type: 'button', id: 'start-exam', class: 'primary', 'aria-describedby': 'start-help' },
+    ['Start the exam'],
+  );
+  start.addEventListener('click', () => void act(start, startExam));
+  begin.append(startHelp, start);
+  section.append(begin);
+  return section;
+}
+
+/** What still stands between the student and the start button, as sentences (none: ready). */
+function missingForStart() {
+  if (view === undefined) return ['The room is loading.'];
+  const { session, exam } = view;
+  if (session.skip_requirements) return [];
+  /** @type {string[]} */
+  const missing = [];
+  for (const field of session.required_checks) {
+    if (field === 'mobile_check') continue;
+    const value = /** @type {CheckValue} */ (session[/** @type {keyof RoomSession} */ (field)]);
+    if (value !== 'succeeded') missing.push(`${CHECK_NAMES[field] ?? field} check (${CHECK_RESULTS[value]})`);
+  }
+  if (exam.web_cam && !session.has_id_card) missing.push('a photo of your ID card');
+  if (exam.web_cam && !session.has_face_photo) missing.push('a photo of your face');
+  return missing;
+}
+
+function updateSetup() {
+  if (view === undefined) return;
+  const { session } = view;
+  for (const item of document.querySelectorAll('[data-check]')) {
+    const field = item.getAttribute('data-check') ?? '';
+    const value = /** @type {CheckValue} */ (session[/** @type {keyof RoomSession} */ (field)]);
+    const required = session.required_checks.includes(field);
+    item.textContent = `${CHECK_NAMES[field]}: ${CHECK_RESULTS[value] ?? value}${required ? '' : ' (optional)'}`;
+    item.className = `result ${value}`;
+  }
+  for (const kind of /** @type {const} */ (['id_card', 'face_photo'])) {
+    const state = document.getElementById(`${kind}-state`);
+    if (state === null) continue;
+    const has = kind === 'id_card' ? session.has_id_card : session.has_face_photo;
+    state.textContent = has ? 'Photo saved.' : 'No photo yet.';
+  }
+  const missing = missingForStart();
+  const start = /** @type {HTMLButtonElement} */ (byId('start-exam'));
+  start.disabled = missing.length > 0;
+  byId('start-help').textContent =
+    missing.length === 0
+      ? 'Everything is ready. When you start, the clock runs and the instructions appear.'
+      : `Still needed before you can start: ${missing.join('; ')}.`;
+}
+
+/**
+ * Saves check results and the browser's description, then shows the answer.
+ * @param {Record<string, unknown>} results
+ */
+async function saveChecks(results) {
+  accept(await callView('PUT', '/checks', { ...results, ...clientDetails() }));
+}
+
+function clientDetails() {
+  const agent = navigator.userAgent;
+  const browser = /(Edg|OPR|Chrome|Chromium|Firefox|Version)\/([\d.]+)/.exec(agent);
+  const system = /Windows|Mac OS X|Android|iPhone|iPad|CrOS|Linux/.exec(agent);
+  return {
+    browser: browser
+      ? ({ Edg: 'Edge', OPR: 'Opera', Version: 'Safari' }[browser[1] ?? ''] ?? browser[1])
+      : 'unknown',
+    browser_version: browser ? browser[2] : '',
+    operating_system: system ? system[0] : 'unknown',
+  };
+}
+
+async function checkCamera() {
+  try {
+    cameraStream?.getTracks().forEach((track) => track.stop());
+    cameraStream = await navigator.mediaDevices.getUserMedia({
+      video: { width: 640, height: 480 },
+      audio: true,
+    });
+  } catch (error) {
+    await saveChecks({ webcam_check: 'failed', microphone_check: 'failed' });
+    throw new Error(
+      `Your camera or microphone could not be used (${error instanceof Error ? error.message : String(error)}). Allow them in your browser’s site settings and try again.`,
+      { cause: error },
+    );
+  }
+  const hasVideo = cameraStream.getVideoTracks().length > 0;
+  const hasAudio = cameraStream.getAudioTracks().length > 0;
+  const preview = /** @type {HTMLVideoElement} */ (byId('camera-preview'));
+  preview.srcObject = cameraStream;
+  preview.hidden = false;
+  await saveChecks({
+    webcam_check: hasVideo ? 'succeeded' : 'failed',
+    microphone_check: hasAudio ? 'succeeded' : 'failed',
+  });
+  announce(hasVideo && hasAudio ? 'Camera and microphone work.' : 'Camera or microphone missing.');
+}
+
+async function checkScreen() {
+  try {
+    screenStream?.getTracks().forEach((track) => track.stop());
+    screenStream = await navigator.mediaDevices.getDisplayMedia({ video: true, audio: false });
+  } catch (error) {
+    await saveChecks({ screenshare_check: 'failed' });
+    throw new Error(
+      `Your screen could not be shared (${error instanceof Error ? error.message : String(error)}). Try again and choose your entire screen.`,
+      { cause: error },
+    );
+  }
+  const settings = screenStream.getVideoTracks()[0]?.getSettings();
+  const whole = settings?.displaySurface === undefined || settings.displaySurface === 'monitor';
+  await saveChecks({ screenshare_check: whole ? 'succeeded' : 'failed' });
+  if (!whole) throw new Error('Please share your entire screen, not a window or a tab.');
+  announce('Screen sharing works.');
+}
+
+/** Plays the tone and asks; the answer is saved by answerSound. */
+function checkSpeakers() {
+  const context = new AudioContext();
+  const tone = context.createOscillator();
+  const gain = context.createGain();
+  gain.gain.value = 0.2;
+  tone.frequency.value = 660;
+  tone.connect(gain).connect(context.destination);
+  tone.start();
+  tone.stop(context.currentTime + 0.8);
+  tone.addEventListener('ended', () => void context.close());
+  const question = byId('sound-question');
+  question.hidden = false;
+  byId('sound-yes').focus();
+  return Promise.resolve();
+}
+
+async function answerSound(/** @type {boolean} */ heard) {
+  await saveChecks({ speakers_check: heard ? 'succeeded' : 'failed' });
+  byId('sound-question').hidden = true;
+  byId('run-speakers').focus();
+}
+
+async function checkBandwidth() {
+  announce('Measuring your connection…');
+  const began = performance.now();
+  const response = await fetch(`/room/assets/bandwidth-probe?t=${Date.now()}`, { cache: 'no-store' });
+  const bytes = (await response.arrayBuffer()).byteLength;
+  const seconds = Math.max((performance.now() - began) / 1000, 0.001);
+  const mbit = Math.round(((bytes * 8) / seconds / 1e6) * 100) / 100;
+  await saveChecks({ bandwidth_check: mbit >= MIN_MBIT ? 'succeeded' : 'failed', bandwidth_speed: mbit });
+  announce(`Your connection: ${mbit} Mbit/s.`);
+}
+
+async function takePhoto(/** @type {'id_card' | 'face_photo'} */ kind) {
+  const preview = /** @type {HTMLVideoElement} */ (byId('camera-preview'));
+  if (cameraStream === undefined || preview.videoWidth === 0)
+    throw new Error('Test your camera first: the photo is taken from its picture.');
+  const canvas = h('canvas');
+  canvas.width = preview.videoWidth;
+  canvas.height = preview.videoHeight;
+  canvas.getContext('2d')?.drawImage(preview, 0, 0);
+  /** @type {Blob | null} */
+  const blob = await new Promise((resolve) => canvas.toBlob(resolve, 'image/jpeg', 0.9));
+  if (blob === null) throw new Error('The photo could not be taken. Try again.');
+  const form = new FormData();
+  form.append('file', blob, `${kind}.jpg`);
+  accept(await callView('POST', `/${kind}`, form));
+  const image = /** @type {HTMLImageElement} */ (byId(`${kind}-image`));
+  image.src = URL.createObjectURL(blob);
+  image.hidden = false;
+  announce(kind === 'id_card' ? 'ID card photo saved.' : 'Face photo saved.');
+}
+
+async function startExam() {
+  accept(await callView('POST', '/start'));
+  announce('The exam has started.');
+}
+
+// ---- Exam ---------------------------------------------------------------------------------------
+
+function examStage() {
+  if (view === undefined) throw new Error('no view');
+  const { exam } = view;
+  const section = h('section', { class: 'stage', id: 'stage-exam', 'aria-labelledby': 'exam-heading' });
+  section.append(h('h2', { id: 'exam-heading' }, ['Exam in progress']));
+  const recording = h('div', { class: 'recording', id: 'recording' }, [
+    h('p', { id: 'recording-state' }, ['Recording is not running.']),
+  ]);
+  const resume = h('button', { type: 'button', id: 'resume-recording', hidden: true }, ['Resume recording']);
+  resume.addEventListener('click', () => void act(resume, resumeRecording));
+  const fullscreen = h('button', { type: 'button', id: 'enter-fullscreen' }, ['Full screen']);
+  fullscreen.addEventListener(
+    'click',
+    () => void act(fullscreen, () => document.documentElement.requestFullscreen()),
+  );
+  recording.append(resume, ' ', fullscreen);
+  section.append(recording);
+
+  const instructions = h('section', { 'aria-labelledby': 'instructions-heading', class: 'instructions' }, [
+    h('h3', { id: 'instructions-heading' }, ['Instructions']),
+  ]);
+  const content = h('div', { id: 'instructions-content', class: 'document' });
+  instructions.append(content);
+  section.append(instructions);
+
+  if (exam.upload_answers) {
+    const answers = h('section', { 'aria-labelledby': 'answers-heading' }, [
+      h('h3', { id: 'answers-heading' }, ['Hand in your answers']),
+    ]);
+    const input = h('input', { type: 'file', id: 'answer-file', 'aria-describedby': 'answer-help' });
+    const upload = h('button', { type: 'button', id: 'upload-answer' }, ['Upload file']);
+    upload.addEventListener('click', () => void act(upload, uploadAnswer));
+    const progress = h('progress', {
+      id: 'upload-progress',
+      max: '100',
+      value: '0',
+      'aria-labelledby': 'upload-progress-label',
+    });
+    answers.append(
+      h('p', { id: 'answer-help', class: 'help' }, [
+        'PDF, images, text, zip or office documents. You can hand in several files.',
+      ]),
+      h('label', { for: 'answer-file' }, ['Answer file']),
+      input,
+      upload,
+      h('div', { class: 'progress', id: 'upload-box', hidden: true }, [
+        h('span', { id: 'upload-progress-label' }, ['Upload progress']),
+        ' ',
+        progress,
+        ' ',
+        h('span', { id: 'upload-percent' }, ['0%']),
+      ]),
+      h('ul', { id: 'uploaded-files', 'aria-label': 'Files handed in' }),
+    );
+    section.append(answers);
+  }
+
+  const finish = h('button', { type: 'button', id: 'finish-exam', class: 'primary' }, ['Finish the exam']);
+  finish.addEventListener('click', () =>
+    /** @type {HTMLDialogElement} */ (byId('finish-dialog')).showModal(),
+  );
+  const confirm = h('button', { type: 'button', id: 'finish-confirm', class: 'primary' }, [
+    'Yes, finish now',
+  ]);
+  const cancel = h('button', { type: 'button', id: 'finish-cancel' }, ['No, keep working']);
+  const dialog = h(
+    'dialog',
+    {
+      id: 'finish-dialog',
+      'aria-labelledby': 'finish-dialog-heading',
+      'aria-describedby': 'finish-dialog-text',
+    },
+    [
+      h('h3', { id: 'finish-dialog-heading' }, ['Finish the exam?']),
+      h('p', { id: 'finish-dialog-text' }, [
+        'You cannot return to the exam or hand in more files afterwards.',
+      ]),
+      confirm,
+      ' ',
+      cancel,
+    ],
+  );
+  cancel.addEventListener('click', () => dialog.close());
+  confirm.addEventListener('click', () => {
+    dialog.close();
+    void act(finish, finishExam);
+  });
+  section.append(
+    h('section', { 'aria-labelledby': 'end-heading' }, [
+      h('h3', { id: 'end-heading' }, ['When you are done']),
+      finish,
+    ]),
+    dialog,
+  );
+  queueMicrotask(beginExam);
+  return section;
+}
+
+let examBegun = false;
+
+/** Once per page: the exam stage is up, so recording starts (or waits for a click after a reload). */
+function beginExam() {
+  if (examBegun || view === undefined) return;
+  examBegun = true;
+  watchEvents();
+  pollTimer = window.setInterval(() => void poll(), POLL_MS);
+  const live = (/** @type {MediaStream | undefined} */ stream) =>
+    stream?.getTracks().some((track) => track.readyState === 'live') === true;
+  const { exam } = view;
+  const needCamera = exam.web_cam && !live(cameraStream);
+  const needScreen = exam.screen_share && !live(screenStream);
+  if (needCamera || needScreen) {
+    // A reload lost the streams: the browser asks again only after a click (a user gesture).
+    void sendEvent('page_reloaded');
+    byId('resume-recording').hidden = false;
+    byId('recording-state').textContent =
+      'Recording stopped when the page was reloaded. Press “Resume recording”.';
+    return;
+  }
+  startRecording();
+}
+
+async function resumeRecording() {
+  if (view === undefined) return;
+  if (view.exam.web_cam)
+    cameraStream = await navigator.mediaDevices.getUserMedia({
+      video: { width: 640, height: 480 },
+      audio: true,
+    });
+  if (view.exam.screen_share)
+    screenStream = await navigator.mediaDevices.getDisplayMedia({ video: true, audio: false });
+  byId('resume-recording').hidden = true;
+  startRecording();
+}
+
+function updateExam() {
+  if (view === undefined) return;
+  const content = byId('instructions-content');
+  const html = view.document?.content_html ?? '';
+  if (content.dataset.html !== html) {
+    content.dataset.html = html;
+    // Sanitised by the server (sanitize-html); the page's CSP also forbids any script in it.
+    content.innerHTML = html === '' ? '<p>This exam has no instructions.</p>' : html;
+  }
+}
+
+/** Asks the server for the time and the status; a finished session (time up, ended by staff) shows as such. */
+async function poll() {
+  try {
+    const answer = await callView('GET', '');
+    if (answer.session.status === 'exam_finished') await stopRecording();
+    accept(answer);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 0) return;
+    throw error;
+  }
+}
+
+// ---- Timer ----------------------------------------------------------------------------------------
+
+function secondsLeft() {
+  if (view === undefined || view.session.time_left_seconds === null) return null;
+  return Math.max(0, Math.round(view.session.time_left_seconds - (performance.now() - viewAt) / 1000));
+}
+
+/** @param {number} seconds */
+function clockText(seconds) {
+  const hours = Math.floor(seconds / 3600);
+  const minutes = Math.floor((seconds % 3600) / 60);
+  const rest = seconds % 60;
+  const pad = (/** @type {number} */ n) => String(n).padStart(2, '0');
+  return hours > 0 ? `${hours}:${pad(minutes)}:${pad(rest)}` : `${pad(minutes)}:${pad(rest)}`;
+}
+
+/** @type {Set<number>} */
+const warned = new Set();
+let timeUpHandled = false;
+
+function updateTimer() {
+  const timer = byId('timer');
+  const left = secondsLeft();
+  const running = view?.session.status === 'exam_started';
+  timer.hidden = !running;
+  if (!running) {
+    window.clearInterval(tickTimer);
+    tickTimer = undefined;
+    return;
+  }
+  const text = byId('time-left');
+  if (left === null) {
+    text.textContent = 'no limit';
+    return;
+  }
+  text.textContent = clockText(left);
+  text.setAttribute('datetime', `PT${left}S`);
+  timer.classList.toggle('low', left <= 300);
+  for (const minutes of [10, 5, 1]) {
+    if (left <= minutes * 60 && left > 0 && !warned.has(minutes)) {
+      warned.add(minutes);
+      announce(`${minutes} minute${minutes === 1 ? '' : 's'} left.`);
+    }
+  }
+  tickTimer ??= window.setInterval(updateTimer, 1000);
+  if (left === 0 && !timeUpHandled) {
+    timeUpHandled = true;
+    announce('Time is up.');
+    void stopRecording().then(() => poll());
+  }
+}
+
+// ---- Recording --------------------------------------------------------------------------------
+
+/**
+ * One MediaRecorder and the queue of its chunks. Chunks are sent one at a time, in order, each
+ * retried until the server acknowledges it; the server's `next_sequence` says where to go on.
+ */
+class Recorder {
+  /**
+   * @param {RecordingSource} source
+   * @param {MediaStream} stream
+   * @param {number} nextSequence
+   */
+  constructor(source, stream, nextSequence) {
+    this.source = source;
+    this.sequence = nextSequence;
+    /** @type {Blob[]} */
+    this.queue = [];
+    this.sending = false;
+    this.stopped = false;
+    const type = ['video/webm;codecs=vp8,opus', 'video/webm;codecs=vp8', 'video/webm', 'video/mp4'].find(
+      (candidate) => MediaRecorder.isTypeSupported(candidate),
+    );
+    this.recorder = new MediaRecorder(stream, {
+      ...(type === undefined ? {} : { mimeType: type }),
+      videoBitsPerSecond: source === 'screen' ? 1_500_000 : 800_000,
+    });
+    this.recorder.addEventListener('dataavailable', (event) => {
+      if (event.data.size === 0) return;
+      this.queue.push(event.data);
+      void this.drain();
+    });
+    /** @type {Promise<void>} */
+    this.done = new Promise((resolve) => this.recorder.addEventListener('stop', () => resolve()));
+    this.recorder.start(CHUNK_MS);
+  }
+
+  async drain() {
+    if (this.sending) return;
+    this.sending = true;
+    try {
+      let delay = 1000;
+      while (this.queue.length > 0) {
+        const chunk = this.queue[0];
+        if (chunk === undefined) break;
+        const form = new FormData();
+        form.append('sequence', String(this.sequence));
+        form.append('source', this.source);
+        form.append('file', chunk, `${this.source}-${this.sequence}.webm`);
+        try {
+          const ack = /** @type {{ next_sequence: number }} */ (await call('POST', '/recordings', form));
+          this.sequence = ack.next_sequence;
+          this.queue.shift();
+          delay = 1000;
+          updateRecordingState();
+        } catch (error) {
+          // Finished (time up, or ended by staff): the server takes no more, so nothing is kept.
+          if (
+            error instanceof ApiError &&
+            error.status === 409 &&
+            /accepted only while|finished/.test(error.message)
+          ) {
+            this.queue.length = 0;
+            break;
+          }
+          if (error instanceof ApiError && error.status === 409) {
+            const expected = /chunk (\d+)/.exec(error.message);
+            if (expected) this.sequence = Number(expected[1]);
+            continue;
+          }
+          await new Promise((resolve) => setTimeout(resolve, delay));
+          delay = Math.min(delay * 2, 30000);
+        }
+      }
+    } finally {
+      this.sending = false;
+    }
+  }
+
+  /** Stops the recorder and waits until its last chunk is queued. */
+  async stop() {
+    this.stopped = true;
+    if (this.recorder.state !== 'inactive') this.recorder.stop();
+    await this.done;
+  }
+}
+
+function startRecording() {
+  if (view === undefined) return;
+  const { exam, session } = view;
+  if (exam.web_cam && cameraStream !== undefined && !recorders.has('webcam')) {
+    recorders.set('webcam', new Recorder('webcam', cameraStream, session.recording_chunks_count));
+  }
+  if (exam.screen_share && screenStream !== undefined && !recorders.has('screen')) {
+    recorders.set('screen', new Recorder('screen', screenStream, session.screen_recording_chunks_count));
+  }
+  watchTracks();
+  updateRecordingState();
+}
+
+function updateRecordingState() {
+  const state = document.getElementById('recording-state');
+  if (state === null) return;
+  if (recorders.size === 0) {
+    state.textContent =
+      view?.exam.web_cam || view?.exam.screen_share
+        ? 'Recording is not running.'
+        : 'This exam is not recorded.';
+    return;
+  }
+  const sources = [...recorders.keys()]
+    .map((source) => (source === 'webcam' ? 'camera' : 'screen'))
+    .join(' and ');
+  const waiting = [...recorders.values()].reduce((sum, recorder) => sum + recorder.queue.length, 0);
+  state.textContent = `Recording your ${sources}.${waiting > 1 ? ` ${waiting} parts waiting to be sent.` : ''}`;
+}
+
+/** Stops every recorder and sends what is queued, waiting at most FLUSH_LIMIT_MS. */
+async function stopRecording() {
+  const all = [...recorders.values()];
+  await Promise.all(all.map((recorder) => recorder.stop()));
+  const flushed = Promise.all(
+    all.map(async (recorder) => {
+      while (recorder.queue.length > 0 || recorder.sending) {
+        await recorder.drain();
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }),
+  );
+  await Promise.race([flushed, new Promise((resolve) => setTimeout(resolve, FLUSH_LIMIT_MS))]);
+  recorders.clear();
+}
+
+// ---- Events -----------------------------------------------------------------------------------
+
+/** Events waiting for the connection, each with its offset from the start in seconds. */
+/** @type {{ type: string, offset_time: number | undefined }[]} */
+const pendingEvents = [];
+
+function offsetNow() {
+  if (view?.session.start_time == null) return undefined;
+  const serverNow = Date.parse(view.server_time) + (performance.now() - viewAt);
+  return Math.max(0, Math.floor((serverNow - Date.parse(view.session.start_time)) / 1000));
+}
+
+async function sendEvent(/** @type {string} */ type) {
+  pendingEvents.push({ type, offset_time: offsetNow() });
+  await flushEvents();
+}
+
+/** The send in progress: sends run one after another, so no event goes twice or is skipped. */
+/** @type {Promise<void>} */
+let eventsSent = Promise.resolve();
+
+/** Sends the waiting events in order, after any send already running. Returns when done. */
+function flushEvents() {
+  eventsSent = eventsSent.then(sendPendingEvents);
+  return eventsSent;
+}
+
+async function sendPendingEvents() {
+  while (pendingEvents.length > 0 && view?.session.status === 'exam_started') {
+    const event = pendingEvents[0];
+    if (event === undefined) break;
+    try {
+      await call('POST', '/events', event.offset_time === undefined ? { type: event.type } : event);
+      pendingEvents.shift();
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 0) return; // sent again when back online
+      pendingEvents.shift(); // refused for good (finished, invalid): nothing to retry
+    }
+  }
+}
+
+let focusLost = false;
+let lastCopy = 0;
+
+function watchEvents() {
+  const lose = () => {
+    if (focusLost || finishing) return;
+    focusLost = true;
+    void sendEvent('focus_lost');
+  };
+  const regain = () => {
+    if (!focusLost) return;
+    focusLost = false;
+    void sendEvent('focus_regained');
+  };
+  window.addEventListener('blur', lose);
+  window.addEventListener('focus', regain);
+  document.addEventListener('visibilitychange', () => (document.hidden ? lose() : regain()));
+  document.addEventListener(
+    'fullscreenchange',
+    () => void sendEvent(document.fullscreenElement === null ? 'fullscreen_left' : 'fullscreen_entered'),
+  );
+  window.addEventListener('offline', () =>
+    pendingEvents.push({ type: 'connection_lost', offset_time: offsetNow() }),
+  );
+  window.addEventListener('online', () => {
+    pendingEvents.push({ type: 'connection_restored', offset_time: offsetNow() });
+    void flushEvents();
+    for (const recorder of recorders.values()) void recorder.drain();
+  });
+  for (const type of ['copy', 'paste', 'cut']) {
+    document.addEventListener(type, () => {
+      if (Date.now() - lastCopy < 5000) return;
+      lastCopy = Date.now();
+      void sendEvent('copy_paste');
+    });
+  }
+  if ('screen' in window && 'isExtended' in window.screen && window.screen.isExtended === true) {
+    void sendEvent('multiple_screens');
+  }
+}
+
+const watchedTracks = new WeakSet();
+
+function watchTracks() {
+  /** @type {[MediaStream | undefined, string, string][]} */
+  const streams = [
+    [cameraStream, 'video', 'webcam_lost'],
+    [cameraStream, 'audio', 'microphone_lost'],
+    [screenStream, 'video', 'screen_share_stopped'],
+  ];
+  for (const [stream, kind, event] of streams) {
+    for (const track of stream?.getTracks() ?? []) {
+      if (track.kind !== kind || watchedTracks.has(track)) continue;
+      watchedTracks.add(track);
+      track.addEventListener('ended', () => {
+        if (finishing || view?.session.status !== 'exam_started') return;
+        void sendEvent(event);
+        showError(
+          `Your ${event === 'screen_share_stopped' ? 'screen share' : kind === 'audio' ? 'microphone' : 'camera'} stopped. Press “Resume recording” to go on.`,
+        );
+        byId('resume-recording').hidden = false;
+        const recorder = recorders.get(event === 'screen_share_stopped' ? 'screen' : 'webcam');
+        if (recorder !== undefined) {
+          void recorder.stop();
+          recorders.delete(recorder.source);
+          updateRecordingState();
+        }
+      });
+    }
+  }
+}
+
+// ---- Answers and finishing ----------------------------------------------------------------------
+
+/** Sends the chosen file with XMLHttpRequest, whose upload events drive the progress bar. */
+async function uploadAnswer() {
+  const input = /** @type {HTMLInputElement} */ (byId('answer-file'));
+  const file = input.files?.[0];
+  if (file === undefined) throw new Error('Choose a file to hand in first.');
+  const box = byId('upload-box');
+  const progress = /** @type {HTMLProgressElement} */ (byId('upload-progress'));
+  const percent = byId('upload-percent');
+  box.hidden = false;
+  progress.value = 0;
+  percent.textContent = '0%';
+  const form = new FormData();
+  form.append('file', file, file.name);
+  /** @type {{ upload: { file_name: string, size: number } }} */
+  const answer = await new Promise((resolve, reject) => {
+    const request = new XMLHttpRequest();
+    request.open('POST', `${api}/uploads`);
+    request.setRequestHeader('accept', 'application/json');
+    request.upload.addEventListener('progress', (event) => {
+      if (!event.lengthComputable) return;
+      const value = Math.round((event.loaded / event.total) * 100);
+      progress.value = value;
+      percent.textContent = `${value}%`;
+    });
+    request.addEventListener('load', () => {
+      const json = parseJson(request.responseText);
+      if (request.status === 201 && json !== null) {
+        resolve(/** @type {{ upload: { file_name: string, size: number } }} */ (json));
+        return;
+      }
+      reject(new ApiError(request.status, errorOf(json, `The upload failed (${request.status}).`)));
+    });
+    request.addEventListener('error', () =>
+      reject(new ApiError(0, 'The upload failed: the server could not be reached. Try again.')),
+    );
+    request.send(form);
+  });
+  progress.value = 100;
+  percent.textContent = '100%';
+  byId('uploaded-files').append(
+    h('li', {}, [`${answer.upload.file_name} (${formatSize(answer.upload.size)}) handed in`]),
+  );
+  input.value = '';
+  announce(`${answer.upload.file_name} handed in.`);
+  await reload();
+}
+
+async function finishExam() {
+  finishing = true;
+  try {
+    byId('recording-state').textContent = 'Saving your recording…';
+    await stopRecording();
+    await flushEvents();
+    accept(await callView('POST', '/finish'));
+  } finally {
+    finishing = false;
+  }
+}
+
+// ---- Finished -----------------------------------------------------------------------------------
+
+function finishedStage() {
+  if (view === undefined) throw new Error('no view');
+  const { session } = view;
+  window.clearInterval(pollTimer);
+  void stopRecording().then(() => {
+    for (const stream of [cameraStream, screenStream]) stream?.getTracks().forEach((track) => track.stop());
+  });
+  const reason =
+    session.end_reason === 'time_up'
+      ? 'The time for this exam ran out.'
+      : session.end_reason === 'finished'
+        ? 'You finished the exam.'
+        : 'Your exam was ended by the exam office.';
+  const files = session.uploads_count === 1 ? '1 file' : `${session.uploads_count} files`;
+  return h('section', { class: 'stage', id: 'stage-finished', 'aria-labelledby': 'finished-heading' }, [
+    h('h2', { id: 'finished-heading' }, ['Your exam is finished']),
+    h('p', {}, [reason]),
+    h('p', { id: 'finished-summary' }, [
+      `${session.end_time ? `Ended at ${formatTime(session.end_time)}. ` : ''}You handed in ${files}. You can close this page.`,
+    ]),
+  ]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Start
+
+/** Leaving during setup steps the session back to exam_not_started; opening it again enters anew. */
+function watchLeaving() {
+  window.addEventListener('pagehide', () => {
+    if (leavingSetup || view === undefined || shownStage !== 'setup') return;
+    leavingSetup = true;
+    navigator.sendBeacon(`${api}/leave`);
+  });
+}
+
+async function open() {
+  try {
+    const first = await callView('GET', '');
+    const status = first.session.status;
+    const entering = ['registered', 'email_sent', 'after_check_req', 'exam_not_started'].includes(status);
+    accept(entering ? await callView('POST', '/enter') : first);
+    watchLeaving();
+  } catch (error) {
+    byId('stage-loading').remove();
+    showError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+void open();

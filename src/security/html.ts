@@ -1,0 +1,137 @@
+import sanitizeHtml from 'sanitize-html';
+
+/**
+ * Turning what users typed into HTML that is safe to show: escaping plain text, and reducing HTML
+ * to an allow-list with sanitize-html (a maintained parser-based sanitiser, not a regex). Used by
+ * the emails, the V2 formatting and the candidate room.
+ */
+
+const HTML_ESCAPES: Readonly<Record<string, string>> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+/** Returns `text` with the five HTML-significant characters escaped (safe in text and attributes). */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (character) => HTML_ESCAPES[character] ?? character);
+}
+
+/** Returns plain text as HTML: escaped, line breaks kept as `<br>`. */
+export function textToHtml(text: string): string {
+  return escapeHtml(text).replace(/\r?\n/g, '<br>\n');
+}
+
+/** The tags a student's individual information flagged as HTML may keep; everything else is dropped. */
+const INFO_ALLOWED_TAGS = [
+  'p',
+  'br',
+  'strong',
+  'b',
+  'em',
+  'i',
+  'u',
+  'ul',
+  'ol',
+  'li',
+  'a',
+  'blockquote',
+  'code',
+  'pre',
+];
+
+const INFO_SANITIZE: sanitizeHtml.IOptions = {
+  allowedTags: INFO_ALLOWED_TAGS,
+  allowedAttributes: { a: ['href'] },
+  allowedSchemes: ['http', 'https', 'mailto'],
+  allowProtocolRelative: false,
+};
+
+/**
+ * The instruction document may be richer (headings, tables, images, an exam office's formatting),
+ * but keeps no script, style, frame, form or event handler; links open in a new tab without the
+ * room as opener, so an instruction link cannot navigate the exam room away.
+ */
+const INSTRUCTIONS_SANITIZE: sanitizeHtml.IOptions = {
+  allowedTags: [
+    ...INFO_ALLOWED_TAGS,
+    'h1',
+    'h2',
+    'h3',
+    'h4',
+    'h5',
+    'h6',
+    'hr',
+    'div',
+    'span',
+    'sub',
+    'sup',
+    's',
+    'small',
+    'dl',
+    'dt',
+    'dd',
+    'table',
+    'caption',
+    'thead',
+    'tbody',
+    'tfoot',
+    'tr',
+    'th',
+    'td',
+    'img',
+    'figure',
+    'figcaption',
+  ],
+  allowedAttributes: {
+    a: ['href', 'title', 'target', 'rel'],
+    img: ['src', 'alt', 'title', 'width', 'height'],
+    th: ['colspan', 'rowspan', 'scope'],
+    td: ['colspan', 'rowspan'],
+    ol: ['start'],
+  },
+  allowedSchemes: ['http', 'https', 'mailto'],
+  allowedSchemesByTag: { img: ['http', 'https', 'data'] },
+  allowProtocolRelative: false,
+  transformTags: {
+    a: sanitizeHtml.simpleTransform('a', { target: '_blank', rel: 'noopener noreferrer' }),
+  },
+};
+
+/**
+ * Returns HTML a student's `individual_info` may carry, reduced to the allow-list (paragraphs, line
+ * breaks, emphasis, lists, quotes, code, and links to http, https and mailto addresses only). Scripts,
+ * styles, images, event handlers and every other attribute are removed.
+ */
+export function sanitizeInfoHtml(html: string): string {
+  return sanitizeHtml(html, INFO_SANITIZE);
+}
+
+/**
+ * Returns an instruction document's HTML reduced to INSTRUCTIONS_SANITIZE: formatting, tables,
+ * images and links survive; scripts, styles, frames, forms, event handlers and `javascript:`
+ * addresses do not. Links get `target="_blank" rel="noopener noreferrer"`.
+ */
+export function sanitizeInstructionsHtml(html: string): string {
+  return sanitizeHtml(html, INSTRUCTIONS_SANITIZE);
+}
+
+/** Returns the readable text of an HTML fragment, for a plain-text part: tags gone, entities decoded. */
+export function htmlToText(html: string): string {
+  const marked = html
+    .replace(/<br\s*\/?>/gi, '\n')
+    .replace(/<li\b[^>]*>/gi, '- ')
+    .replace(/<\/(p|div|li|ul|ol|blockquote|pre|h[1-6])\s*>/gi, '\n');
+  const text = sanitizeHtml(marked, { allowedTags: [], allowedAttributes: {} });
+  return text
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, '&')
+    .replace(/\u00a0/g, ' ')
+    .replace(/[ \t]+\n/g, '\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+}

@@ -1,0 +1,404 @@
+/**
+ * The candidate exam room in a real browser: Debian's Chromium, driven by playwright-core, with a
+ * fake camera, microphone and screen. A student follows the link from the real exam-link email
+ * through the checks, the photos, the start, the recording, an answer upload and the finish; the
+ * test then reads what the staff see through the signed V3 API, and the exam's documents zip.
+ * Screenshots of each step land in test-output/screenshots/.
+ */
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
+import { fetchAddress } from '../helpers/files.ts';
+import { httpRequest } from '../helpers/http.ts';
+import { object } from '../helpers/json.ts';
+import { SAMPLE, v3Multipart } from '../helpers/multipart.ts';
+import { launchChromium, SCREENSHOT_DIR, type TestBrowser } from '../helpers/browser.ts';
+import { DIALECTS, startTestServer, type TestServer } from '../helpers/server.ts';
+import type { Scalar } from '../helpers/signing.ts';
+import { digestZip, manifestOf } from '../helpers/zip-archive.ts';
+import { freePort, runDueJobs, startSmtpServer, type TestSmtpServer } from '../mail/support.ts';
+
+type Json = Record<string, unknown>;
+type TestUser = Awaited<ReturnType<TestServer['user']>>;
+
+/** The first bytes of every WebM (Matroska) file: the EBML magic number. */
+const EBML_MAGIC = Buffer.from([0x1a, 0x45, 0xdf, 0xa3]);
+const JPEG_MAGIC = Buffer.from([0xff, 0xd8, 0xff]);
+
+/** An answer file of about 3 MB, so the upload takes long enough to show progress. */
+const ANSWER_PDF = Buffer.concat([SAMPLE.pdf, crypto.randomBytes(3 * 1024 * 1024)]);
+
+for (const dialect of DIALECTS) {
+  describe(`candidate exam room in Chromium [${dialect}]`, () => {
+    let server: TestServer;
+    let smtp: TestSmtpServer;
+    let chromium: TestBrowser;
+    let page: Page;
+    let owner: TestUser;
+    let examId: number;
+    let sessionId: number;
+    let roomLink: string;
+    let step = 0;
+
+    before(async () => {
+      fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
+      smtp = await startSmtpServer();
+      const port = await freePort();
+      server = await startTestServer(dialect, {
+        port,
+        env: {
+          SMTP_URL: smtp.url,
+          PUBLIC_URL: `http://127.0.0.1:${port}`,
+          MAIL_FROM: 'Exams <exams@example.org>',
+        },
+      });
+      const institute = await server.institute();
+      owner = await server.user(institute, 'teacher');
+      chromium = await launchChromium();
+      page = await chromium.browser.newPage();
+    });
+
+    after(async () => {
+      await chromium?.close();
+      await server?.close();
+      await smtp?.close();
+    });
+
+    async function v3(
+      method: string,
+      route: string,
+      params: Record<string, Scalar>,
+      status = 200,
+    ): Promise<Json> {
+      const answer = await owner.client.v3(method, route, params);
+      assert.equal(answer.status, status, answer.text);
+      return object(answer.json, 'body');
+    }
+
+    /** Saves a full-page screenshot named after the step. */
+    async function screenshot(name: string, target: Page = page): Promise<void> {
+      step += 1;
+      const file = path.join(SCREENSHOT_DIR, `room-${dialect}-${String(step).padStart(2, '0')}-${name}.png`);
+      // From the top, so the sticky header with the countdown sits where it belongs.
+      await target.evaluate(() => window.scrollTo(0, 0));
+      await target.screenshot({ path: file, fullPage: true });
+      assert.ok(fs.statSync(file).size > 0);
+    }
+
+    /** Fails with the page's error text when the room shows one. */
+    async function assertNoAlert(): Promise<void> {
+      const alert = page.locator('#alert');
+      if (await alert.isVisible()) assert.fail(`the room shows an error: ${await alert.textContent()}`);
+    }
+
+    /** Every control has an accessible name, and nothing is wider than the window (200% zoom). */
+    async function assertAccessible(target: Page = page): Promise<void> {
+      const problems = await target.evaluate(() => {
+        const found: string[] = [];
+        for (const control of document.querySelectorAll('button, input, select, textarea, progress, video')) {
+          const element = control as HTMLElement;
+          if (element.closest('[hidden]') !== null) continue;
+          const labelled =
+            (element instanceof HTMLInputElement && (element.labels?.length ?? 0) > 0) ||
+            element.getAttribute('aria-label') !== null ||
+            element.getAttribute('aria-labelledby') !== null ||
+            (element.textContent ?? '').trim() !== '';
+          if (!labelled) found.push(`unlabelled ${element.tagName.toLowerCase()}#${element.id}`);
+        }
+        const root = document.documentElement;
+        if (root.scrollWidth > root.clientWidth + 1) {
+          found.push(`scrolls sideways: ${root.scrollWidth} > ${root.clientWidth}`);
+        }
+        return found;
+      });
+      assert.deepEqual(problems, []);
+    }
+
+    it('sends the exam link by email', async () => {
+      examId = object(
+        (
+          await v3(
+            'POST',
+            '/exams',
+            {
+              name: 'Organic chemistry',
+              type: 'live_proctoring',
+              duration_minutes: 30,
+              web_cam: true,
+              screen_share: true,
+              upload_answers: true,
+              allow_calculator: true,
+              allowed_calculator_type: 'scientific',
+              allow_pen_paper: true,
+            },
+            201,
+          )
+        ).exam,
+        'exam',
+      ).id as number;
+      const document = object(
+        (await v3('POST', '/exams/:exam_id/documents', { exam_id: examId, exam_content: 'placeholder' }, 201))
+          .document,
+        'document',
+      );
+      const attached = await v3Multipart(
+        owner.client,
+        'POST',
+        '/exams/:exam_id/attachments',
+        { exam_id: examId },
+        [
+          {
+            field: 'document',
+            fileName: 'periodic-table.pdf',
+            contentType: 'application/pdf',
+            bytes: SAMPLE.pdf,
+          },
+        ],
+      );
+      assert.equal(attached.status, 201, attached.text);
+      const placeholder = object(object(attached.json, 'body').attachment, 'attachment')
+        .placeholder as string;
+      await v3('PATCH', '/exams/:exam_id/documents/:id', {
+        exam_id: examId,
+        id: document.id as number,
+        exam_content:
+          `<h2>Part 1</h2><p>Answer <strong>all</strong> questions. The table: ${placeholder}</p>` +
+          '<script>document.title = "hacked"</script><p onclick="alert(1)">Write your answers in a PDF.</p>',
+      });
+      sessionId = object(
+        (
+          await v3(
+            'POST',
+            '/exams/:exam_id/student_sessions',
+            {
+              exam_id: examId,
+              name: 'Ada Lovelace',
+              email: 'ada@example.org',
+              individual_info: '<p>Your desk: <b>B12</b></p><img src=x onerror="document.title=1">',
+              is_individual_info_html: true,
+            },
+            201,
+          )
+        ).student,
+        'student',
+      ).id as number;
+      await v3('POST', '/exams/:id/send_emails', { id: examId });
+      await runDueJobs(server, dialect, server.app.clock);
+      const mail = smtp.messages.find((message) => message.to.includes('ada@example.org'));
+      assert.ok(mail?.text, 'the exam-link email arrived');
+      const link = /https?:\/\/\S+\/room\/[0-9a-f]{32}/.exec(mail.text);
+      assert.ok(link, `the email holds the room link: ${mail.text}`);
+      roomLink = link[0];
+      assert.ok(roomLink.startsWith(server.baseUrl), 'the link points at this server');
+    });
+
+    it('opens the room from the link and shows the exam, the rules and the sanitised information', async () => {
+      await page.goto(roomLink);
+      await page.getByRole('heading', { name: 'Before you start' }).waitFor();
+      await assertNoAlert();
+      assert.equal(await page.locator('#exam-name').textContent(), 'Organic chemistry');
+      assert.equal(await page.locator('#student-name').textContent(), 'Candidate: Ada Lovelace');
+      assert.equal(await page.locator('#individual-info').innerHTML(), '<p>Your desk: <b>B12</b></p>');
+      assert.ok(await page.getByText('A calculator allowed: scientific').isVisible());
+      assert.ok(await page.getByText('Once you start, you have 30 minutes.').isVisible());
+      assert.ok(await page.getByRole('button', { name: 'Start the exam' }).isDisabled());
+      assert.equal(await page.title(), 'Organic chemistry · exam room');
+      await assertAccessible();
+      await screenshot('setup');
+      const record = object((await v3('GET', '/student_sessions/:id', { id: sessionId })).student, 'student');
+      assert.equal(record.status, 'in_setup');
+      assert.equal(record.entered_room, true);
+    });
+
+    it('runs the checks in the browser: camera, microphone, screen, speakers and bandwidth', async () => {
+      await page.getByRole('button', { name: 'Test camera and microphone' }).click();
+      await page.getByText('Camera: passed').waitFor();
+      await page.getByText('Microphone: passed').waitFor();
+      await page.getByRole('button', { name: 'Share your screen' }).click();
+      await page.getByText('Screen sharing: passed').waitFor();
+      await page.getByRole('button', { name: 'Play a test sound' }).click();
+      // The yes button takes the focus: answered from the keyboard.
+      await page.getByRole('button', { name: 'Yes, I heard it' }).waitFor();
+      await page.keyboard.press('Enter');
+      await page.getByText('Speakers: passed (optional)').waitFor();
+      await page.getByRole('button', { name: 'Measure your connection' }).click();
+      await page.getByText('Connection speed: passed').waitFor();
+      await assertNoAlert();
+      await screenshot('checks');
+    });
+
+    it('takes the ID card and face photos from the webcam', async () => {
+      await page.getByRole('button', { name: 'Take a photo of your ID card' }).click();
+      await page.locator('#id_card-state', { hasText: 'Photo saved.' }).waitFor();
+      await page.getByRole('button', { name: 'Take a photo of your face' }).click();
+      await page.locator('#face_photo-state', { hasText: 'Photo saved.' }).waitFor();
+      await assertNoAlert();
+      assert.ok(await page.getByRole('button', { name: 'Start the exam' }).isEnabled());
+      await screenshot('photos');
+    });
+
+    it('is usable at 200% zoom', async () => {
+      await page.setViewportSize({ width: 640, height: 450 });
+      await assertAccessible();
+      await screenshot('setup-200-percent');
+      await page.setViewportSize({ width: 1280, height: 900 });
+    });
+
+    it('starts from the keyboard, counts down, shows the instructions and records', async () => {
+      await page.getByRole('button', { name: 'Start the exam' }).focus();
+      await page.keyboard.press('Enter');
+      await page.getByRole('heading', { name: 'Exam in progress' }).waitFor();
+      await assertNoAlert();
+      const timer = page.locator('#time-left');
+      assert.match((await timer.textContent()) ?? '', /^(30:00|29:5\d)$/);
+      const instructions = page.locator('#instructions-content');
+      assert.ok(await instructions.getByRole('heading', { name: 'Part 1' }).isVisible());
+      assert.ok(!(await instructions.innerHTML()).includes('script'), 'no script survives');
+      assert.ok(!(await instructions.innerHTML()).includes('onclick'), 'no handler survives');
+      const link = instructions.getByRole('link', { name: 'periodic-table.pdf' });
+      const download = await fetchAddress(server, (await link.getAttribute('href')) ?? '');
+      assert.ok(download.bytes.equals(SAMPLE.pdf), 'the instruction link downloads the attachment');
+      await page.locator('#recording-state', { hasText: 'Recording your camera and screen' }).waitFor();
+      const before = (await timer.textContent()) ?? '';
+      await page.waitForTimeout(2100);
+      assert.notEqual(await timer.textContent(), before, 'the countdown moves');
+      assert.equal(await page.title(), 'Organic chemistry · exam room', 'the instruction script never ran');
+      await assertAccessible();
+      await screenshot('exam');
+    });
+
+    it('reports focus and connection losses as incidents', async () => {
+      await page.evaluate(() => window.dispatchEvent(new Event('blur')));
+      await page.evaluate(() => window.dispatchEvent(new Event('focus')));
+      await page.context().setOffline(true);
+      await page.waitForTimeout(300);
+      await page.context().setOffline(false);
+      await page.waitForFunction(async () => {
+        const answer = await fetch(location.pathname.replace('/room/', '/api/room/'));
+        return answer.ok;
+      });
+    });
+
+    it('hands in an answer file with a progress bar', async () => {
+      await page.getByLabel('Answer file').setInputFiles({
+        name: 'answers.pdf',
+        mimeType: 'application/pdf',
+        buffer: ANSWER_PDF,
+      });
+      await page.getByRole('button', { name: 'Upload file' }).click();
+      await page.getByText(/answers\.pdf \(3\.0 MB\) handed in/).waitFor();
+      assert.equal(await page.locator('#upload-progress').getAttribute('value'), '100');
+      assert.equal(await page.locator('#upload-percent').textContent(), '100%');
+      await assertNoAlert();
+      await screenshot('answer-uploaded');
+    });
+
+    it('finishes after confirming, with the recording saved', async () => {
+      // Let the recorders cut a few chunks of each stream first.
+      await page.waitForTimeout(9000);
+      await page.getByRole('button', { name: 'Finish the exam' }).click();
+      await page.getByRole('dialog', { name: 'Finish the exam?' }).waitFor();
+      await screenshot('finish-dialog');
+      await page.getByRole('button', { name: 'Yes, finish now' }).click();
+      await page.getByRole('heading', { name: 'Your exam is finished' }).waitFor({ timeout: 45_000 });
+      assert.ok(await page.getByText('You finished the exam.').isVisible());
+      assert.match((await page.locator('#finished-summary').textContent()) ?? '', /You handed in 1 file\./);
+      await assertNoAlert();
+      await screenshot('finished');
+    });
+
+    it('shows the staff the checks, photos, recording times, incidents and the finish in the V3 record', async () => {
+      const record = object((await v3('GET', '/student_sessions/:id', { id: sessionId })).student, 'student');
+      assert.equal(record.status, 'exam_finished');
+      assert.equal(record.end_reason, 'finished');
+      for (const check of [
+        'webcam_check',
+        'microphone_check',
+        'screenshare_check',
+        'speakers_check',
+        'bandwidth_check',
+      ]) {
+        assert.equal(record[check], 'succeeded', check);
+      }
+      assert.ok(Number(record.bandwidth_speed) >= 1, 'bandwidth measured');
+      assert.equal(record.browser, 'Chrome');
+      assert.equal(record.id_card_content_type, 'image/jpeg');
+      assert.ok(Number(record.id_card_file_size) > 1000);
+      assert.equal(record.face_photo_content_type, 'image/jpeg');
+      const started = Date.parse(String(record.recording_started_at));
+      const ended = Date.parse(String(record.recording_ended_at));
+      assert.ok(started > 0 && ended > started, 'the recording has a start and an end');
+      assert.equal(record.start_time, record.recording_started_at);
+      const comments = (record.incidents as Json[]).map((incident) => incident.comment);
+      for (const comment of [
+        'The exam window lost focus',
+        'The exam window regained focus',
+        'The exam room lost its connection to the server',
+        'The exam room reconnected to the server',
+      ]) {
+        assert.ok(comments.includes(comment), `incident "${comment}" in ${JSON.stringify(comments)}`);
+      }
+      for (const incident of record.incidents as Json[]) {
+        assert.ok(Number.isInteger(incident.offset_time), 'each incident has its offset in the recording');
+      }
+
+      const face = await v3('GET', '/student_sessions/:id/face_photo', { id: sessionId });
+      const photo = await fetchAddress(server, String(face.url));
+      assert.ok(photo.bytes.subarray(0, 3).equals(JPEG_MAGIC), 'the face photo is the JPEG the webcam gave');
+    });
+
+    it('lists the recording chunks of both streams and the upload through V3, each downloadable', async () => {
+      const listed = (await v3('GET', '/student_sessions/:id/files', { id: sessionId })).files as Json[];
+      const of = (kind: string) => listed.filter((file) => file.kind === kind);
+      for (const kind of ['recording', 'screen_recording']) {
+        const chunks = of(kind);
+        assert.ok(chunks.length >= 2, `${kind}: ${chunks.length} chunks`);
+        assert.deepEqual(
+          chunks.map((chunk) => chunk.sequence),
+          chunks.map((_chunk, index) => index),
+          `${kind} in order without gaps`,
+        );
+        const first = await fetchAddress(server, String(chunks[0]?.url));
+        assert.ok(first.bytes.subarray(0, 4).equals(EBML_MAGIC), `${kind} starts as a WebM stream`);
+        assert.equal(chunks[0]?.content_type, 'video/webm');
+      }
+      const uploads = of('upload');
+      assert.equal(uploads.length, 1);
+      assert.equal(uploads[0]?.file_name, 'answers.pdf');
+      const answer = await fetchAddress(server, String(uploads[0]?.url));
+      assert.ok(answer.bytes.equals(ANSWER_PDF), 'the answer file arrived whole');
+    });
+
+    it('puts the handed-in answer into the exam documents zip', async () => {
+      const queued = await owner.client.v3('PUT', '/exams/:id/generate_exam_documents_zip', { id: examId });
+      assert.equal(queued.status, 202, queued.text);
+      await runDueJobs(server, dialect, server.app.clock);
+      const answer = await owner.client.v3('GET', '/exams/:id/download_exam_documents_zip', { id: examId });
+      assert.equal(answer.status, 200, answer.text);
+      const entries = await digestZip(answer.bytes);
+      const manifest = manifestOf(entries);
+      const handedIn = manifest.files.filter((file) => file.path.endsWith('answers.pdf'));
+      assert.equal(handedIn.length, 1, JSON.stringify(manifest.files));
+      const entry = entries.get(handedIn[0]?.path ?? '');
+      assert.equal(entry?.sha256, crypto.createHash('sha256').update(ANSWER_PDF).digest('hex'));
+    });
+
+    it('shows the finished room again after a reload, and refuses more work', async () => {
+      await page.reload();
+      await page.getByRole('heading', { name: 'Your exam is finished' }).waitFor();
+      const token = roomLink.split('/').pop() ?? '';
+      const refused = await httpRequest({ url: `${server.baseUrl}/api/room/${token}/start`, method: 'POST' });
+      assert.equal(refused.status, 409);
+    });
+
+    it('answers an unknown room link with a readable 404 page', async () => {
+      const answer = await page.goto(`${server.baseUrl}/room/${'0'.repeat(32)}`);
+      assert.equal(answer?.status(), 404);
+      await page.getByRole('heading', { name: 'Exam room not found' }).waitFor();
+      await screenshot('not-found');
+    });
+  });
+}
