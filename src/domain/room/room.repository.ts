@@ -8,6 +8,8 @@ import type { CheckChanges, SessionUpload } from './room.ts';
 
 /** The id of the session a room token names, or undefined. */
 export async function findSessionIdByToken(db: Db, token: string): Promise<number | undefined> {
+  // No token holds a NUL, and PostgreSQL text cannot hold one: asked as it is, the query fails.
+  if (token.includes('\u0000')) return undefined;
   const row = await db
     .selectFrom('student_sessions')
     .select('id')

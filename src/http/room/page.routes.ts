@@ -102,6 +102,10 @@ function notFoundHtml(): string {
 `;
 }
 
+function notFound(reply: FastifyReply): FastifyReply {
+  return reply.code(404).type('text/html; charset=utf-8').send(notFoundHtml());
+}
+
 /**
  * The candidate exam room page (contract §11): `GET /room/:token` answers the page (404 with a
  * readable page for a token that names no session), and `/room/assets/*` its script, style sheet
@@ -137,7 +141,7 @@ export function registerRoomPage(app: FastifyInstance, { services }: ServerDeps)
         return reply.type('text/html; charset=utf-8').send(pageHtml(view.exam.name));
       } catch (error) {
         if (!(error instanceof NotFoundMessage)) throw error;
-        return reply.code(404).type('text/html; charset=utf-8').send(notFoundHtml());
+        return notFound(reply);
       }
     },
   );

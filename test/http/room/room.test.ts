@@ -535,6 +535,11 @@ for (const dialect of DIALECTS) {
       assertAnswer(await room(unknown, 'GET', 'nothing-here'), 404, { error: 'Not Found' });
     });
 
+    it('answers 404, not a failure, for a token holding a NUL byte', async () => {
+      assertAnswer(await room(`${'a'.repeat(31)}%00`, 'GET'), 404, NO_ROOM);
+      assertAnswer(await room(`${'a'.repeat(31)}%00`, 'POST', 'start'), 404, NO_ROOM);
+    });
+
     it('answers 404 once the exam is destroyed', async () => {
       const doomed = await createExam({ name: 'Doomed', type: 'classroom', duration_minutes: 30 });
       const { token } = await createStudent(doomed);

@@ -636,8 +636,13 @@ async function takePhoto(/** @type {'id_card' | 'face_photo'} */ kind) {
   announce(kind === 'id_card' ? 'ID card photo saved.' : 'Face photo saved.');
 }
 
+/** True once this page itself started the exam (not a reload of a started one). */
+let startedHere = false;
+
 async function startExam() {
-  accept(await callView('POST', '/start'));
+  const started = await callView('POST', '/start');
+  startedHere = true;
+  accept(started);
   announce('The exam has started.');
 }
 
@@ -752,14 +757,19 @@ function beginExam() {
   const live = (/** @type {MediaStream | undefined} */ stream) =>
     stream?.getTracks().some((track) => track.readyState === 'live') === true;
   const { exam } = view;
+  // Opened on a started exam: the page was reloaded (or opened again), which staff should know.
+  if (!startedHere) void sendEvent('page_reloaded');
   const needCamera = exam.web_cam && !live(cameraStream);
   const needScreen = exam.screen_share && !live(screenStream);
   if (needCamera || needScreen) {
-    // A reload lost the streams: the browser asks again only after a click (a user gesture).
-    void sendEvent('page_reloaded');
-    byId('resume-recording').hidden = false;
-    byId('recording-state').textContent =
-      'Recording stopped when the page was reloaded. Press “Resume recording”.';
+    // No streams (a reload lost them, or the checks were skipped): the browser shares the camera
+    // and the screen only after a click.
+    const button = byId('resume-recording');
+    button.textContent = startedHere ? 'Start recording' : 'Resume recording';
+    button.hidden = false;
+    byId('recording-state').textContent = startedHere
+      ? 'Recording has not started yet. Press “Start recording” and allow the browser to share.'
+      : 'Recording stopped when the page was reloaded. Press “Resume recording”.';
     return;
   }
   startRecording();
@@ -1030,8 +1040,12 @@ let focusLost = false;
 let lastCopy = 0;
 
 function watchEvents() {
+  // A reload or a closed tab hides the page too; that is reported as page_reloaded when it reopens.
+  let unloading = false;
+  window.addEventListener('beforeunload', () => (unloading = true));
+  window.addEventListener('pagehide', () => (unloading = true));
   const lose = () => {
-    if (focusLost || finishing) return;
+    if (focusLost || finishing || unloading) return;
     focusLost = true;
     void sendEvent('focus_lost');
   };
@@ -1086,7 +1100,9 @@ function watchTracks() {
         showError(
           `Your ${event === 'screen_share_stopped' ? 'screen share' : kind === 'audio' ? 'microphone' : 'camera'} stopped. Press “Resume recording” to go on.`,
         );
-        byId('resume-recording').hidden = false;
+        const resume = byId('resume-recording');
+        resume.textContent = 'Resume recording';
+        resume.hidden = false;
         const recorder = recorders.get(event === 'screen_share_stopped' ? 'screen' : 'webcam');
         if (recorder !== undefined) {
           void recorder.stop();
