@@ -806,8 +806,21 @@ async function poll() {
     if (answer.session.status === 'exam_finished') await stopRecording();
     accept(answer);
   } catch (error) {
+    // Unreachable: the next poll tries again. Anything else (the exam removed, say) is shown.
     if (error instanceof ApiError && error.status === 0) return;
-    throw error;
+    showError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+/**
+ * After the countdown reached zero: reads the status every 2 seconds until the server, whose clock
+ * decides, has finished the session (the two clocks may differ by a moment), for a minute at most.
+ */
+async function awaitTimeUp() {
+  for (let round = 0; round < 30 && view?.session.status === 'exam_started'; round += 1) {
+    await poll();
+    if (view?.session.status !== 'exam_started') return;
+    await new Promise((resolve) => setTimeout(resolve, 2000));
   }
 }
 
@@ -859,7 +872,7 @@ function updateTimer() {
   if (left === 0 && !timeUpHandled) {
     timeUpHandled = true;
     announce('Time is up.');
-    void stopRecording().then(() => poll());
+    void stopRecording().then(awaitTimeUp);
   }
 }
 
