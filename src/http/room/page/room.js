@@ -1204,11 +1204,12 @@ function finishedStage() {
         ? 'You finished the exam.'
         : 'Your exam was ended by the exam office.';
   const files = session.uploads_count === 1 ? '1 file' : `${session.uploads_count} files`;
+  const handedIn = view.exam.upload_answers || session.uploads_count > 0 ? `You handed in ${files}. ` : '';
   return h('section', { class: 'stage', id: 'stage-finished', 'aria-labelledby': 'finished-heading' }, [
     h('h2', { id: 'finished-heading' }, ['Your exam is finished']),
     h('p', {}, [reason]),
     h('p', { id: 'finished-summary' }, [
-      `${session.end_time ? `Ended at ${formatTime(session.end_time)}. ` : ''}You handed in ${files}. You can close this page.`,
+      `${session.end_time ? `Ended at ${formatTime(session.end_time)}. ` : ''}${handedIn}You can close this page.`,
     ]),
   ]);
 }
