@@ -82,3 +82,95 @@ export const nullableString = { type: ['string', 'null'] } as const;
 export const nullableInteger = { type: ['integer', 'null'] } as const;
 export const nullableTime = { type: ['string', 'null'], format: 'date-time' } as const;
 export const flag = { type: 'boolean' } as const;
+
+/** What a route's OpenAPI entry says about it, besides its shapes. */
+export interface RouteText {
+  readonly tags: readonly string[];
+  readonly summary: string;
+  readonly description?: string;
+}
+
+function routeText({ tags, summary, description }: RouteText) {
+  return { tags, summary, ...(description === undefined ? {} : { description }) };
+}
+
+/**
+ * The OpenAPI schema of a list route: filter, sort and page parameters, the pagination headers, and
+ * `{KEY: [record, ...]}`; 404 too when the path names a parent (`params`). Returns it.
+ */
+export function listRouteSchema<R>(text: RouteText, key: string, record: R, params?: object) {
+  return {
+    ...routeText(text),
+    headers: v3Headers,
+    ...(params === undefined ? {} : { params }),
+    querystring: listQuery,
+    response: {
+      200: {
+        headers: paginationHeaders,
+        type: 'object',
+        properties: { [key]: { type: 'array', items: record } },
+      },
+      ...(params === undefined ? {} : { 404: errorBody }),
+      422: errorBody,
+      ...commonErrors,
+    },
+  } as const;
+}
+
+/** The OpenAPI schema of a show route: one record by id (404 when missing). Returns it. */
+export function showRouteSchema<O>(text: RouteText, one: O, params: object = idParam()) {
+  return {
+    ...routeText(text),
+    headers: v3Headers,
+    params,
+    querystring: signedQuery,
+    response: { 200: one, 404: errorBody, ...commonErrors },
+  } as const;
+}
+
+/** The OpenAPI schema of a create route: 201 with the record, 422 for bad input. Returns it. */
+export function createRouteSchema<O>(text: RouteText, one: O, body: object, params?: object) {
+  return {
+    ...routeText(text),
+    headers: v3Headers,
+    ...(params === undefined ? {} : { params }),
+    body,
+    response:
+      params === undefined
+        ? { 201: one, 422: errorBody, ...commonErrors }
+        : { 201: one, 404: errorBody, 422: errorBody, ...commonErrors },
+  } as const;
+}
+
+/** The OpenAPI schema of an update route: 200 with the record, 404 when missing, 422 for bad input. */
+export function updateRouteSchema<O>(text: RouteText, one: O, body: object, params: object = idParam()) {
+  return {
+    ...routeText(text),
+    headers: v3Headers,
+    params,
+    body,
+    response: { 200: one, 404: errorBody, 422: errorBody, ...commonErrors },
+  } as const;
+}
+
+/**
+ * The OpenAPI schema of a destroy route: 200 with `{}` (or `answer`), 404 when missing, and 422
+ * when `refusable` (a destroy the rules can refuse). Returns it.
+ */
+export function destroyRouteSchema(
+  text: RouteText,
+  options: { params?: object; refusable?: boolean; answer?: object } = {},
+) {
+  return {
+    ...routeText(text),
+    headers: v3Headers,
+    params: options.params ?? idParam(),
+    querystring: signedQuery,
+    response: {
+      200: options.answer ?? emptyObject,
+      404: errorBody,
+      ...(options.refusable ? { 422: errorBody } : {}),
+      ...commonErrors,
+    },
+  } as const;
+}

@@ -1,12 +1,10 @@
 import {
-  commonErrors,
-  emptyObject,
-  errorBody,
-  listQuery,
-  paginationHeaders,
+  createRouteSchema,
+  destroyRouteSchema,
+  listRouteSchema,
+  showRouteSchema,
   signedParams,
-  signedQuery,
-  v3Headers,
+  updateRouteSchema,
 } from './common.schemas.ts';
 
 /** Path parameters that are all required integer ids (`exam_id`, `document_id`, `id`). */
@@ -41,59 +39,43 @@ const documentInput = {
 const tags = ['documents'];
 const one = { type: 'object', properties: { document: documentRecord } } as const;
 
-export const listDocumentsSchema = {
-  tags,
-  summary: 'List the documents of an exam (at most one)',
-  description: 'Filter/sort fields: id, created_at, updated_at.',
-  headers: v3Headers,
-  params: pathIds('exam_id'),
-  querystring: listQuery,
-  response: {
-    200: {
-      headers: paginationHeaders,
-      type: 'object',
-      properties: { documents: { type: 'array', items: documentRecord } },
-    },
-    404: errorBody,
-    422: errorBody,
-    ...commonErrors,
+export const listDocumentsSchema = listRouteSchema(
+  {
+    tags,
+    summary: 'List the documents of an exam (at most one)',
+    description: 'Filter/sort fields: id, created_at, updated_at.',
   },
-} as const;
+  'documents',
+  documentRecord,
+  pathIds('exam_id'),
+);
 
-export const showDocumentSchema = {
-  tags,
-  summary: 'Show a document',
-  headers: v3Headers,
-  params: pathIds('exam_id', 'id'),
-  querystring: signedQuery,
-  response: { 200: one, 404: errorBody, ...commonErrors },
-} as const;
+export const showDocumentSchema = showRouteSchema(
+  { tags, summary: 'Show a document' },
+  one,
+  pathIds('exam_id', 'id'),
+);
 
-export const createDocumentSchema = {
-  tags,
-  summary: "Create the exam's document",
-  description:
-    "An exam has at most one document: a second create answers 422 'exam_id':['has already been taken'].",
-  headers: v3Headers,
-  params: pathIds('exam_id'),
-  body: documentInput,
-  response: { 201: one, 404: errorBody, 422: errorBody, ...commonErrors },
-} as const;
+export const createDocumentSchema = createRouteSchema(
+  {
+    tags,
+    summary: "Create the exam's document",
+    description:
+      "An exam has at most one document: a second create answers 422 'exam_id':['has already been taken'].",
+  },
+  one,
+  documentInput,
+  pathIds('exam_id'),
+);
 
-export const updateDocumentSchema = {
-  tags,
-  summary: 'Update a document (exam_content is required)',
-  headers: v3Headers,
-  params: pathIds('exam_id', 'id'),
-  body: documentInput,
-  response: { 200: one, 404: errorBody, 422: errorBody, ...commonErrors },
-} as const;
+export const updateDocumentSchema = updateRouteSchema(
+  { tags, summary: 'Update a document (exam_content is required)' },
+  one,
+  documentInput,
+  pathIds('exam_id', 'id'),
+);
 
-export const destroyDocumentSchema = {
-  tags,
-  summary: 'Destroy a document with its attachments and their files',
-  headers: v3Headers,
-  params: pathIds('exam_id', 'id'),
-  querystring: signedQuery,
-  response: { 200: emptyObject, 404: errorBody, ...commonErrors },
-} as const;
+export const destroyDocumentSchema = destroyRouteSchema(
+  { tags, summary: 'Destroy a document with its attachments and their files' },
+  { params: pathIds('exam_id', 'id') },
+);

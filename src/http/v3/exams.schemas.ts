@@ -1,16 +1,13 @@
 import {
-  commonErrors,
-  emptyObject,
-  errorBody,
-  idParam,
-  listQuery,
-  paginationHeaders,
-  signedParams,
-  signedQuery,
-  v3Headers,
+  createRouteSchema,
+  destroyRouteSchema,
+  flag,
+  listRouteSchema,
   nullableString,
   nullableTime,
-  flag,
+  showRouteSchema,
+  signedParams,
+  updateRouteSchema,
 } from './common.schemas.ts';
 
 export const examRecord = {
@@ -72,58 +69,30 @@ const examInput = {
 const tags = ['exams'];
 const one = { type: 'object', properties: { exam: examRecord } } as const;
 
-export const listExamsSchema = {
-  tags,
-  summary: 'List exams',
-  description:
-    'Filter/sort fields: id, name, type, status, user_id, duration_minutes, start_time, end_time, created_at, updated_at. ' +
-    'Deleted exams appear only when filtering on status. `like` applies to the text fields (name, type, status) only. ' +
-    'Time operands take the same forms as time inputs, years 0000 to 9999. In a sort, null sorts after every value ' +
-    '(last ascending, first descending) on both databases.',
-  headers: v3Headers,
-  querystring: listQuery,
-  response: {
-    200: {
-      headers: paginationHeaders,
-      type: 'object',
-      properties: { exams: { type: 'array', items: examRecord } },
-    },
-    422: errorBody,
-    ...commonErrors,
+export const listExamsSchema = listRouteSchema(
+  {
+    tags,
+    summary: 'List exams',
+    description:
+      'Filter/sort fields: id, name, type, status, user_id, duration_minutes, start_time, end_time, created_at, updated_at. ' +
+      'Deleted exams appear only when filtering on status. `like` applies to the text fields (name, type, status) only. ' +
+      'Time operands take the same forms as time inputs, years 0000 to 9999. In a sort, null sorts after every value ' +
+      '(last ascending, first descending) on both databases.',
   },
-} as const;
+  'exams',
+  examRecord,
+);
 
-export const showExamSchema = {
-  tags,
-  summary: 'Show an exam',
-  headers: v3Headers,
-  params: idParam(),
-  querystring: signedQuery,
-  response: { 200: one, 404: errorBody, ...commonErrors },
-} as const;
+export const showExamSchema = showRouteSchema({ tags, summary: 'Show an exam' }, one);
 
-export const createExamSchema = {
-  tags,
-  summary: 'Create an exam',
-  headers: v3Headers,
-  body: { ...examInput, required: ['name', 'type', 'timestamp', 'nonce', 'signature'] },
-  response: { 201: one, 422: errorBody, ...commonErrors },
-} as const;
+export const createExamSchema = createRouteSchema({ tags, summary: 'Create an exam' }, one, {
+  ...examInput,
+  required: ['name', 'type', 'timestamp', 'nonce', 'signature'],
+});
 
-export const updateExamSchema = {
-  tags,
-  summary: 'Update an exam',
-  headers: v3Headers,
-  params: idParam(),
-  body: examInput,
-  response: { 200: one, 404: errorBody, 422: errorBody, ...commonErrors },
-} as const;
+export const updateExamSchema = updateRouteSchema({ tags, summary: 'Update an exam' }, one, examInput);
 
-export const destroyExamSchema = {
+export const destroyExamSchema = destroyRouteSchema({
   tags,
   summary: 'Destroy an exam (its status becomes deleted)',
-  headers: v3Headers,
-  params: idParam(),
-  querystring: signedQuery,
-  response: { 200: emptyObject, 404: errorBody, ...commonErrors },
-} as const;
+});

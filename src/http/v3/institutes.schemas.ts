@@ -1,17 +1,14 @@
 import {
-  commonErrors,
-  emptyObject,
-  errorBody,
+  createRouteSchema,
+  destroyRouteSchema,
   flag,
-  idParam,
-  listQuery,
+  listRouteSchema,
   nullableInteger,
   nullableString,
   nullableTime,
-  paginationHeaders,
+  showRouteSchema,
   signedParams,
-  signedQuery,
-  v3Headers,
+  updateRouteSchema,
 } from './common.schemas.ts';
 
 export const instituteRecord = {
@@ -53,59 +50,42 @@ const instituteInput = {
 const tags = ['institutes'];
 const one = { type: 'object', properties: { institute: instituteRecord } } as const;
 
-export const listInstitutesSchema = {
-  tags,
-  summary: 'List institutes (superusers only)',
-  description:
-    'Filter/sort fields: id, name, short_name, callback_url, session_retention_period, default_language, ' +
-    'created_at, updated_at.',
-  headers: v3Headers,
-  querystring: listQuery,
-  response: {
-    200: {
-      headers: paginationHeaders,
-      type: 'object',
-      properties: { institutes: { type: 'array', items: instituteRecord } },
-    },
-    422: errorBody,
-    ...commonErrors,
+export const listInstitutesSchema = listRouteSchema(
+  {
+    tags,
+    summary: 'List institutes (superusers only)',
+    description:
+      'Filter/sort fields: id, name, short_name, callback_url, session_retention_period, default_language, ' +
+      'created_at, updated_at.',
   },
-} as const;
+  'institutes',
+  instituteRecord,
+);
 
-export const showInstituteSchema = {
-  tags,
-  summary: 'Show an institute (its administrators and superusers)',
-  headers: v3Headers,
-  params: idParam(),
-  querystring: signedQuery,
-  response: { 200: one, 404: errorBody, ...commonErrors },
-} as const;
+export const showInstituteSchema = showRouteSchema(
+  { tags, summary: 'Show an institute (its administrators and superusers)' },
+  one,
+);
 
-export const createInstituteSchema = {
-  tags,
-  summary: 'Create an institute (superusers only)',
-  headers: v3Headers,
-  body: { ...instituteInput, required: ['name', 'short_name', 'timestamp', 'nonce', 'signature'] },
-  response: { 201: one, 422: errorBody, ...commonErrors },
-} as const;
+export const createInstituteSchema = createRouteSchema(
+  { tags, summary: 'Create an institute (superusers only)' },
+  one,
+  { ...instituteInput, required: ['name', 'short_name', 'timestamp', 'nonce', 'signature'] },
+);
 
-export const updateInstituteSchema = {
-  tags,
-  summary: 'Update an institute (its administrators and superusers)',
-  headers: v3Headers,
-  params: idParam(),
-  body: instituteInput,
-  response: { 200: one, 404: errorBody, 422: errorBody, ...commonErrors },
-} as const;
+export const updateInstituteSchema = updateRouteSchema(
+  { tags, summary: 'Update an institute (its administrators and superusers)' },
+  one,
+  instituteInput,
+);
 
-export const destroyInstituteSchema = {
-  tags,
-  summary: 'Destroy an institute with all its data (superusers only)',
-  description:
-    'Users, exams and everything under them, tool providers, LTI resources and identity providers go in one ' +
-    "transaction; stored files are removed after it. A superuser's own institute: 422.",
-  headers: v3Headers,
-  params: idParam(),
-  querystring: signedQuery,
-  response: { 200: emptyObject, 404: errorBody, 422: errorBody, ...commonErrors },
-} as const;
+export const destroyInstituteSchema = destroyRouteSchema(
+  {
+    tags,
+    summary: 'Destroy an institute with all its data (superusers only)',
+    description:
+      'Users, exams and everything under them, tool providers, LTI resources and identity providers go in one ' +
+      "transaction; stored files are removed after it. A superuser's own institute: 422.",
+  },
+  { refusable: true },
+);

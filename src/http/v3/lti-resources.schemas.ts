@@ -1,15 +1,15 @@
 import {
   commonErrors,
-  emptyObject,
+  destroyRouteSchema,
   errorBody,
   idParam,
-  listQuery,
+  listRouteSchema,
   nullableInteger,
   nullableString,
   nullableTime,
-  paginationHeaders,
+  showRouteSchema,
   signedParams,
-  signedQuery,
+  updateRouteSchema,
   v3Headers,
 } from './common.schemas.ts';
 import { studentRecord } from './student-sessions.schemas.ts';
@@ -47,34 +47,20 @@ const ltiResourceInput = {
 const tags = ['lti resources'];
 const one = { type: 'object', properties: { lti_resource: ltiResourceRecord } } as const;
 
-export const listLtiResourcesSchema = {
-  tags,
-  summary: 'List LTI resources',
-  description:
-    "The caller's institute's (a superuser: every institute's). Administrators, teachers and auditors. " +
-    'Filter/sort fields: id, institute_id, tool_provider_id, exam_id, resource_link_id, context_id, title, ' +
-    'created_at, updated_at.',
-  headers: v3Headers,
-  querystring: listQuery,
-  response: {
-    200: {
-      headers: paginationHeaders,
-      type: 'object',
-      properties: { lti_resources: { type: 'array', items: ltiResourceRecord } },
-    },
-    422: errorBody,
-    ...commonErrors,
+export const listLtiResourcesSchema = listRouteSchema(
+  {
+    tags,
+    summary: 'List LTI resources',
+    description:
+      "The caller's institute's (a superuser: every institute's). Administrators, teachers and auditors. " +
+      'Filter/sort fields: id, institute_id, tool_provider_id, exam_id, resource_link_id, context_id, title, ' +
+      'created_at, updated_at.',
   },
-} as const;
+  'lti_resources',
+  ltiResourceRecord,
+);
 
-export const showLtiResourceSchema = {
-  tags,
-  summary: 'Show an LTI resource',
-  headers: v3Headers,
-  params: idParam(),
-  querystring: signedQuery,
-  response: { 200: one, 404: errorBody, ...commonErrors },
-} as const;
+export const showLtiResourceSchema = showRouteSchema({ tags, summary: 'Show an LTI resource' }, one);
 
 export const createLtiResourceSchema = {
   tags,
@@ -87,23 +73,16 @@ export const createLtiResourceSchema = {
   response: { 201: one, 404: errorBody, 422: errorBody, ...commonErrors },
 } as const;
 
-export const updateLtiResourceSchema = {
-  tags,
-  summary: 'Update an LTI resource (administrators)',
-  headers: v3Headers,
-  params: idParam(),
-  body: ltiResourceInput,
-  response: { 200: one, 404: errorBody, 422: errorBody, ...commonErrors },
-} as const;
+export const updateLtiResourceSchema = updateRouteSchema(
+  { tags, summary: 'Update an LTI resource (administrators)' },
+  one,
+  ltiResourceInput,
+);
 
-export const destroyLtiResourceSchema = {
+export const destroyLtiResourceSchema = destroyRouteSchema({
   tags,
   summary: 'Destroy an LTI resource (sessions that came through it keep their LMS ids)',
-  headers: v3Headers,
-  params: idParam(),
-  querystring: signedQuery,
-  response: { 200: emptyObject, 404: errorBody, ...commonErrors },
-} as const;
+});
 
 export const showLtiStudentSchema = {
   tags: ['student sessions', ...tags],

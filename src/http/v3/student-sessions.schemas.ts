@@ -1,17 +1,20 @@
 import {
   commonErrors,
+  createRouteSchema,
+  destroyRouteSchema,
   emptyObject,
   errorBody,
+  flag,
   idParam,
   listQuery,
-  paginationHeaders,
-  signedParams,
-  signedQuery,
-  v3Headers,
-  nullableString,
   nullableInteger,
+  nullableString,
   nullableTime,
-  flag,
+  paginationHeaders,
+  showRouteSchema,
+  signedParams,
+  updateRouteSchema,
+  v3Headers,
 } from './common.schemas.ts';
 
 const check = {
@@ -196,48 +199,30 @@ export const listStudentsSchema = {
   response: { 200: many, 422: errorBody, ...commonErrors },
 } as const;
 
-export const showStudentSchema = {
-  tags,
-  summary: 'Show a student session',
-  headers: v3Headers,
-  params: idParam(),
-  querystring: signedQuery,
-  response: { 200: one, 404: errorBody, ...commonErrors },
-} as const;
+export const showStudentSchema = showRouteSchema({ tags, summary: 'Show a student session' }, one);
 
-export const createStudentSchema = {
-  tags,
-  summary: 'Create and add a student to an exam',
-  headers: v3Headers,
-  params: idParam('exam_id'),
-  body: createInput,
-  response: { 201: one, 404: errorBody, 422: errorBody, ...commonErrors },
-} as const;
+export const createStudentSchema = createRouteSchema(
+  { tags, summary: 'Create and add a student to an exam' },
+  one,
+  createInput,
+  idParam('exam_id'),
+);
 
-export const updateStudentSchema = {
-  tags,
-  summary: 'Update a student session',
-  headers: v3Headers,
-  params: idParam(),
-  body: updateInput,
-  response: { 200: one, 404: errorBody, 422: errorBody, ...commonErrors },
-} as const;
+export const updateStudentSchema = updateRouteSchema(
+  { tags, summary: 'Update a student session' },
+  one,
+  updateInput,
+);
 
-export const destroyStudentSchema = {
+export const destroyStudentSchema = destroyRouteSchema({
   tags,
   summary: 'Destroy a student session (archived instead when it has an end time)',
-  headers: v3Headers,
-  params: idParam(),
-  querystring: signedQuery,
-  response: { 200: emptyObject, 404: errorBody, ...commonErrors },
-} as const;
+});
 
-export const addIncidentSchema = {
-  tags,
-  summary: 'Record an incident on a student session (proctors, reviewers, managers)',
-  headers: v3Headers,
-  params: idParam(),
-  body: {
+export const addIncidentSchema = createRouteSchema(
+  { tags, summary: 'Record an incident on a student session (proctors, reviewers, managers)' },
+  one,
+  {
     type: 'object',
     properties: {
       ...signedParams,
@@ -246,8 +231,8 @@ export const addIncidentSchema = {
     },
     required: ['comment', 'timestamp', 'nonce', 'signature'],
   },
-  response: { 201: one, 404: errorBody, 422: errorBody, ...commonErrors },
-} as const;
+  idParam(),
+);
 
 const deprecationHeaders = {
   Deprecation: { type: 'string', enum: ['true'] },

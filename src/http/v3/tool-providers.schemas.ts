@@ -4,12 +4,13 @@ import {
   errorBody,
   flag,
   idParam,
-  listQuery,
+  listRouteSchema,
   nullableString,
   nullableTime,
-  paginationHeaders,
+  showRouteSchema,
   signedParams,
   signedQuery,
+  updateRouteSchema,
   v3Headers,
 } from './common.schemas.ts';
 
@@ -63,34 +64,23 @@ const toolProviderInput = {
 const tags = ['tool providers'];
 const one = { type: 'object', properties: { tool_provider: toolProviderRecord } } as const;
 
-export const listToolProvidersSchema = {
-  tags,
-  summary: 'List tool providers',
-  description:
-    "The caller's institute's (a superuser: every institute's). Administrators, teachers and auditors. " +
-    'Filter/sort fields: id, institute_id, name, lti_version, consumer_key, issuer, client_id, deployment_id, ' +
-    'created_at, updated_at.',
-  headers: v3Headers,
-  querystring: listQuery,
-  response: {
-    200: {
-      headers: paginationHeaders,
-      type: 'object',
-      properties: { tool_providers: { type: 'array', items: toolProviderRecord } },
-    },
-    422: errorBody,
-    ...commonErrors,
+export const listToolProvidersSchema = listRouteSchema(
+  {
+    tags,
+    summary: 'List tool providers',
+    description:
+      "The caller's institute's (a superuser: every institute's). Administrators, teachers and auditors. " +
+      'Filter/sort fields: id, institute_id, name, lti_version, consumer_key, issuer, client_id, deployment_id, ' +
+      'created_at, updated_at.',
   },
-} as const;
+  'tool_providers',
+  toolProviderRecord,
+);
 
-export const showToolProviderSchema = {
-  tags,
-  summary: 'Show a tool provider (also at the singular path /tool_provider/:id)',
-  headers: v3Headers,
-  params: idParam(),
-  querystring: signedQuery,
-  response: { 200: one, 404: errorBody, ...commonErrors },
-} as const;
+export const showToolProviderSchema = showRouteSchema(
+  { tags, summary: 'Show a tool provider (also at the singular path /tool_provider/:id)' },
+  one,
+);
 
 export const createToolProviderSchema = {
   tags,
@@ -100,14 +90,11 @@ export const createToolProviderSchema = {
   response: { 201: one, 404: errorBody, 422: errorBody, ...commonErrors },
 } as const;
 
-export const updateToolProviderSchema = {
-  tags,
-  summary: 'Update a tool provider (administrators); fields of the other LTI version are cleared',
-  headers: v3Headers,
-  params: idParam(),
-  body: toolProviderInput,
-  response: { 200: one, 404: errorBody, 422: errorBody, ...commonErrors },
-} as const;
+export const updateToolProviderSchema = updateRouteSchema(
+  { tags, summary: 'Update a tool provider (administrators); fields of the other LTI version are cleared' },
+  one,
+  toolProviderInput,
+);
 
 export const destroyToolProviderSchema = {
   tags,

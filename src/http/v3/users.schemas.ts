@@ -1,14 +1,14 @@
 import {
   commonErrors,
-  emptyObject,
+  destroyRouteSchema,
   errorBody,
   flag,
-  listQuery,
+  listRouteSchema,
   nullableInteger,
   nullableTime,
-  paginationHeaders,
+  showRouteSchema,
   signedParams,
-  signedQuery,
+  updateRouteSchema,
   v3Headers,
 } from './common.schemas.ts';
 import { pathIds } from './documents.schemas.ts';
@@ -66,35 +66,24 @@ const userInput = {
 const tags = ['users'];
 const one = { type: 'object', properties: { user: userRecord } } as const;
 
-export const listUsersSchema = {
-  tags,
-  summary: "List an institute's users (its administrators and superusers)",
-  description:
-    'Filter/sort fields: id, email, name, role, identity_provider_id, active, created_at, updated_at. ' +
-    'Deactivated users are listed too (filter on active to leave them out).',
-  headers: v3Headers,
-  params: pathIds('institute_id'),
-  querystring: listQuery,
-  response: {
-    200: {
-      headers: paginationHeaders,
-      type: 'object',
-      properties: { users: { type: 'array', items: userRecord } },
-    },
-    404: errorBody,
-    422: errorBody,
-    ...commonErrors,
+export const listUsersSchema = listRouteSchema(
+  {
+    tags,
+    summary: "List an institute's users (its administrators and superusers)",
+    description:
+      'Filter/sort fields: id, email, name, role, identity_provider_id, active, created_at, updated_at. ' +
+      'Deactivated users are listed too (filter on active to leave them out).',
   },
-} as const;
+  'users',
+  userRecord,
+  pathIds('institute_id'),
+);
 
-export const showUserSchema = {
-  tags,
-  summary: 'Show a user',
-  headers: v3Headers,
-  params: pathIds('institute_id', 'id'),
-  querystring: signedQuery,
-  response: { 200: one, 404: errorBody, ...commonErrors },
-} as const;
+export const showUserSchema = showRouteSchema(
+  { tags, summary: 'Show a user' },
+  one,
+  pathIds('institute_id', 'id'),
+);
 
 export const createUserSchema = {
   tags,
@@ -111,29 +100,29 @@ export const createUserSchema = {
   },
 } as const;
 
-export const updateUserSchema = {
-  tags,
-  summary: 'Update, deactivate or reactivate a user',
-  description:
-    'active: false deactivates (its signed requests answer 403), true reactivates. A caller may not ' +
-    'deactivate itself or change its own role (422). Only a superuser grants or changes a superuser (403).',
-  headers: v3Headers,
-  params: pathIds('institute_id', 'id'),
-  body: {
+export const updateUserSchema = updateRouteSchema(
+  {
+    tags,
+    summary: 'Update, deactivate or reactivate a user',
+    description:
+      'active: false deactivates (its signed requests answer 403), true reactivates. A caller may not ' +
+      'deactivate itself or change its own role (422). Only a superuser grants or changes a superuser (403).',
+  },
+  one,
+  {
     ...userInput,
     properties: { ...userInput.properties, active: { type: 'boolean' } },
   },
-  response: { 200: one, 404: errorBody, 422: errorBody, ...commonErrors },
-} as const;
+  pathIds('institute_id', 'id'),
+);
 
-export const destroyUserSchema = {
-  tags,
-  summary: 'Destroy a user',
-  description:
-    'Its nonces and co-manager rows go with it. A user who owns exams (any status): 422 ' +
-    '`Cannot delete record because dependent exams exist`; deactivate it instead. A caller may not destroy itself (422).',
-  headers: v3Headers,
-  params: pathIds('institute_id', 'id'),
-  querystring: signedQuery,
-  response: { 200: emptyObject, 404: errorBody, 422: errorBody, ...commonErrors },
-} as const;
+export const destroyUserSchema = destroyRouteSchema(
+  {
+    tags,
+    summary: 'Destroy a user',
+    description:
+      'Its nonces and co-manager rows go with it. A user who owns exams (any status): 422 ' +
+      '`Cannot delete record because dependent exams exist`; deactivate it instead. A caller may not destroy itself (422).',
+  },
+  { params: pathIds('institute_id', 'id'), refusable: true },
+);

@@ -5,6 +5,7 @@ import type { HttpAnswer } from '../../helpers/http.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
 import { object } from '../../helpers/json.ts';
+import { missing } from '../../helpers/answers.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -32,10 +33,6 @@ function notFound(id: Scalar): Json {
 
 function examNotFound(id: Scalar): Json {
   return { error: `Couldn't find Exam with 'id'=${id}` };
-}
-
-function missing(name: string): Json {
-  return { error: `Param is missing or the value is empty: '${name}'` };
 }
 
 /** Asserts the deprecation headers: `Deprecation: true` and a Link to the successor path. */

@@ -7,6 +7,7 @@ import { SAMPLE, v3Multipart } from '../../helpers/multipart.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
 import { object } from '../../helpers/json.ts';
+import { missing } from '../../helpers/answers.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -27,10 +28,6 @@ function documentsIn(answer: HttpAnswer): Json[] {
   const list = object(answer.json, 'body').documents;
   assert.ok(Array.isArray(list), 'documents is an array');
   return list.map((item) => object(item, 'document'));
-}
-
-function missing(name: string): Json {
-  return { error: `Param is missing or the value is empty: '${name}'` };
 }
 
 function notFound(model: 'Exam' | 'Document' | 'Attachment', id: Scalar): Json {

@@ -7,6 +7,7 @@ import { SAMPLE, v3Multipart } from '../../helpers/multipart.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
 import { object } from '../../helpers/json.ts';
+import { missing } from '../../helpers/answers.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -38,10 +39,6 @@ const CANNOT_PROCTOR = {
 
 function notFound(model: 'Exam' | 'Student Session' | 'User' | 'Document', id: Scalar): Json {
   return { error: `Couldn't find ${model} with 'id'=${id}` };
-}
-
-function missing(name: string): Json {
-  return { error: `Param is missing or the value is empty: '${name}'` };
 }
 
 function assertAnswer(answer: HttpAnswer, status: number, body: Json): void {

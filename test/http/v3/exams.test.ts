@@ -5,6 +5,7 @@ import type { HttpAnswer } from '../../helpers/http.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
 import { object } from '../../helpers/json.ts';
+import { missing } from '../../helpers/answers.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -93,10 +94,6 @@ function errorIn(answer: HttpAnswer): string {
 
 function notFound(id: string | number): Json {
   return { error: `Couldn't find Exam with 'id'=${id}` };
-}
-
-function missing(name: string): Json {
-  return { error: `Param is missing or the value is empty: '${name}'` };
 }
 
 function assert422(answer: HttpAnswer, ...mentions: string[]): void {

@@ -4,12 +4,19 @@ import { after, before, describe, it } from 'node:test';
 import type { Role } from '../../../src/domain/access.ts';
 import type { HttpAnswer } from '../../helpers/http.ts';
 import { SAMPLE, v3Multipart } from '../../helpers/multipart.ts';
-import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
+import {
+  MEMBER_ROLES,
+  type MemberRole,
+  NON_ADMIN_ROLES,
+  startInstituteWorld,
+  type TestUser,
+} from '../../helpers/institute-world.ts';
+import { DIALECTS, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
 import { object } from '../../helpers/json.ts';
+import { article, invalid, missing } from '../../helpers/answers.ts';
 
 type Json = Record<string, unknown>;
-type TestUser = Awaited<ReturnType<TestServer['user']>>;
 
 const NOT_AUTHORIZED = { error: 'You are not authorized to access this page.' };
 const ISO_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -39,11 +46,6 @@ const EMAIL_SWITCHES = [
   'exam_finalized_emails_enabled',
 ] as const;
 
-/** The roles below superuser, each of which gets a member in the institutes under test. */
-const MEMBER_ROLES = ['administrator', 'teacher', 'proctor', 'reviewer', 'auditor'] as const;
-type MemberRole = (typeof MEMBER_ROLES)[number];
-const NON_ADMIN_ROLES = ['teacher', 'proctor', 'reviewer', 'auditor'] as const;
-
 function instituteIn(answer: HttpAnswer): Json {
   return object(object(answer.json, 'body').institute, 'institute');
 }
@@ -59,23 +61,10 @@ function notFound(id: Scalar): Json {
   return { error: `Couldn't find Institute with 'id'=${id}` };
 }
 
-function missing(name: string): Json {
-  return { error: `Param is missing or the value is empty: '${name}'` };
-}
-
-function invalid(field: string, detail: string): Json {
-  return { error: `'${field}':['${detail}']`, errors: { [field]: [detail] } };
-}
-
 let sequence = 0;
 function uniqueName(label = 'Institute'): string {
   sequence += 1;
   return `${label} ${sequence} ${Math.random().toString(36).slice(2, 8)}`;
-}
-
-/** `a teacher`, `an administrator`: the role with its article, for test names. */
-function article(role: string): string {
-  return `${/^[aeiou]/.test(role) ? 'an' : 'a'} ${role}`;
 }
 
 for (const dialect of DIALECTS) {
@@ -93,15 +82,10 @@ for (const dialect of DIALECTS) {
     const outsider = {} as Record<MemberRole, TestUser>;
 
     before(async () => {
-      server = await startTestServer(dialect, { clock });
-      homeId = await server.institute();
-      superuser = await server.user(homeId, 'superuser');
-      mainId = await server.institute();
-      otherId = await server.institute();
-      for (const role of MEMBER_ROLES) {
-        member[role] = await server.user(mainId, role);
-        outsider[role] = await server.user(otherId, role);
-      }
+      const world = await startInstituteWorld(dialect, clock);
+      ({ server, homeId, superuser, mainId, otherId } = world);
+      Object.assign(member, world.member);
+      Object.assign(outsider, world.outsider);
     });
 
     after(async () => {

@@ -4,6 +4,7 @@ import type { HttpAnswer } from '../../helpers/http.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
 import { object } from '../../helpers/json.ts';
+import { article, invalid, missing } from '../../helpers/answers.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -52,14 +53,6 @@ function notFound(model: string, id: Scalar): Json {
   return { error: `Couldn't find ${model} with 'id'=${id}` };
 }
 
-function missing(name: string): Json {
-  return { error: `Param is missing or the value is empty: '${name}'` };
-}
-
-function invalid(field: string, detail: string): Json {
-  return { error: `'${field}':['${detail}']`, errors: { [field]: [detail] } };
-}
-
 function lmsNotFound(lmsId: string, linkId: string): Json {
   return { error: `Couldn't find Student Session with 'id'=${lmsId} and 'resource_link_id'=${linkId}` };
 }
@@ -68,11 +61,6 @@ let sequence = 0;
 function unique(prefix: string): string {
   sequence += 1;
   return `${prefix}-${sequence}-${Math.random().toString(36).slice(2, 8)}`;
-}
-
-/** `a teacher`, `an administrator`: the role with its article, for test names. */
-function article(role: string): string {
-  return `${/^[aeiou]/.test(role) ? 'an' : 'a'} ${role}`;
 }
 
 for (const dialect of DIALECTS) {

@@ -6,6 +6,7 @@ import type { HttpAnswer } from '../../helpers/http.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
 import { object } from '../../helpers/json.ts';
+import { article, invalid, missing } from '../../helpers/answers.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -53,14 +54,6 @@ function notFound(id: Scalar): Json {
   return { error: `Couldn't find Tool Provider with 'id'=${id}` };
 }
 
-function missing(name: string): Json {
-  return { error: `Param is missing or the value is empty: '${name}'` };
-}
-
-function invalid(field: string, detail: string): Json {
-  return { error: `'${field}':['${detail}']`, errors: { [field]: [detail] } };
-}
-
 let sequence = 0;
 /** A fresh secret per call, so a leak is traced to the call that sent it. */
 function newSecret(): string {
@@ -92,11 +85,6 @@ function lti13(extra: Record<string, Scalar> = {}): Record<string, Scalar> {
     jwks_url: 'https://canvas.example.org/api/lti/security/jwks',
     ...extra,
   };
-}
-
-/** `a teacher`, `an administrator`: the role with its article, for test names. */
-function article(role: string): string {
-  return `${/^[aeiou]/.test(role) ? 'an' : 'a'} ${role}`;
 }
 
 for (const dialect of DIALECTS) {
