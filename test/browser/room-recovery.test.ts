@@ -84,9 +84,27 @@ for (const dialect of DIALECTS) {
       });
     }
 
+    async function v3Status(): Promise<string> {
+      const answer = await owner.client.v3('GET', '/student_sessions/:id', { id: sessionId });
+      return object(object(answer.json, 'body').student, 'student').status as string;
+    }
+
+    it('steps back to exam_not_started when the page is closed during setup, and in again on return', async () => {
+      const first = await chromium.browser.newPage();
+      await first.goto(`${server.baseUrl}/room/${token}`);
+      await first.getByRole('heading', { name: 'Before you start' }).waitFor();
+      assert.equal(await v3Status(), 'in_setup');
+      await first.close({ runBeforeUnload: true });
+      for (let round = 0; round < 50 && (await v3Status()) !== 'exam_not_started'; round += 1) {
+        await page.waitForTimeout(100);
+      }
+      assert.equal(await v3Status(), 'exam_not_started', 'the leave beacon arrived');
+    });
+
     it('lets a student who skips the requirements start at once, then asks to begin recording', async () => {
       await page.goto(`${server.baseUrl}/room/${token}`);
       await page.getByRole('heading', { name: 'Before you start' }).waitFor();
+      assert.equal(await v3Status(), 'in_setup', 'entered again');
       const start = page.getByRole('button', { name: 'Start the exam' });
       assert.ok(await start.isEnabled(), 'nothing to check first');
       await start.click();
