@@ -5,36 +5,62 @@ import { UsageError } from './cli/usage.ts';
 import { type Config, ConfigError, loadConfig } from './config/config.ts';
 import { DomainError } from './domain/errors.ts';
 import { purgeExpiredNonces } from './http/auth/nonce-store.ts';
+import { purgeFinishedHistory } from './jobs/retention.ts';
 import { createWorker } from './jobs/worker.ts';
 
-/** How often expired nonces are swept. */
+/** How often the maintenance sweep (expired nonces, finished history past retention) runs. */
 const MAINTENANCE_INTERVAL_MS = 10 * 60 * 1000;
 
 /** While the HTTP server drains, how often keep-alive connections that went idle are closed. */
 const IDLE_SWEEP_MS = 100;
 
 /**
- * Periodic housekeeping shared by serve and worker. Returns a function that stops it and resolves
- * once a sweep in progress has finished (so the database can be closed after it).
+ * Periodic housekeeping of the worker role: purges expired nonces, then the jobs and sent mail past
+ * RETENTION_DAYS. Runs at once, then every MAINTENANCE_INTERVAL_MS; a sweep still running when the
+ * next is due makes that one skip. Returns a function that stops it and resolves once a sweep in
+ * progress has finished (its retention stops after the batch it is in), so the database can be
+ * closed after it.
  */
 function startMaintenance(core: Core): () => Promise<void> {
-  let current: Promise<void> = Promise.resolve();
+  const stopping = new AbortController();
+  let current: Promise<void> | undefined;
   const sweep = async () => {
+    const now = core.clock.now();
     try {
-      const removed = await purgeExpiredNonces(core.database.db, core.clock.now());
+      const removed = await purgeExpiredNonces(core.database.db, now);
       if (removed > 0) core.logger.debug({ removed }, 'expired nonces purged');
     } catch (error) {
       core.logger.error({ err: error }, 'nonce purge failed');
     }
+    try {
+      const removed = await purgeFinishedHistory(core.database.db, core.database.dialect, {
+        now,
+        retentionDays: core.config.retentionDays,
+        signal: stopping.signal,
+      });
+      if (removed.jobs > 0 || removed.mail > 0) {
+        core.logger.info(
+          { jobs: removed.jobs, mail: removed.mail, retentionDays: core.config.retentionDays },
+          'finished jobs and sent mail past retention removed',
+        );
+      }
+    } catch (error) {
+      core.logger.error({ err: error }, 'retention sweep failed');
+    }
   };
-  current = sweep();
-  const timer = setInterval(() => {
-    current = sweep();
-  }, MAINTENANCE_INTERVAL_MS);
+  const start = () => {
+    if (current !== undefined) return;
+    current = sweep().finally(() => {
+      current = undefined;
+    });
+  };
+  start();
+  const timer = setInterval(start, MAINTENANCE_INTERVAL_MS);
   timer.unref();
-  return () => {
+  return async () => {
     clearInterval(timer);
-    return current;
+    stopping.abort();
+    await current;
   };
 }
 
@@ -49,11 +75,16 @@ function startBackground(core: Core): () => Promise<void> {
     clock: core.clock,
     logger: core.logger,
     handlers: core.jobHandlers,
+    leaseMs: core.config.jobLeaseMs,
   });
   worker.start();
   const stopMaintenance = startMaintenance(core);
   core.logger.info(
-    { worker: worker.id, kinds: core.jobHandlers.map((handler) => handler.kind) },
+    {
+      worker: worker.id,
+      kinds: core.jobHandlers.map((handler) => handler.kind),
+      leaseMs: core.config.jobLeaseMs,
+    },
     'job worker started',
   );
   return async () => {

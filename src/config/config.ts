@@ -29,6 +29,10 @@ export interface Config {
   readonly serverSecret: string | undefined;
   /** Largest accepted upload in bytes (`MAX_UPLOAD_BYTES`, default 50 MB). */
   readonly maxUploadBytes: number;
+  /** How long a worker's claim on a job lasts unless renewed (`JOB_LEASE_MS`, default 60 s). */
+  readonly jobLeaseMs: number;
+  /** Days finished jobs and sent mail are kept before the worker's sweep removes them (`RETENTION_DAYS`). */
+  readonly retentionDays: number;
 }
 
 /** Thrown for an invalid environment value; the message names the variable. */
@@ -148,5 +152,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     logLevel: oneOf<LogLevel>(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     serverSecret: secret,
     maxUploadBytes: integer(env, 'MAX_UPLOAD_BYTES', 50 * 1024 * 1024, 1, 10 * 1024 * 1024 * 1024),
+    jobLeaseMs: integer(env, 'JOB_LEASE_MS', 60_000, 1000, 60 * 60 * 1000),
+    retentionDays: integer(env, 'RETENTION_DAYS', 30, 1, 3650),
   });
 }

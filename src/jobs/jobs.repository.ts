@@ -345,3 +345,31 @@ export async function failAbandonedJobs(db: Db, now: number): Promise<number> {
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
+
+/** The statuses after which a job never runs again (`failed` is only reached with no attempts left). */
+const FINISHED_JOB_STATUSES: readonly JobStatus[] = ['succeeded', 'failed'];
+
+/**
+ * Deletes up to `limit` jobs that finished (succeeded, or failed for good) before `before`, oldest
+ * id first, in one statement: a bounded batch, so a long history never holds its locks for long.
+ * Queued and running jobs (a retry waiting out its backoff is queued) are never touched. An
+ * `exam_zip_exports` row pointing at a deleted job has its `job_id` set to null by the foreign key;
+ * the zip status reads the same without a finished job. On PostgreSQL the batch skips rows another
+ * sweeper has locked. Returns how many were deleted.
+ */
+export async function deleteFinishedJobs(
+  db: Db,
+  dialect: DialectName,
+  batch: { readonly before: number; readonly limit: number },
+): Promise<number> {
+  const old = db
+    .selectFrom('jobs')
+    .select('id')
+    .where('status', 'in', FINISHED_JOB_STATUSES)
+    .where('finished_at', '<', batch.before)
+    .orderBy('id')
+    .limit(batch.limit);
+  const candidates = dialect === 'postgres' ? old.forUpdate().skipLocked() : old;
+  const result = await db.deleteFrom('jobs').where('id', 'in', candidates).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -1,7 +1,14 @@
-import type { ExpressionBuilder, Selectable } from 'kysely';
-import type { Db } from '../db/database.ts';
+import { type ExpressionBuilder, type Selectable, sql } from 'kysely';
+import type { Db, DialectName } from '../db/database.ts';
 import type { OutboxTable, Tables } from '../db/tables.ts';
-import { type MailKind, OUTBOX_STATUSES, type OutboxMessage, type OutboxStatus } from './outbox.ts';
+import { ACTIVE_JOB_STATUSES } from '../jobs/job.ts';
+import {
+  MAIL_DELIVER_JOB,
+  type MailKind,
+  OUTBOX_STATUSES,
+  type OutboxMessage,
+  type OutboxStatus,
+} from './outbox.ts';
 import type { RenderedMail } from './templates.ts';
 
 /** Longest `last_error` kept; the log has the rest. */
@@ -171,4 +178,45 @@ export async function requeueOutboxMessages(
     .returning('id')
     .execute();
   return rows.map((row) => row.id).sort((a, b) => a - b);
+}
+
+/**
+ * Deletes up to `limit` messages sent before `before`, oldest id first, in one statement (a bounded
+ * batch, so a long history never holds its locks for long). Only `sent` rows go: `pending`,
+ * `sending`, `held` and `failed` ones are what delivery and redelivery still need. A sent row whose
+ * `mail.deliver` job is still queued or running is kept too, so that job finds it sent rather than
+ * missing; the queue stores that job's payload as JSON.stringify of DeliveryPayload, `{"outboxId":N}`.
+ * On PostgreSQL the batch skips rows another sweeper has locked. Returns how many were deleted.
+ */
+export async function deleteSentOutboxMessages(
+  db: Db,
+  dialect: DialectName,
+  batch: { readonly before: number; readonly limit: number },
+): Promise<number> {
+  const old = db
+    .selectFrom('outbox')
+    .select('outbox.id')
+    .where('outbox.status', '=', 'sent')
+    .where('outbox.sent_at', '<', batch.before)
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('jobs')
+            .select(sql.lit(1).as('one'))
+            .where('jobs.kind', '=', MAIL_DELIVER_JOB)
+            .where('jobs.status', 'in', ACTIVE_JOB_STATUSES)
+            .where(
+              'jobs.payload',
+              '=',
+              sql<string>`${'{"outboxId":'} || cast(${sql.ref('outbox.id')} as text) || ${'}'}`,
+            ),
+        ),
+      ),
+    )
+    .orderBy('outbox.id')
+    .limit(batch.limit);
+  const candidates = dialect === 'postgres' ? old.forUpdate().skipLocked() : old;
+  const result = await db.deleteFrom('outbox').where('id', 'in', candidates).executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

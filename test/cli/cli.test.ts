@@ -149,6 +149,12 @@ for (const dialect of DIALECTS) {
       assert.equal(result.code, 78);
       assert.match(result.stderr, /PORT must be a whole number/);
       assert.equal(result.stdout, '');
+      const lease = await run(['worker'], { ...env, JOB_LEASE_MS: '500' });
+      assert.equal(lease.code, 78);
+      assert.match(lease.stderr, /JOB_LEASE_MS must be between 1000 and 3600000, got 500/);
+      const retention = await run(['worker'], { ...env, RETENTION_DAYS: '0' });
+      assert.equal(retention.code, 78);
+      assert.match(retention.stderr, /RETENTION_DAYS must be between 1 and 3650, got 0/);
     });
 
     it('serves, answers /healthz and a signed request, and exits 0 on SIGTERM', async () => {
@@ -190,6 +196,115 @@ for (const dialect of DIALECTS) {
         child.kill('SIGTERM');
       }
       assert.equal(await exited, 0);
+    });
+
+    it('worker honours JOB_LEASE_MS, sweeps jobs and sent mail past RETENTION_DAYS at start and logs how many', async () => {
+      const DAY = 24 * 60 * 60 * 1000;
+      const now = Date.now();
+      const open = () =>
+        openDatabase(
+          database.url.startsWith('sqlite:')
+            ? { kind: 'sqlite', path: database.url.slice(7) }
+            : { kind: 'postgres', url: database.url },
+        );
+      const seeded = open();
+      const job = async (status: string, finishedAt: number | null, runAt: number) => {
+        const row = await seeded.db
+          .insertInto('jobs')
+          .values({
+            kind: 'history',
+            payload: '{}',
+            status,
+            attempts: finishedAt === null ? 0 : 1,
+            max_attempts: 5,
+            run_at: runAt,
+            created_at: now - 9 * DAY,
+            updated_at: finishedAt ?? now - 9 * DAY,
+            finished_at: finishedAt,
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        return row.id;
+      };
+      const mail = async (sentAt: number) => {
+        const row = await seeded.db
+          .insertInto('outbox')
+          .values({
+            kind: 'exam_link',
+            to_address: 'student@example.org',
+            subject: 'Your exam',
+            text_body: 'text',
+            html_body: '<p>html</p>',
+            status: 'sent',
+            attempts: 1,
+            next_attempt_at: sentAt,
+            created_at: sentAt,
+            sent_at: sentAt,
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        return row.id;
+      };
+      let kept: { jobs: number[]; mail: number[] };
+      try {
+        await job('succeeded', now - 8 * DAY, now - 9 * DAY);
+        await mail(now - 8 * DAY);
+        kept = {
+          // Not due for a day, so the worker leaves it queued.
+          jobs: [await job('succeeded', now - 6 * DAY, now - 9 * DAY), await job('queued', null, now + DAY)],
+          mail: [await mail(now - 6 * DAY)],
+        };
+      } finally {
+        await seeded.destroy();
+      }
+
+      const child = spawn(BIN, ['worker'], {
+        env: { ...process.env, ...env, LOG_LEVEL: 'info', JOB_LEASE_MS: '1500', RETENTION_DAYS: '7' },
+      });
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      const lines: Record<string, unknown>[] = [];
+      let partial = '';
+      child.stderr.on('data', (chunk: Buffer) => {
+        const text = partial + chunk.toString();
+        const complete = text.split('\n');
+        partial = complete.pop() ?? '';
+        for (const line of complete)
+          if (line.trim() !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
+      });
+      const logged = (message: string) => lines.find((line) => line.msg === message);
+      try {
+        for (
+          let wait = 0;
+          wait < 300 && logged('finished jobs and sent mail past retention removed') === undefined;
+          wait += 1
+        ) {
+          if (child.exitCode !== null) throw new Error(`worker exited with ${child.exitCode}`);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        const swept = logged('finished jobs and sent mail past retention removed');
+        assert.ok(swept, JSON.stringify(lines));
+        assert.deepEqual([swept.jobs, swept.mail, swept.retentionDays], [1, 1, 7]);
+        assert.equal(logged('job worker started')?.leaseMs, 1500);
+      } finally {
+        child.kill('SIGTERM');
+      }
+      assert.equal(await exited, 0);
+
+      const checked = open();
+      try {
+        const jobs = await checked.db.selectFrom('jobs').select('id').orderBy('id').execute();
+        assert.deepEqual(
+          jobs.map((row) => row.id),
+          kept.jobs,
+        );
+        const outbox = await checked.db.selectFrom('outbox').select('id').orderBy('id').execute();
+        assert.deepEqual(
+          outbox.map((row) => row.id),
+          kept.mail,
+        );
+      } finally {
+        await checked.destroy();
+      }
     });
   });
 }

@@ -17,6 +17,9 @@ describe('loadConfig', () => {
     assert.equal(config.noncePolicy, 'request');
     assert.equal(config.signatureWindowSeconds, 86400);
     assert.equal(config.logLevel, 'info');
+    assert.equal(config.maxUploadBytes, 50 * 1024 * 1024);
+    assert.equal(config.jobLeaseMs, 60_000);
+    assert.equal(config.retentionDays, 30);
     assert.ok(Object.isFrozen(config));
   });
 
@@ -34,6 +37,8 @@ describe('loadConfig', () => {
         NONCE_POLICY: 'strict',
         SIGNATURE_WINDOW_SECONDS: '300',
         LOG_LEVEL: 'debug',
+        JOB_LEASE_MS: '1500',
+        RETENTION_DAYS: '7',
       },
       '/srv',
     );
@@ -53,6 +58,17 @@ describe('loadConfig', () => {
     assert.equal(config.noncePolicy, 'strict');
     assert.equal(config.signatureWindowSeconds, 300);
     assert.equal(config.logLevel, 'debug');
+    assert.equal(config.jobLeaseMs, 1500);
+    assert.equal(config.retentionDays, 7);
+  });
+
+  it('accepts JOB_LEASE_MS and RETENTION_DAYS at both ends of their ranges, and empty as unset', () => {
+    assert.equal(loadConfig({ JOB_LEASE_MS: '1000' }).jobLeaseMs, 1000);
+    assert.equal(loadConfig({ JOB_LEASE_MS: '3600000' }).jobLeaseMs, 3_600_000);
+    assert.equal(loadConfig({ JOB_LEASE_MS: '' }).jobLeaseMs, 60_000);
+    assert.equal(loadConfig({ RETENTION_DAYS: '1' }).retentionDays, 1);
+    assert.equal(loadConfig({ RETENTION_DAYS: '3650' }).retentionDays, 3650);
+    assert.equal(loadConfig({ RETENTION_DAYS: '' }).retentionDays, 30);
   });
 
   it('derives PUBLIC_URL from HOST and PORT', () => {
@@ -72,6 +88,14 @@ describe('loadConfig', () => {
     ['SIGNATURE_WINDOW_SECONDS', { SIGNATURE_WINDOW_SECONDS: '0' }],
     ['LOG_LEVEL', { LOG_LEVEL: 'verbose' }],
     ['INVIGIL_SECRET', { INVIGIL_SECRET: 'short' }],
+    ['JOB_LEASE_MS', { JOB_LEASE_MS: '999' }],
+    ['JOB_LEASE_MS', { JOB_LEASE_MS: '3600001' }],
+    ['JOB_LEASE_MS', { JOB_LEASE_MS: '1.5s' }],
+    ['JOB_LEASE_MS', { JOB_LEASE_MS: '-1500' }],
+    ['RETENTION_DAYS', { RETENTION_DAYS: '0' }],
+    ['RETENTION_DAYS', { RETENTION_DAYS: '3651' }],
+    ['RETENTION_DAYS', { RETENTION_DAYS: '7.5' }],
+    ['RETENTION_DAYS', { RETENTION_DAYS: 'forever' }],
   ];
   for (const [name, env] of invalid) {
     it(`refuses an invalid ${name} (${Object.values(env)[0]}) with a message naming it`, () => {
