@@ -17,3 +17,11 @@ export function invalid(field: string, detail: string): Record<string, unknown> 
 export function article(role: string): string {
   return `${/^[aeiou]/.test(role) ? 'an' : 'a'} ${role}`;
 }
+
+/** The 403 body of every refusal (a bad signature, a role that may not, ...). */
+export const NOT_AUTHORIZED = { error: 'You are not authorized to access this page.' };
+
+/** The 404 body of a record that is missing or out of the caller's scope, naming the id as sent. */
+export function notFound(model: string, id: string | number): Record<string, unknown> {
+  return { error: `Couldn't find ${model} with 'id'=${id}` };
+}

@@ -8,12 +8,12 @@ import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../hel
 import type { Scalar } from '../../helpers/signing.ts';
 import { v2Multipart } from '../../helpers/v2-multipart.ts';
 import { object } from '../../helpers/json.ts';
+import { NOT_AUTHORIZED } from '../../helpers/answers.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
 
 const PUBLIC_URL = 'https://invigil.example.test';
-const NOT_AUTHORIZED = { error: 'You are not authorized to access this page.' };
 const V2_DOCUMENT_FIELDS = [
   'document_id',
   'exam_id',

@@ -5,11 +5,10 @@ import type { HttpAnswer } from '../../helpers/http.ts';
 import { DIALECTS, startTestServer, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
 import { object } from '../../helpers/json.ts';
+import { NOT_AUTHORIZED } from '../../helpers/answers.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
-
-const NOT_AUTHORIZED = { error: 'You are not authorized to access this page.' };
 
 /** The exam window every exam here gets, in epoch seconds. */
 const START = Date.parse('2026-11-21T09:00:00Z') / 1000;

@@ -16,12 +16,12 @@ import { type FilePart, SAMPLE, v3Multipart } from '../../helpers/multipart.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
 import { object } from '../../helpers/json.ts';
+import { NOT_AUTHORIZED, notFound } from '../../helpers/answers.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
 
 const PUBLIC_URL = 'https://invigil.example.test';
-const NOT_AUTHORIZED = { error: 'You are not authorized to access this page.' };
 const MISSING_DOCUMENT = { error: "Param is missing or the value is empty: 'document'" };
 const ATTACHMENT_FIELDS = [
   'id',
@@ -50,10 +50,6 @@ function attachmentsIn(answer: HttpAnswer): Json[] {
 
 function idsIn(answer: HttpAnswer): unknown[] {
   return attachmentsIn(answer).map((attachment) => attachment.id);
-}
-
-function notFound(model: 'Exam' | 'Document' | 'Attachment', id: Scalar): Json {
-  return { error: `Couldn't find ${model} with 'id'=${id}` };
 }
 
 function assertAnswer(answer: HttpAnswer, status: number, body: Json): void {

@@ -5,12 +5,11 @@ import type { HttpAnswer } from '../../helpers/http.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
 import { object } from '../../helpers/json.ts';
-import { missing } from '../../helpers/answers.ts';
+import { missing, NOT_AUTHORIZED, notFound } from '../../helpers/answers.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
 
-const NOT_AUTHORIZED = { error: 'You are not authorized to access this page.' };
 const TAKEN = { error: "'email':['has already been taken']", errors: { email: ['has already been taken'] } };
 
 function studentIn(answer: HttpAnswer): Json {
@@ -25,14 +24,6 @@ function idsIn(answer: HttpAnswer): unknown[] {
   assert.deepEqual(Object.keys(body), ['students']);
   assert.ok(Array.isArray(body.students));
   return (body.students as unknown[]).map((item) => object(item, 'student').id);
-}
-
-function notFound(id: Scalar): Json {
-  return { error: `Couldn't find Student Session with 'id'=${id}` };
-}
-
-function examNotFound(id: Scalar): Json {
-  return { error: `Couldn't find Exam with 'id'=${id}` };
 }
 
 /** Asserts the deprecation headers: `Deprecation: true` and a Link to the successor path. */
@@ -137,11 +128,11 @@ for (const dialect of DIALECTS) {
       it('answers 404 Exam for an unknown or out-of-scope exam, still marked deprecated', async () => {
         const unknown = await index(teacher, 999999);
         assert.equal(unknown.status, 404, unknown.text);
-        assert.deepEqual(unknown.json, examNotFound(999999));
+        assert.deepEqual(unknown.json, notFound('Exam', 999999));
         assertDeprecated(unknown, '/api/v3/exams/999999/student_sessions');
         const hidden = await index(outsideAdmin, exam.id as number);
         assert.equal(hidden.status, 404, hidden.text);
-        assert.deepEqual(hidden.json, examNotFound(exam.id as number));
+        assert.deepEqual(hidden.json, notFound('Exam', exam.id as number));
       });
     });
 
@@ -168,14 +159,14 @@ for (const dialect of DIALECTS) {
           student_session_id: elsewhere.id as number,
         });
         assert.equal(answer.status, 404, answer.text);
-        assert.deepEqual(answer.json, notFound(elsewhere.id as number));
+        assert.deepEqual(answer.json, notFound('Student Session', elsewhere.id as number));
         assertDeprecated(answer, `/api/v3/student_sessions/${String(elsewhere.id)}`);
       });
 
       it('answers 404 Student Session for an unknown session', async () => {
         const answer = await showStudent(teacher, exam.id as number, { student_session_id: 999999 });
         assert.equal(answer.status, 404, answer.text);
-        assert.deepEqual(answer.json, notFound(999999));
+        assert.deepEqual(answer.json, notFound('Student Session', 999999));
       });
 
       it('answers 422 naming a missing student_session_id', async () => {
@@ -188,7 +179,7 @@ for (const dialect of DIALECTS) {
       it('answers 404 Exam for an unknown exam', async () => {
         const answer = await showStudent(teacher, 999999, { student_session_id: first.id as number });
         assert.equal(answer.status, 404, answer.text);
-        assert.deepEqual(answer.json, examNotFound(999999));
+        assert.deepEqual(answer.json, notFound('Exam', 999999));
       });
 
       it('lets a proctor of the institute read it', async () => {
@@ -238,9 +229,9 @@ for (const dialect of DIALECTS) {
         const unknown = await literal(outsideAdmin, { student_session_id: 999999 });
         const hidden = await literal(outsideAdmin, { student_session_id: first.id as number });
         assert.equal(unknown.status, 404, unknown.text);
-        assert.deepEqual(unknown.json, notFound(999999));
+        assert.deepEqual(unknown.json, notFound('Student Session', 999999));
         assert.equal(hidden.status, 404, hidden.text);
-        assert.deepEqual(hidden.json, notFound(first.id as number));
+        assert.deepEqual(hidden.json, notFound('Student Session', first.id as number));
         assertDeprecated(hidden, `/api/v3/student_sessions/${String(first.id)}`);
       });
 
@@ -329,7 +320,7 @@ for (const dialect of DIALECTS) {
           email: 'o@example.org',
         });
         assert.equal(hidden.status, 404, hidden.text);
-        assert.deepEqual(hidden.json, examNotFound(otherExam.id as number));
+        assert.deepEqual(hidden.json, notFound('Exam', otherExam.id as number));
       });
     });
 
@@ -352,7 +343,7 @@ for (const dialect of DIALECTS) {
         assertDeprecated(answer, `/api/v3/student_sessions/${String(student.id)}`);
         const gone = await show(student.id as number);
         assert.equal(gone.status, 404, gone.text);
-        assert.deepEqual(gone.json, notFound(student.id as number));
+        assert.deepEqual(gone.json, notFound('Student Session', student.id as number));
       });
 
       it('archives a session that has an end time', async () => {
@@ -377,14 +368,14 @@ for (const dialect of DIALECTS) {
           student_session_id: elsewhere.id as number,
         });
         assert.equal(answer.status, 404, answer.text);
-        assert.deepEqual(answer.json, notFound(elsewhere.id as number));
+        assert.deepEqual(answer.json, notFound('Student Session', elsewhere.id as number));
         assert.equal((await show(elsewhere.id as number)).status, 200);
       });
 
       it('answers 404 Student Session for an unknown session and 422 for a missing student_session_id', async () => {
         const unknown = await deleteStudent(teacher, exam.id as number, { student_session_id: 999999 });
         assert.equal(unknown.status, 404, unknown.text);
-        assert.deepEqual(unknown.json, notFound(999999));
+        assert.deepEqual(unknown.json, notFound('Student Session', 999999));
         const absent = await deleteStudent(teacher, exam.id as number, {});
         assert.equal(absent.status, 422, absent.text);
         assert.deepEqual(absent.json, missing('student_session_id'));
@@ -401,7 +392,7 @@ for (const dialect of DIALECTS) {
           student_session_id: first.id as number,
         });
         assert.equal(hidden.status, 404, hidden.text);
-        assert.deepEqual(hidden.json, examNotFound(exam.id as number));
+        assert.deepEqual(hidden.json, notFound('Exam', exam.id as number));
         assert.equal((await show(first.id as number)).status, 200);
       });
     });

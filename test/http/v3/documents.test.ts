@@ -7,12 +7,11 @@ import { SAMPLE, v3Multipart } from '../../helpers/multipart.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
 import { object } from '../../helpers/json.ts';
-import { missing } from '../../helpers/answers.ts';
+import { missing, NOT_AUTHORIZED, notFound } from '../../helpers/answers.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
 
-const NOT_AUTHORIZED = { error: 'You are not authorized to access this page.' };
 const DOCUMENT_FIELDS = ['id', 'exam_id', 'exam_content', 'attachments_count', 'created_at', 'updated_at'];
 const TAKEN = {
   error: "'exam_id':['has already been taken']",
@@ -28,10 +27,6 @@ function documentsIn(answer: HttpAnswer): Json[] {
   const list = object(answer.json, 'body').documents;
   assert.ok(Array.isArray(list), 'documents is an array');
   return list.map((item) => object(item, 'document'));
-}
-
-function notFound(model: 'Exam' | 'Document' | 'Attachment', id: Scalar): Json {
-  return { error: `Couldn't find ${model} with 'id'=${id}` };
 }
 
 function assertAnswer(answer: HttpAnswer, status: number, body: Json): void {

@@ -11,11 +11,10 @@ import {
   type TestSmtpServer,
 } from '../../mail/support.ts';
 import { object } from '../../helpers/json.ts';
+import { NOT_AUTHORIZED } from '../../helpers/answers.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
-
-const NOT_AUTHORIZED = { error: 'You are not authorized to access this page.' };
 
 /** The record of a 200 `{"student": record}` answer (the only key). */
 function studentIn(answer: HttpAnswer): Json {

@@ -7,12 +7,11 @@ import { SAMPLE, v3Multipart } from '../../helpers/multipart.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
 import { object } from '../../helpers/json.ts';
-import { missing } from '../../helpers/answers.ts';
+import { missing, NOT_AUTHORIZED, notFound } from '../../helpers/answers.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
 
-const NOT_AUTHORIZED = { error: 'You are not authorized to access this page.' };
 /** The contract's user fields (contract §6); the record may carry documented extras. */
 const USER_FIELDS = [
   'id',
@@ -36,10 +35,6 @@ const CANNOT_PROCTOR = {
   error: "'proctor_id':['must be a proctor or an administrator']",
   errors: { proctor_id: ['must be a proctor or an administrator'] },
 };
-
-function notFound(model: 'Exam' | 'Student Session' | 'User' | 'Document', id: Scalar): Json {
-  return { error: `Couldn't find ${model} with 'id'=${id}` };
-}
 
 function assertAnswer(answer: HttpAnswer, status: number, body: Json): void {
   assert.equal(answer.status, status, answer.text);

@@ -5,12 +5,11 @@ import type { HttpAnswer } from '../../helpers/http.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
 import { object } from '../../helpers/json.ts';
-import { missing } from '../../helpers/answers.ts';
+import { missing, NOT_AUTHORIZED, notFound } from '../../helpers/answers.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
 
-const NOT_AUTHORIZED = { error: 'You are not authorized to access this page.' };
 const ISO_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** Every field of the V3 exam record (contract §6). */
@@ -90,10 +89,6 @@ function errorIn(answer: HttpAnswer): string {
   const error = object(answer.json, 'error body').error;
   assert.equal(typeof error, 'string', answer.text);
   return error as string;
-}
-
-function notFound(id: string | number): Json {
-  return { error: `Couldn't find Exam with 'id'=${id}` };
 }
 
 function assert422(answer: HttpAnswer, ...mentions: string[]): void {
@@ -577,7 +572,7 @@ for (const dialect of DIALECTS) {
         it(`answers 404 naming the id as sent for ${JSON.stringify(id)}`, async () => {
           const answer = await show(teacher, id);
           assert.equal(answer.status, 404, answer.text);
-          assert.deepEqual(answer.json, notFound(id));
+          assert.deepEqual(answer.json, notFound('Exam', id));
         });
       }
 
@@ -719,14 +714,14 @@ for (const dialect of DIALECTS) {
         it('answers 404 for an unknown id', async () => {
           const answer = await teacher.client.v3(method, '/exams/:id', { id: 999999, name: 'Ghost' });
           assert.equal(answer.status, 404, answer.text);
-          assert.deepEqual(answer.json, notFound(999999));
+          assert.deepEqual(answer.json, notFound('Exam', 999999));
         });
 
         for (const id of ['abc', '99999999999']) {
           it(`answers 404 naming the id as sent for ${id}`, async () => {
             const answer = await teacher.client.v3(method, '/exams/:id', { id, name: 'Ghost' });
             assert.equal(answer.status, 404, answer.text);
-            assert.deepEqual(answer.json, notFound(id));
+            assert.deepEqual(answer.json, notFound('Exam', id));
           });
         }
       });
@@ -757,7 +752,7 @@ for (const dialect of DIALECTS) {
           await listUser.client.v3('DELETE', '/exams/:id', { id }),
         ]) {
           assert.equal(answer.status, 404, answer.text);
-          assert.deepEqual(answer.json, notFound(id));
+          assert.deepEqual(answer.json, notFound('Exam', id));
         }
       });
 
@@ -780,7 +775,7 @@ for (const dialect of DIALECTS) {
       it('answers 404 for an unknown id', async () => {
         const answer = await listUser.client.v3('DELETE', '/exams/:id', { id: 999999 });
         assert.equal(answer.status, 404, answer.text);
-        assert.deepEqual(answer.json, notFound(999999));
+        assert.deepEqual(answer.json, notFound('Exam', 999999));
       });
     });
 
@@ -1161,7 +1156,7 @@ for (const dialect of DIALECTS) {
 
       async function assertHidden(user: TestUser, exam: Json): Promise<void> {
         const id = exam.id as number;
-        const expected = notFound(id);
+        const expected = notFound('Exam', id);
         for (const answer of [
           await show(user, id),
           await user.client.v3('PATCH', '/exams/:id', { id, name: 'Taken over' }),
@@ -1194,8 +1189,8 @@ for (const dialect of DIALECTS) {
         const hidden = await show(teacherOne, examTwo.id as number);
         assert.equal(unknown.status, hidden.status);
         assert.equal(unknown.headers['content-type'], hidden.headers['content-type']);
-        assert.equal(hidden.text, JSON.stringify(notFound(examTwo.id as number)));
-        assert.equal(unknown.text, JSON.stringify(notFound(999999)));
+        assert.equal(hidden.text, JSON.stringify(notFound('Exam', examTwo.id as number)));
+        assert.equal(unknown.text, JSON.stringify(notFound('Exam', 999999)));
       });
 
       it('lets an administrator list every exam of its institute', async () => {
@@ -1288,7 +1283,7 @@ for (const dialect of DIALECTS) {
           it('answers 404, not 403, for an unknown id', async () => {
             const answer = await pick().client.v3('PATCH', '/exams/:id', { id: 999999, name: 'Renamed' });
             assert.equal(answer.status, 404, answer.text);
-            assert.deepEqual(answer.json, notFound(999999));
+            assert.deepEqual(answer.json, notFound('Exam', 999999));
           });
         });
       }

@@ -14,11 +14,10 @@ import {
 import { DIALECTS, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
 import { object } from '../../helpers/json.ts';
-import { article, invalid, missing } from '../../helpers/answers.ts';
+import { article, invalid, missing, NOT_AUTHORIZED, notFound } from '../../helpers/answers.ts';
 
 type Json = Record<string, unknown>;
 
-const NOT_AUTHORIZED = { error: 'You are not authorized to access this page.' };
 const ISO_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** Every field of the V3 institute record (contract §6), in order. */
@@ -55,10 +54,6 @@ function institutesIn(answer: HttpAnswer): Json[] {
   const list = object(answer.json, 'body').institutes;
   assert.ok(Array.isArray(list), 'institutes is an array');
   return list.map((item) => object(item, 'institute'));
-}
-
-function notFound(id: Scalar): Json {
-  return { error: `Couldn't find Institute with 'id'=${id}` };
 }
 
 let sequence = 0;
@@ -441,7 +436,7 @@ for (const dialect of DIALECTS) {
         it(`answers 404 to ${article(role)} of another institute, as if it did not exist`, async () => {
           const answer = await show(outsider[role], mainId);
           assert.equal(answer.status, 404, answer.text);
-          assert.deepEqual(answer.json, notFound(mainId));
+          assert.deepEqual(answer.json, notFound('Institute', mainId));
         });
       }
 
@@ -449,14 +444,14 @@ for (const dialect of DIALECTS) {
         it(`answers 404 naming the id as sent for ${JSON.stringify(id)}`, async () => {
           const answer = await show(superuser, id);
           assert.equal(answer.status, 404, answer.text);
-          assert.deepEqual(answer.json, notFound(id));
+          assert.deepEqual(answer.json, notFound('Institute', id));
         });
       }
 
       it('answers an administrator 404, not 403, for an unknown id', async () => {
         const answer = await show(member.administrator, 999999);
         assert.equal(answer.status, 404, answer.text);
-        assert.deepEqual(answer.json, notFound(999999));
+        assert.deepEqual(answer.json, notFound('Institute', 999999));
       });
     });
 
@@ -565,7 +560,7 @@ for (const dialect of DIALECTS) {
             const before = await stored(mainId);
             const answer = await update(outsider[role], mainId, { short_name: 'HACKED' });
             assert.equal(answer.status, 404, answer.text);
-            assert.deepEqual(answer.json, notFound(mainId));
+            assert.deepEqual(answer.json, notFound('Institute', mainId));
             assert.deepEqual(await stored(mainId), before);
           });
         }
@@ -573,7 +568,7 @@ for (const dialect of DIALECTS) {
         it('answers 404 for an unknown id', async () => {
           const answer = await update(superuser, 'x1', { short_name: 'X' });
           assert.equal(answer.status, 404, answer.text);
-          assert.deepEqual(answer.json, notFound('x1'));
+          assert.deepEqual(answer.json, notFound('Institute', 'x1'));
         });
       });
     }
@@ -594,7 +589,7 @@ for (const dialect of DIALECTS) {
         it(`answers 404 to ${article(role)} of another institute and deletes nothing`, async () => {
           const answer = await destroy(outsider[role], mainId);
           assert.equal(answer.status, 404, answer.text);
-          assert.deepEqual(answer.json, notFound(mainId));
+          assert.deepEqual(answer.json, notFound('Institute', mainId));
           assert.equal((await stored(mainId)).id, mainId);
         });
       }
@@ -610,7 +605,7 @@ for (const dialect of DIALECTS) {
         it(`answers 404 naming the id as sent for ${JSON.stringify(id)}`, async () => {
           const answer = await destroy(superuser, id);
           assert.equal(answer.status, 404, answer.text);
-          assert.deepEqual(answer.json, notFound(id));
+          assert.deepEqual(answer.json, notFound('Institute', id));
         });
       }
 
@@ -792,7 +787,7 @@ for (const dialect of DIALECTS) {
         });
 
         it('then answers 404 on show, update and a second destroy', async () => {
-          assert.deepEqual((await show(superuser, doomedId)).json, notFound(doomedId));
+          assert.deepEqual((await show(superuser, doomedId)).json, notFound('Institute', doomedId));
           const update = await superuser.client.v3('PATCH', '/institutes/:id', {
             id: doomedId,
             name: 'Back',
@@ -800,7 +795,7 @@ for (const dialect of DIALECTS) {
           assert.equal(update.status, 404, update.text);
           const again = await destroy(superuser, doomedId);
           assert.equal(again.status, 404, again.text);
-          assert.deepEqual(again.json, notFound(doomedId));
+          assert.deepEqual(again.json, notFound('Institute', doomedId));
         });
 
         it('refuses every signed call of its users with 403', async () => {

@@ -4,12 +4,11 @@ import type { HttpAnswer } from '../../helpers/http.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
 import { object } from '../../helpers/json.ts';
-import { article, invalid, missing } from '../../helpers/answers.ts';
+import { article, invalid, missing, NOT_AUTHORIZED, notFound } from '../../helpers/answers.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
 
-const NOT_AUTHORIZED = { error: 'You are not authorized to access this page.' };
 const ISO_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** Every field of the V3 lti_resource record, in order (contract §6). */
@@ -47,10 +46,6 @@ function studentIn(answer: HttpAnswer): Json {
   const body = object(answer.json, 'body');
   assert.deepEqual(Object.keys(body), ['student'], answer.text);
   return object(body.student, 'student');
-}
-
-function notFound(model: string, id: Scalar): Json {
-  return { error: `Couldn't find ${model} with 'id'=${id}` };
 }
 
 function lmsNotFound(lmsId: string, linkId: string): Json {

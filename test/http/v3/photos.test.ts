@@ -14,12 +14,12 @@ import { SAMPLE } from '../../helpers/multipart.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
 import { object } from '../../helpers/json.ts';
+import { NOT_AUTHORIZED, notFound } from '../../helpers/answers.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
 
 const PUBLIC_URL = 'https://invigil.example.test';
-const NOT_AUTHORIZED = { error: 'You are not authorized to access this page.' };
 const NO_FACE_PHOTO = { error: "Couldn't find the face photo" };
 const FIVE_MINUTES = 300_000;
 
@@ -42,10 +42,6 @@ function studentIn(answer: HttpAnswer, status = 200): Json {
 function assertAnswer(answer: HttpAnswer, status: number, body: Json): void {
   assert.equal(answer.status, status, answer.text);
   assert.deepEqual(answer.json, body);
-}
-
-function sessionNotFound(id: Scalar): Json {
-  return { error: `Couldn't find Student Session with 'id'=${id}` };
 }
 
 for (const dialect of DIALECTS) {
@@ -243,14 +239,14 @@ for (const dialect of DIALECTS) {
           const id = await createStudent();
           const photo = await attach(id, kind, SAMPLE.png, 'p.png');
           for (const user of [otherTeacher, outsideAdmin, outsideTeacher]) {
-            assertAnswer(await destroyPhoto(user, id, kind), 404, sessionNotFound(id));
+            assertAnswer(await destroyPhoto(user, id, kind), 404, notFound('Student Session', id));
           }
           await assertKept(photo, SAMPLE.png);
         });
 
         it("answers 404 Couldn't find Student Session for an unknown or malformed id, as sent", async () => {
           for (const id of [2_000_000_000, 'abc']) {
-            assertAnswer(await destroyPhoto(owner, id, kind), 404, sessionNotFound(id));
+            assertAnswer(await destroyPhoto(owner, id, kind), 404, notFound('Student Session', id));
           }
         });
 
@@ -385,10 +381,10 @@ for (const dialect of DIALECTS) {
         const id = await createStudent();
         await attach(id, 'face_photo', SAMPLE.png, 'face.png');
         for (const user of [otherTeacher, outsideAdmin, outsideTeacher]) {
-          assertAnswer(await facePhoto(user, id), 404, sessionNotFound(id));
+          assertAnswer(await facePhoto(user, id), 404, notFound('Student Session', id));
         }
         for (const unknown of [2_000_000_000, 'abc']) {
-          assertAnswer(await facePhoto(owner, unknown), 404, sessionNotFound(unknown));
+          assertAnswer(await facePhoto(owner, unknown), 404, notFound('Student Session', unknown));
         }
       });
 

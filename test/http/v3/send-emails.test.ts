@@ -12,12 +12,12 @@ import {
   type TestSmtpServer,
 } from '../../mail/support.ts';
 import { object } from '../../helpers/json.ts';
+import { NOT_AUTHORIZED } from '../../helpers/answers.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
 
 const PUBLIC_URL = 'https://exams.example.org';
-const NOT_AUTHORIZED = { error: 'You are not authorized to access this page.' };
 const START = '2026-11-21T09:00:00.000Z';
 const END = '2026-11-21T12:00:00.000Z';
 

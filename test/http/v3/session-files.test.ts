@@ -14,11 +14,11 @@ import { object } from '../../helpers/json.ts';
 import { SAMPLE } from '../../helpers/multipart.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
+import { NOT_AUTHORIZED, notFound } from '../../helpers/answers.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
 
-const NOT_AUTHORIZED = { error: 'You are not authorized to access this page.' };
 const INVALID_KIND = {
   error: "'kind':['is not included in the list']",
   errors: { kind: ['is not included in the list'] },
@@ -43,10 +43,6 @@ function chunk(): Buffer {
 function assertAnswer(answer: HttpAnswer, status: number, body: Json): void {
   assert.equal(answer.status, status, answer.text);
   assert.deepEqual(answer.json, body);
-}
-
-function sessionNotFound(id: Scalar): Json {
-  return { error: `Couldn't find Student Session with 'id'=${id}` };
 }
 
 /** The `files` of a 200 answer, each checked to carry exactly the listing's fields, in order. */
@@ -342,12 +338,12 @@ for (const dialect of DIALECTS) {
       it("answers 404 Couldn't find Student Session to callers who cannot see it, whatever the kind, and for unknown ids", async () => {
         const { id } = await sessionWithFiles();
         for (const user of [otherTeacher, outsideAdmin, outsideTeacher]) {
-          assertAnswer(await list(user, id), 404, sessionNotFound(id));
-          assertAnswer(await list(user, id, { kind: 'recording' }), 404, sessionNotFound(id));
-          assertAnswer(await list(user, id, { kind: 'not-a-kind' }), 404, sessionNotFound(id));
+          assertAnswer(await list(user, id), 404, notFound('Student Session', id));
+          assertAnswer(await list(user, id, { kind: 'recording' }), 404, notFound('Student Session', id));
+          assertAnswer(await list(user, id, { kind: 'not-a-kind' }), 404, notFound('Student Session', id));
         }
         for (const unknown of [2_000_000_000, 'abc', 0]) {
-          assertAnswer(await list(owner, unknown), 404, sessionNotFound(unknown));
+          assertAnswer(await list(owner, unknown), 404, notFound('Student Session', unknown));
         }
       });
 
@@ -359,7 +355,7 @@ for (const dialect of DIALECTS) {
         const deleted = await owner.client.v3('DELETE', '/exams/:id', { id: exam });
         assert.equal(deleted.status, 200, deleted.text);
         for (const user of [owner, admin, superuser]) {
-          assertAnswer(await list(user, id), 404, sessionNotFound(id));
+          assertAnswer(await list(user, id), 404, notFound('Student Session', id));
         }
       });
 

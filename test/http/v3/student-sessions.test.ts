@@ -10,12 +10,11 @@ import type { HttpAnswer } from '../../helpers/http.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
 import { object } from '../../helpers/json.ts';
-import { missing } from '../../helpers/answers.ts';
+import { missing, NOT_AUTHORIZED, notFound } from '../../helpers/answers.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
 
-const NOT_AUTHORIZED = { error: 'You are not authorized to access this page.' };
 const ISO_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const TAKEN = { error: "'email':['has already been taken']", errors: { email: ['has already been taken'] } };
 
@@ -119,14 +118,6 @@ function studentsIn(answer: HttpAnswer): Json[] {
 
 function idsIn(answer: HttpAnswer): unknown[] {
   return studentsIn(answer).map((student) => student.id);
-}
-
-function notFound(id: Scalar): Json {
-  return { error: `Couldn't find Student Session with 'id'=${id}` };
-}
-
-function examNotFound(id: Scalar): Json {
-  return { error: `Couldn't find Exam with 'id'=${id}` };
 }
 
 function assert422(answer: HttpAnswer, field: string): void {
@@ -663,7 +654,7 @@ for (const dialect of DIALECTS) {
       it('answers 404 for an unknown exam', async () => {
         const answer = await create(teacher, 999999, { name: 'Ghost', email: 'ghost@example.org' });
         assert.equal(answer.status, 404, answer.text);
-        assert.deepEqual(answer.json, examNotFound(999999));
+        assert.deepEqual(answer.json, notFound('Exam', 999999));
       });
 
       it('answers 404 for a deleted exam', async () => {
@@ -674,7 +665,7 @@ for (const dialect of DIALECTS) {
           email: 'late@example.org',
         });
         assert.equal(answer.status, 404, answer.text);
-        assert.deepEqual(answer.json, examNotFound(doomed.id as number));
+        assert.deepEqual(answer.json, notFound('Exam', doomed.id as number));
       });
 
       it('answers 403 to a proctor, who sees the exam but may not add students', async () => {
@@ -700,14 +691,14 @@ for (const dialect of DIALECTS) {
       it('answers 404 for an unknown id', async () => {
         const answer = await show(teacher, 999999);
         assert.equal(answer.status, 404, answer.text);
-        assert.deepEqual(answer.json, notFound(999999));
+        assert.deepEqual(answer.json, notFound('Student Session', 999999));
       });
 
       for (const id of ['abc', '0', '-1', '99999999999', '1e3']) {
         it(`answers 404 naming the id as sent for ${JSON.stringify(id)}`, async () => {
           const answer = await show(teacher, id);
           assert.equal(answer.status, 404, answer.text);
-          assert.deepEqual(answer.json, notFound(id));
+          assert.deepEqual(answer.json, notFound('Student Session', id));
         });
       }
 
@@ -717,7 +708,7 @@ for (const dialect of DIALECTS) {
         await teacher.client.v3('DELETE', '/exams/:id', { id: doomed.id as number });
         const answer = await show(teacher, orphan.id as number);
         assert.equal(answer.status, 404, answer.text);
-        assert.deepEqual(answer.json, notFound(orphan.id as number));
+        assert.deepEqual(answer.json, notFound('Student Session', orphan.id as number));
         assert.ok(!idsIn(await listAll(teacher)).includes(orphan.id), 'absent from the full list');
       });
 
@@ -844,7 +835,7 @@ for (const dialect of DIALECTS) {
             name: 'Ghost',
           });
           assert.equal(answer.status, 404, answer.text);
-          assert.deepEqual(answer.json, notFound(999999));
+          assert.deepEqual(answer.json, notFound('Student Session', 999999));
         });
 
         it('answers 403 to a proctor and changes nothing', async () => {
@@ -896,7 +887,7 @@ for (const dialect of DIALECTS) {
 
         const shown = await show(teacher, id);
         assert.equal(shown.status, 404, shown.text);
-        assert.deepEqual(shown.json, notFound(id));
+        assert.deepEqual(shown.json, notFound('Student Session', id));
         const { db } = server.app.database;
         assert.deepEqual(
           await db.selectFrom('incidents').select('id').where('student_session_id', '=', id).execute(),
@@ -958,7 +949,7 @@ for (const dialect of DIALECTS) {
       it('answers 404 for an unknown id', async () => {
         const answer = await teacher.client.v3('DELETE', '/student_sessions/:id', { id: 999999 });
         assert.equal(answer.status, 404, answer.text);
-        assert.deepEqual(answer.json, notFound(999999));
+        assert.deepEqual(answer.json, notFound('Student Session', 999999));
       });
 
       it('answers 403 to a proctor and keeps the session', async () => {
@@ -1076,7 +1067,7 @@ for (const dialect of DIALECTS) {
         it(`answers 404 to ${label}, as for a missing session`, async () => {
           const answer = await addIncident(pick(), student.id as number, { comment: 'Intruder' });
           assert.equal(answer.status, 404, answer.text);
-          assert.deepEqual(answer.json, notFound(student.id as number));
+          assert.deepEqual(answer.json, notFound('Student Session', student.id as number));
         });
       }
 
@@ -1112,7 +1103,7 @@ for (const dialect of DIALECTS) {
       it('answers 404 for an unknown session', async () => {
         const answer = await addIncident(teacher, 999999, { comment: 'Ghost' });
         assert.equal(answer.status, 404, answer.text);
-        assert.deepEqual(answer.json, notFound(999999));
+        assert.deepEqual(answer.json, notFound('Student Session', 999999));
       });
     });
 
@@ -1356,7 +1347,7 @@ for (const dialect of DIALECTS) {
         it('answers 404 for an unknown exam', async () => {
           const answer = await listExam(owner, 999999);
           assert.equal(answer.status, 404, answer.text);
-          assert.deepEqual(answer.json, examNotFound(999999));
+          assert.deepEqual(answer.json, notFound('Exam', 999999));
         });
 
         it('loads the incidents of a whole page in one query', async () => {
@@ -1457,8 +1448,8 @@ for (const dialect of DIALECTS) {
           const hidden = await call(outsideAdmin, id);
           const unknown = await call(outsideAdmin, 999999);
           assert.equal(hidden.status, 404, `${label}: ${hidden.text}`);
-          assert.equal(hidden.text, JSON.stringify(notFound(id)), label);
-          assert.equal(unknown.text, JSON.stringify(notFound(999999)), label);
+          assert.equal(hidden.text, JSON.stringify(notFound('Student Session', id)), label);
+          assert.equal(unknown.text, JSON.stringify(notFound('Student Session', 999999)), label);
           assert.equal(hidden.headers['content-type'], unknown.headers['content-type'], label);
         }
         assert.deepEqual(studentIn(await show(owner, id)), student, 'unchanged');
@@ -1468,13 +1459,13 @@ for (const dialect of DIALECTS) {
         const examId = scopedExam.id as number;
         const listed = await listExam(outsideAdmin, examId);
         assert.equal(listed.status, 404, listed.text);
-        assert.deepEqual(listed.json, examNotFound(examId));
+        assert.deepEqual(listed.json, notFound('Exam', examId));
         const created = await create(outsideAdmin, examId, {
           name: 'Intruder',
           email: 'intruder@example.org',
         });
         assert.equal(created.status, 404, created.text);
-        assert.deepEqual(created.json, examNotFound(examId));
+        assert.deepEqual(created.json, notFound('Exam', examId));
       });
 
       it("never lists another institute's sessions", async () => {
@@ -1489,7 +1480,7 @@ for (const dialect of DIALECTS) {
         const stranger = await server.user(instituteId, 'teacher');
         const answer = await show(stranger, student.id as number);
         assert.equal(answer.status, 404, answer.text);
-        assert.deepEqual(answer.json, notFound(student.id as number));
+        assert.deepEqual(answer.json, notFound('Student Session', student.id as number));
         assert.ok(!idsIn(await listAll(stranger)).includes(student.id));
       });
 

@@ -6,12 +6,11 @@ import type { HttpAnswer } from '../../helpers/http.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
 import { object } from '../../helpers/json.ts';
-import { article, invalid, missing } from '../../helpers/answers.ts';
+import { article, invalid, missing, NOT_AUTHORIZED, notFound } from '../../helpers/answers.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
 
-const NOT_AUTHORIZED = { error: 'You are not authorized to access this page.' };
 const DEPENDENT = { error: 'Cannot delete record because dependent lti resources exist' };
 const ISO_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -48,10 +47,6 @@ function providersIn(answer: HttpAnswer): Json[] {
   const list = body.tool_providers;
   assert.ok(Array.isArray(list), 'tool_providers is an array');
   return list.map((item) => object(item, 'tool_provider'));
-}
-
-function notFound(id: Scalar): Json {
-  return { error: `Couldn't find Tool Provider with 'id'=${id}` };
 }
 
 let sequence = 0;
@@ -368,14 +363,14 @@ for (const dialect of DIALECTS) {
           for (const id of [999999, 'abc', 99999999999]) {
             const answer = await call(admin, 'GET', path, { id });
             assert.equal(answer.status, 404, answer.text);
-            assert.deepEqual(answer.json, notFound(id));
+            assert.deepEqual(answer.json, notFound('Tool Provider', id));
           }
         });
 
         it(`answers 404, the body of a missing one, for another institute's provider at ${path}`, async () => {
           const answer = await call(admin, 'GET', path, { id: foreign.id as number });
           assert.equal(answer.status, 404, answer.text);
-          assert.deepEqual(answer.json, notFound(foreign.id as number));
+          assert.deepEqual(answer.json, notFound('Tool Provider', foreign.id as number));
         });
       }
 
@@ -615,9 +610,9 @@ for (const dialect of DIALECTS) {
           name: 'Mine',
         });
         assert.equal(answer.status, 404, answer.text);
-        assert.deepEqual(answer.json, notFound(foreign.id as number));
+        assert.deepEqual(answer.json, notFound('Tool Provider', foreign.id as number));
         const unknown = await call(admin, 'PUT', '/tool_providers/:id', { id: 999999, name: 'Mine' });
-        assert.deepEqual(unknown.json, notFound(999999));
+        assert.deepEqual(unknown.json, notFound('Tool Provider', 999999));
       });
     });
 
@@ -646,7 +641,7 @@ for (const dialect of DIALECTS) {
         assert.equal(answer.status, 200, answer.text);
         assert.deepEqual(answer.json, {});
         const gone = await call(admin, 'GET', '/tool_provider/:id', { id: provider.id as number });
-        assert.deepEqual(gone.json, notFound(provider.id as number));
+        assert.deepEqual(gone.json, notFound('Tool Provider', provider.id as number));
         const resource = await call(admin, 'GET', '/lti_resources/:id', { id: unlinked.id as number });
         assert.equal(resource.status, 404, resource.text);
         assert.deepEqual(resource.json, {
@@ -698,9 +693,9 @@ for (const dialect of DIALECTS) {
         const foreign = await create(otherAdmin, lti11());
         const answer = await call(admin, 'DELETE', '/tool_providers/:id', { id: foreign.id as number });
         assert.equal(answer.status, 404, answer.text);
-        assert.deepEqual(answer.json, notFound(foreign.id as number));
+        assert.deepEqual(answer.json, notFound('Tool Provider', foreign.id as number));
         const unknown = await call(admin, 'DELETE', '/tool_providers/:id', { id: 999999 });
-        assert.deepEqual(unknown.json, notFound(999999));
+        assert.deepEqual(unknown.json, notFound('Tool Provider', 999999));
       });
 
       it("lets a superuser delete another institute's provider", async () => {

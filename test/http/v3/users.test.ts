@@ -13,11 +13,10 @@ import {
 import { DIALECTS, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
 import { object } from '../../helpers/json.ts';
-import { article, invalid, missing } from '../../helpers/answers.ts';
+import { article, invalid, missing, NOT_AUTHORIZED, notFound } from '../../helpers/answers.ts';
 
 type Json = Record<string, unknown>;
 
-const NOT_AUTHORIZED = { error: 'You are not authorized to access this page.' };
 const ISO_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** Every field of the V3 user record (contract §6, plus `active`), in order. */
@@ -55,14 +54,6 @@ function usersIn(answer: HttpAnswer): Json[] {
   const list = object(answer.json, 'body').users;
   assert.ok(Array.isArray(list), 'users is an array');
   return list.map((item) => object(item, 'user'));
-}
-
-function userNotFound(id: Scalar): Json {
-  return { error: `Couldn't find User with 'id'=${id}` };
-}
-
-function instituteNotFound(id: Scalar): Json {
-  return { error: `Couldn't find Institute with 'id'=${id}` };
 }
 
 const TAKEN_EMAIL = {
@@ -411,7 +402,7 @@ for (const dialect of DIALECTS) {
             role: 'teacher',
           });
           assert.equal(answer.status, 404, answer.text);
-          assert.deepEqual(answer.json, instituteNotFound(mainId));
+          assert.deepEqual(answer.json, notFound('Institute', mainId));
         });
       }
 
@@ -419,7 +410,7 @@ for (const dialect of DIALECTS) {
         for (const id of [999999, 'abc']) {
           const answer = await create(superuser, id, { email: newEmail(), name: 'Nope', role: 'teacher' });
           assert.equal(answer.status, 404, answer.text);
-          assert.deepEqual(answer.json, instituteNotFound(id));
+          assert.deepEqual(answer.json, notFound('Institute', id));
         }
       });
     });
@@ -538,7 +529,7 @@ for (const dialect of DIALECTS) {
         it(`answers 404 naming the institute to ${article(role)} of another institute`, async () => {
           const answer = await outsider[role].client.v3('GET', USERS, { institute_id: mainId });
           assert.equal(answer.status, 404, answer.text);
-          assert.deepEqual(answer.json, instituteNotFound(mainId));
+          assert.deepEqual(answer.json, notFound('Institute', mainId));
         });
       }
     });
@@ -565,7 +556,7 @@ for (const dialect of DIALECTS) {
         for (const user of [member.administrator, superuser]) {
           const answer = await show(user, mainId, outsider.teacher.id);
           assert.equal(answer.status, 404, answer.text);
-          assert.deepEqual(answer.json, userNotFound(outsider.teacher.id));
+          assert.deepEqual(answer.json, notFound('User', outsider.teacher.id));
         }
       });
 
@@ -573,7 +564,7 @@ for (const dialect of DIALECTS) {
         it(`answers 404 naming the user as sent for ${JSON.stringify(id)}`, async () => {
           const answer = await show(member.administrator, mainId, id);
           assert.equal(answer.status, 404, answer.text);
-          assert.deepEqual(answer.json, userNotFound(id));
+          assert.deepEqual(answer.json, notFound('User', id));
         });
       }
 
@@ -591,7 +582,7 @@ for (const dialect of DIALECTS) {
         it(`answers 404 naming the institute to ${article(role)} of another institute`, async () => {
           const answer = await show(outsider[role], mainId, member.teacher.id);
           assert.equal(answer.status, 404, answer.text);
-          assert.deepEqual(answer.json, instituteNotFound(mainId));
+          assert.deepEqual(answer.json, notFound('Institute', mainId));
         });
       }
     });
@@ -776,12 +767,12 @@ for (const dialect of DIALECTS) {
         it("answers 404 naming the user for another institute's user under this path", async () => {
           const answer = await update(superuser, outsider.teacher.id, { name: 'Moved?' });
           assert.equal(answer.status, 404, answer.text);
-          assert.deepEqual(answer.json, userNotFound(outsider.teacher.id));
+          assert.deepEqual(answer.json, notFound('User', outsider.teacher.id));
         });
 
         it('answers 404 naming the user for an unknown id', async () => {
           const answer = await update(member.administrator, 'u1', { name: 'Ghost' });
-          assert.deepEqual(answer.json, userNotFound('u1'));
+          assert.deepEqual(answer.json, notFound('User', 'u1'));
         });
 
         for (const role of NON_ADMIN_ROLES) {
@@ -801,7 +792,7 @@ for (const dialect of DIALECTS) {
           it(`answers 404 naming the institute to ${article(role)} of another institute`, async () => {
             const answer = await update(outsider[role], member.teacher.id, { name: 'Hijacked' });
             assert.equal(answer.status, 404, answer.text);
-            assert.deepEqual(answer.json, instituteNotFound(mainId));
+            assert.deepEqual(answer.json, notFound('Institute', mainId));
           });
         }
       });
@@ -858,16 +849,16 @@ for (const dialect of DIALECTS) {
         const { record } = await created();
         const id = record.id as number;
         await destroy(member.administrator, id);
-        assert.deepEqual((await show(member.administrator, mainId, id)).json, userNotFound(id));
+        assert.deepEqual((await show(member.administrator, mainId, id)).json, notFound('User', id));
         const update = await member.administrator.client.v3('PATCH', USER, {
           institute_id: mainId,
           id,
           name: 'x',
         });
-        assert.deepEqual(update.json, userNotFound(id));
+        assert.deepEqual(update.json, notFound('User', id));
         const again = await destroy(member.administrator, id);
         assert.equal(again.status, 404, again.text);
-        assert.deepEqual(again.json, userNotFound(id));
+        assert.deepEqual(again.json, notFound('User', id));
       });
 
       it('unassigns the user from the student sessions it proctored', async () => {
@@ -942,7 +933,7 @@ for (const dialect of DIALECTS) {
       it("answers 404 naming the user for another institute's user under this path, and keeps it", async () => {
         const answer = await destroy(superuser, outsider.reviewer.id);
         assert.equal(answer.status, 404, answer.text);
-        assert.deepEqual(answer.json, userNotFound(outsider.reviewer.id));
+        assert.deepEqual(answer.json, notFound('User', outsider.reviewer.id));
         assert.ok(await userRow(outsider.reviewer.id));
       });
 
@@ -961,7 +952,7 @@ for (const dialect of DIALECTS) {
           const { record } = await created();
           const answer = await destroy(outsider[role], record.id as number);
           assert.equal(answer.status, 404, answer.text);
-          assert.deepEqual(answer.json, instituteNotFound(mainId));
+          assert.deepEqual(answer.json, notFound('Institute', mainId));
           assert.ok(await userRow(record.id as number));
         });
       }

@@ -10,10 +10,10 @@ import { assertNotStored, assertStored } from '../../helpers/files.ts';
 import type { HttpAnswer } from '../../helpers/http.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import { assertMatchesManifest, digestZip, manifestOf } from '../../helpers/zip-archive.ts';
+import { NOT_AUTHORIZED, notFound } from '../../helpers/answers.ts';
 
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
 
-const NOT_AUTHORIZED = { error: 'You are not authorized to access this page.' };
 const NO_ZIP = { error: "Couldn't find the exam documents zip" };
 const GENERATE = '/exams/:id/generate_exam_documents_zip';
 const STATUS = '/exams/:id/status_exam_documents_zip';
@@ -28,10 +28,6 @@ interface HandedIn {
   readonly email: string;
   readonly kind: 'upload' | 'exam_document';
   readonly path: string;
-}
-
-function examNotFound(id: number | string): { error: string } {
-  return { error: `Couldn't find Exam with 'id'=${id}` };
 }
 
 function assertAnswer(answer: HttpAnswer, status: number, body: unknown): void {
@@ -425,12 +421,16 @@ for (const dialect of DIALECTS) {
       it('answers 404 as for a missing exam to a teacher who does not manage it and to another institute', async () => {
         for (const user of [otherTeacher, outsideAdmin]) {
           for (const [method, path] of routes) {
-            assertAnswer(await user.client.v3(method, path, { id: examId }), 404, examNotFound(examId));
+            assertAnswer(await user.client.v3(method, path, { id: examId }), 404, notFound('Exam', examId));
           }
         }
         for (const [method, path] of routes) {
-          assertAnswer(await owner.client.v3(method, path, { id: 987654321 }), 404, examNotFound(987654321));
-          assertAnswer(await owner.client.v3(method, path, { id: 'abc' }), 404, examNotFound('abc'));
+          assertAnswer(
+            await owner.client.v3(method, path, { id: 987654321 }),
+            404,
+            notFound('Exam', 987654321),
+          );
+          assertAnswer(await owner.client.v3(method, path, { id: 'abc' }), 404, notFound('Exam', 'abc'));
         }
       });
 
@@ -438,7 +438,7 @@ for (const dialect of DIALECTS) {
         const exam = await newExam();
         assert.equal((await owner.client.v3('DELETE', '/exams/:id', { id: exam })).status, 200);
         for (const [method, path] of routes) {
-          assertAnswer(await owner.client.v3(method, path, { id: exam }), 404, examNotFound(exam));
+          assertAnswer(await owner.client.v3(method, path, { id: exam }), 404, notFound('Exam', exam));
         }
       });
     });
