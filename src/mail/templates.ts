@@ -1,4 +1,4 @@
-import { escapeHtml, htmlToText, sanitizeInfoHtml, textToHtml } from '../security/html.ts';
+import { escapeHtml, htmlToText, individualInfoHtml } from '../security/html.ts';
 
 /**
  * The emails Invigil sends, each rendered once, when it is written to the outbox, as a subject, a
@@ -90,8 +90,7 @@ export function examLinkMail(content: ExamLinkContent): RenderedMail {
   const duration = durationSentence(content.durationMinutes);
   const info =
     content.individualInfo === null || content.individualInfo.trim() === '' ? null : content.individualInfo;
-  const infoHtml =
-    info === null ? null : content.individualInfoIsHtml ? sanitizeInfoHtml(info) : textToHtml(info);
+  const infoHtml = individualInfoHtml(info, content.individualInfoIsHtml);
   const infoText = info === null ? null : content.individualInfoIsHtml ? htmlToText(info) : info;
 
   const text = [

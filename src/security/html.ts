@@ -110,6 +110,15 @@ export function sanitizeInfoHtml(html: string): string {
 }
 
 /**
+ * A student's individual information as markup: sanitised (sanitizeInfoHtml) when flagged as HTML,
+ * escaped otherwise. Returns null when there is none (null or blank).
+ */
+export function individualInfoHtml(info: string | null, isHtml: boolean): string | null {
+  if (info === null || info.trim() === '') return null;
+  return isHtml ? sanitizeInfoHtml(info) : textToHtml(info);
+}
+
+/**
  * Returns an instruction document's HTML reduced to INSTRUCTIONS_SANITIZE: formatting, tables,
  * images and links survive; scripts, styles, frames, forms, event handlers and `javascript:`
  * addresses do not. Links get `target="_blank" rel="noopener noreferrer"`.

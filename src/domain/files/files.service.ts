@@ -37,6 +37,15 @@ export interface FilesService {
    * with its expiry (epoch ms); throws StorageMissing when presigning for a file that has no record.
    */
   address(fileId: number, seconds: number): Promise<ExpiringAddress>;
+  /**
+   * Each item with an expiring address of its `fileId` (as `address` gives), in order, leaving out
+   * the items whose file was removed after they were read. Returns them with `url` and
+   * `urlExpiresAt` (epoch ms).
+   */
+  withAddresses<T extends { readonly fileId: number }>(
+    items: readonly T[],
+    seconds: number,
+  ): Promise<(T & { readonly url: string; readonly urlExpiresAt: number })[]>;
 }
 
 /**
@@ -51,7 +60,7 @@ export function createFilesService(deps: {
   logger: Logger;
 }): FilesService {
   const { db, clock, storage, signer, logger } = deps;
-  return {
+  const service: FilesService = {
     async keep(upload, allowed) {
       const contentType = sniffContentType(upload.head, upload.fileName);
       if (contentType === undefined || !allowed.includes(contentType)) {
@@ -113,5 +122,20 @@ export function createFilesService(deps: {
         now: clock.now(),
       });
     },
+
+    async withAddresses(items, seconds) {
+      const linked = [];
+      for (const item of items) {
+        try {
+          const address = await service.address(item.fileId, seconds);
+          linked.push({ ...item, url: address.url, urlExpiresAt: address.expiresAt });
+        } catch (error) {
+          // Removed between the two reads: the file is gone, so is its entry.
+          if (!(error instanceof StorageMissing)) throw error;
+        }
+      }
+      return linked;
+    },
   };
+  return service;
 }

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import type { Db } from '../../db/database.ts';
 import { ATTACHMENT_TYPES } from '../../storage/content-type.ts';
-import { StorageMissing } from '../../storage/storage.ts';
 import type { Upload } from '../../storage/upload.ts';
 import { ATTACHMENT_URL_SECONDS } from '../attachments/attachment.ts';
 import type { Clock } from '../clock.ts';
@@ -82,6 +81,11 @@ export interface RecordingAck {
 export interface RoomService {
   /** What the room shows. Returns the view. */
   view(token: string): Promise<RoomView>;
+  /**
+   * The name of the session's exam, for the page's title: no document, addresses or counts are
+   * read. Returns it.
+   */
+  examName(token: string): Promise<string>;
   /**
    * Records requirement checks and client details (readCheckChanges); a `registered` or
    * `email_sent` session whose required checks have all succeeded moves to `after_check_req`.
@@ -198,16 +202,10 @@ export function createRoomService(deps: {
   async function documentOf(exam: Exam): Promise<RoomDocument | null> {
     const document = await findDocumentOfExam(db, exam.id);
     if (document === undefined) return null;
-    const attachments: RoomAttachment[] = [];
-    for (const attachment of await attachmentsOfDocument(db, document.id)) {
-      try {
-        const address = await files.address(attachment.fileId, ATTACHMENT_URL_SECONDS);
-        attachments.push({ ...attachment, url: address.url, urlExpiresAt: address.expiresAt });
-      } catch (error) {
-        // Removed between the two reads: the attachment is gone, so is its link.
-        if (!(error instanceof StorageMissing)) throw error;
-      }
-    }
+    const attachments: RoomAttachment[] = await files.withAddresses(
+      await attachmentsOfDocument(db, document.id),
+      ATTACHMENT_URL_SECONDS,
+    );
     return {
       document,
       attachments,
@@ -287,6 +285,10 @@ export function createRoomService(deps: {
   return {
     async view(token) {
       return viewOf(await open(token));
+    },
+
+    async examName(token) {
+      return (await open(token)).exam.name;
     },
 
     async updateChecks(token, params) {

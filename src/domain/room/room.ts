@@ -1,4 +1,4 @@
-import { escapeHtml, sanitizeInfoHtml, sanitizeInstructionsHtml, textToHtml } from '../../security/html.ts';
+import { escapeHtml, sanitizeInstructionsHtml, textToHtml } from '../../security/html.ts';
 import type { ExamDocument } from '../documents/document.ts';
 import { Invalid, ParamMissing } from '../errors.ts';
 import type { Exam } from '../exams/exam.ts';
@@ -243,15 +243,6 @@ export function instructionsHtml(content: string, attachments: readonly RoomAtta
     markup,
   );
   return sanitizeInstructionsHtml(linked);
-}
-
-/**
- * A student's individual information as markup: sanitised (sanitizeInfoHtml) when flagged as HTML,
- * escaped otherwise. Returns null when there is none.
- */
-export function individualInfoHtml(info: string | null, isHtml: boolean): string | null {
-  if (info === null || info.trim() === '') return null;
-  return isHtml ? sanitizeInfoHtml(info) : textToHtml(info);
 }
 
 /** Replaces every placeholder in `content` by its attachment's address. Returns the new text. */

@@ -1,5 +1,4 @@
 import type { Db } from '../../db/database.ts';
-import { StorageMissing } from '../../storage/storage.ts';
 import type { Actor } from '../access.ts';
 import type { FilesService } from '../files/files.service.ts';
 import type { Params } from '../input.ts';
@@ -36,17 +35,7 @@ export function createSessionFilesService(deps: { db: Db; files: FilesService })
     async list(actor, sessionId, params) {
       const { session } = await findVisibleSession(db, actor, sessionId);
       const kind = readSessionFileKind(params);
-      const linked: LinkedSessionFile[] = [];
-      for (const file of await listSessionFiles(db, session.id, kind)) {
-        try {
-          const address = await files.address(file.fileId, SESSION_FILE_URL_SECONDS);
-          linked.push({ ...file, url: address.url, urlExpiresAt: address.expiresAt });
-        } catch (error) {
-          // Removed between the two reads: the file is gone, so is its entry.
-          if (!(error instanceof StorageMissing)) throw error;
-        }
-      }
-      return linked;
+      return files.withAddresses(await listSessionFiles(db, session.id, kind), SESSION_FILE_URL_SECONDS);
     },
   };
 }

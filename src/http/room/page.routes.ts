@@ -137,8 +137,8 @@ export function registerRoomPage(app: FastifyInstance, { services }: ServerDeps)
     async (request, reply) => {
       securityHeaders(reply).header('cache-control', 'no-store');
       try {
-        const view = await services.room.view(request.params.token);
-        return reply.type('text/html; charset=utf-8').send(pageHtml(view.exam.name));
+        const examName = await services.room.examName(request.params.token);
+        return reply.type('text/html; charset=utf-8').send(pageHtml(examName));
       } catch (error) {
         if (!(error instanceof NotFoundMessage)) throw error;
         return notFound(reply);

@@ -1,11 +1,7 @@
 import type { Exam } from '../../domain/exams/exam.ts';
 import type { RecordedEvent } from '../../domain/room/room.service.ts';
-import {
-  individualInfoHtml,
-  type RoomDocument,
-  type RoomView,
-  type SessionUpload,
-} from '../../domain/room/room.ts';
+import type { RoomDocument, RoomView, SessionUpload } from '../../domain/room/room.ts';
+import { individualInfoHtml } from '../../security/html.ts';
 import { CHECK_FIELDS } from '../../domain/student-sessions/student-session.ts';
 import { isoTime } from '../time.ts';
 

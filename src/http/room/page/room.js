@@ -893,8 +893,8 @@ class Recorder {
     this.sequence = nextSequence;
     /** @type {Blob[]} */
     this.queue = [];
-    this.sending = false;
-    this.stopped = false;
+    /** @type {Promise<void> | undefined} the send in progress */
+    this.draining = undefined;
     const type = ['video/webm;codecs=vp8,opus', 'video/webm;codecs=vp8', 'video/webm', 'video/mp4'].find(
       (candidate) => MediaRecorder.isTypeSupported(candidate),
     );
@@ -912,51 +912,55 @@ class Recorder {
     this.recorder.start(CHUNK_MS);
   }
 
-  async drain() {
-    if (this.sending) return;
-    this.sending = true;
-    try {
-      let delay = 1000;
-      while (this.queue.length > 0) {
-        const chunk = this.queue[0];
-        if (chunk === undefined) break;
-        const form = new FormData();
-        form.append('sequence', String(this.sequence));
-        form.append('source', this.source);
-        form.append('file', chunk, `${this.source}-${this.sequence}.webm`);
-        try {
-          const ack = /** @type {{ next_sequence: number }} */ (await call('POST', '/recordings', form));
-          this.sequence = ack.next_sequence;
-          this.queue.shift();
-          delay = 1000;
-          updateRecordingState();
-        } catch (error) {
-          // Finished (time up, or ended by staff): the server takes no more, so nothing is kept.
-          if (
-            error instanceof ApiError &&
-            error.status === 409 &&
-            /accepted only while|finished/.test(error.message)
-          ) {
-            this.queue.length = 0;
-            break;
-          }
-          if (error instanceof ApiError && error.status === 409) {
-            const expected = /chunk (\d+)/.exec(error.message);
-            if (expected) this.sequence = Number(expected[1]);
-            continue;
-          }
-          await new Promise((resolve) => setTimeout(resolve, delay));
-          delay = Math.min(delay * 2, 30000);
+  /**
+   * Sends the queued chunks in order; while a send runs, a call returns that same send. Resolves
+   * when the queue is empty (or the server takes no more chunks).
+   */
+  drain() {
+    this.draining ??= this.send().finally(() => {
+      this.draining = undefined;
+    });
+    return this.draining;
+  }
+
+  async send() {
+    let delay = 1000;
+    while (this.queue.length > 0) {
+      const chunk = this.queue[0];
+      if (chunk === undefined) break;
+      const form = new FormData();
+      form.append('sequence', String(this.sequence));
+      form.append('source', this.source);
+      form.append('file', chunk, `${this.source}-${this.sequence}.webm`);
+      try {
+        const ack = /** @type {{ next_sequence: number }} */ (await call('POST', '/recordings', form));
+        this.sequence = ack.next_sequence;
+        this.queue.shift();
+        delay = 1000;
+        updateRecordingState();
+      } catch (error) {
+        // Finished (time up, or ended by staff): the server takes no more, so nothing is kept.
+        if (
+          error instanceof ApiError &&
+          error.status === 409 &&
+          /accepted only while|finished/.test(error.message)
+        ) {
+          this.queue.length = 0;
+          break;
         }
+        if (error instanceof ApiError && error.status === 409) {
+          const expected = /chunk (\d+)/.exec(error.message);
+          if (expected) this.sequence = Number(expected[1]);
+          continue;
+        }
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        delay = Math.min(delay * 2, 30000);
       }
-    } finally {
-      this.sending = false;
     }
   }
 
   /** Stops the recorder and waits until its last chunk is queued. */
   async stop() {
-    this.stopped = true;
     if (this.recorder.state !== 'inactive') this.recorder.stop();
     await this.done;
   }
@@ -996,14 +1000,7 @@ function updateRecordingState() {
 async function stopRecording() {
   const all = [...recorders.values()];
   await Promise.all(all.map((recorder) => recorder.stop()));
-  const flushed = Promise.all(
-    all.map(async (recorder) => {
-      while (recorder.queue.length > 0 || recorder.sending) {
-        await recorder.drain();
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }),
-  );
+  const flushed = Promise.all(all.map((recorder) => recorder.drain()));
   await Promise.race([flushed, new Promise((resolve) => setTimeout(resolve, FLUSH_LIMIT_MS))]);
   recorders.clear();
 }
