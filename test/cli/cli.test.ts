@@ -3,37 +3,13 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../../src/db/database.ts';
 import { ApiClient } from '../helpers/client.ts';
 import { httpRequest } from '../helpers/http.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/server.ts';
+import { type CliRun, INVIGIL_BIN, runCli } from '../helpers/cli.ts';
 
-const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'invigil');
-
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function run(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(BIN, args, { env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-function json(result: Run): Record<string, Record<string, unknown>> {
+function json(result: CliRun): Record<string, Record<string, unknown>> {
   assert.equal(result.code, 0, result.stderr);
   return JSON.parse(result.stdout) as Record<string, Record<string, unknown>>;
 }
@@ -66,20 +42,20 @@ for (const dialect of DIALECTS) {
     });
 
     it('migrate applies the migrations once and reports them as JSON', async () => {
-      assert.deepEqual(json(await run(['migrate'], env)), { migrated: ['0001_initial'] });
-      assert.deepEqual(json(await run(['migrate'], env)), { migrated: [] });
+      assert.deepEqual(json(await runCli(['migrate'], env)), { migrated: ['0001_initial'] });
+      assert.deepEqual(json(await runCli(['migrate'], env)), { migrated: [] });
     });
 
     it('creates institutes and users, prints credentials once, and rotates them', async () => {
       const { institute } = json(
-        await run(['institute', 'create', '--name', 'CLI University', '--short-name', 'CLIU'], env),
+        await runCli(['institute', 'create', '--name', 'CLI University', '--short-name', 'CLIU'], env),
       );
       assert.equal(institute?.name, 'CLI University');
       assert.equal(institute?.short_name, 'CLIU');
       assert.equal(typeof institute?.id, 'number');
 
       const { user } = json(
-        await run(
+        await runCli(
           [
             'user',
             'create',
@@ -120,49 +96,49 @@ for (const dialect of DIALECTS) {
       const keyFile = fs.statSync(path.join(database.dataDir, 'server.key'));
       assert.equal(keyFile.mode & 0o777, 0o600);
 
-      const rotated = json(await run(['user', 'rotate-credentials', '--id', String(user?.id)], env)).user;
+      const rotated = json(await runCli(['user', 'rotate-credentials', '--id', String(user?.id)], env)).user;
       assert.notEqual(rotated?.api_token, user?.api_token);
       assert.notEqual(rotated?.secret_key, user?.secret_key);
     });
 
     it('answers a taken institute name and an unknown user with exit 1 and a message', async () => {
-      await run(['institute', 'create', '--name', 'Twice', '--short-name', 'T'], env);
-      const again = await run(['institute', 'create', '--name', 'Twice', '--short-name', 'T'], env);
+      await runCli(['institute', 'create', '--name', 'Twice', '--short-name', 'T'], env);
+      const again = await runCli(['institute', 'create', '--name', 'Twice', '--short-name', 'T'], env);
       assert.equal(again.code, 1);
       assert.match(again.stderr, /'name':\['has already been taken'\]/);
-      const missing = await run(['user', 'rotate-credentials', '--id', '99999'], env);
+      const missing = await runCli(['user', 'rotate-credentials', '--id', '99999'], env);
       assert.equal(missing.code, 1);
       assert.match(missing.stderr, /Couldn't find User with 'id'=99999/);
     });
 
     it('answers a usage error with exit 2 and the usage text', async () => {
-      const result = await run(['user', 'create', '--institute', '1'], env);
+      const result = await runCli(['user', 'create', '--institute', '1'], env);
       assert.equal(result.code, 2);
       assert.match(result.stderr, /--email is required/);
       assert.match(result.stderr, /Usage: invigil/);
-      const unknown = await run(['frobnicate'], env);
+      const unknown = await runCli(['frobnicate'], env);
       assert.equal(unknown.code, 2);
     });
 
     it('stops with a message naming an invalid variable', async () => {
-      const result = await run(['serve'], { ...env, PORT: 'abc' });
+      const result = await runCli(['serve'], { ...env, PORT: 'abc' });
       assert.equal(result.code, 78);
       assert.match(result.stderr, /PORT must be a whole number/);
       assert.equal(result.stdout, '');
-      const lease = await run(['worker'], { ...env, JOB_LEASE_MS: '500' });
+      const lease = await runCli(['worker'], { ...env, JOB_LEASE_MS: '500' });
       assert.equal(lease.code, 78);
       assert.match(lease.stderr, /JOB_LEASE_MS must be between 1000 and 3600000, got 500/);
-      const retention = await run(['worker'], { ...env, RETENTION_DAYS: '0' });
+      const retention = await runCli(['worker'], { ...env, RETENTION_DAYS: '0' });
       assert.equal(retention.code, 78);
       assert.match(retention.stderr, /RETENTION_DAYS must be between 1 and 3650, got 0/);
     });
 
     it('serves, answers /healthz and a signed request, and exits 0 on SIGTERM', async () => {
       const { institute } = json(
-        await run(['institute', 'create', '--name', 'Served', '--short-name', 'S'], env),
+        await runCli(['institute', 'create', '--name', 'Served', '--short-name', 'S'], env),
       );
       const { user } = json(
-        await run(
+        await runCli(
           [
             'user',
             'create',
@@ -179,7 +155,9 @@ for (const dialect of DIALECTS) {
         ),
       );
       const port = String(20000 + Math.floor(Math.random() * 20000));
-      const child = spawn(BIN, ['serve'], { env: { ...process.env, ...env, PORT: port, LOG_LEVEL: 'warn' } });
+      const child = spawn(INVIGIL_BIN, ['serve'], {
+        env: { ...process.env, ...env, PORT: port, LOG_LEVEL: 'warn' },
+      });
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
       const url = `http://127.0.0.1:${port}`;
       try {
@@ -258,7 +236,7 @@ for (const dialect of DIALECTS) {
         await seeded.destroy();
       }
 
-      const child = spawn(BIN, ['worker'], {
+      const child = spawn(INVIGIL_BIN, ['worker'], {
         env: { ...process.env, ...env, LOG_LEVEL: 'info', JOB_LEASE_MS: '1500', RETENTION_DAYS: '7' },
       });
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -314,7 +292,7 @@ describe('bin/invigil mail redeliver', () => {
     const database = await createTestDatabase('sqlite');
     try {
       const env = { DATABASE_URL: database.url, DATA_DIR: database.dataDir };
-      assert.deepEqual(json(await run(['migrate'], env)), { migrated: ['0001_initial'] });
+      assert.deepEqual(json(await runCli(['migrate'], env)), { migrated: ['0001_initial'] });
       const opened = openDatabase({ kind: 'sqlite', path: database.url.slice('sqlite:'.length) });
       try {
         await opened.db
@@ -334,8 +312,8 @@ describe('bin/invigil mail redeliver', () => {
       } finally {
         await opened.destroy();
       }
-      assert.deepEqual(json(await run(['mail', 'redeliver'], env)), { requeued: 1 });
-      assert.deepEqual(json(await run(['mail', 'redeliver'], env)), { requeued: 0 });
+      assert.deepEqual(json(await runCli(['mail', 'redeliver'], env)), { requeued: 1 });
+      assert.deepEqual(json(await runCli(['mail', 'redeliver'], env)), { requeued: 0 });
     } finally {
       await database.drop();
     }

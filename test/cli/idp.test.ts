@@ -1,13 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../../src/db/database.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/server.ts';
-
-const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'invigil');
+import { type CliRun, runCli } from '../helpers/cli.ts';
 
 const SAML_METADATA = `<?xml version="1.0" encoding="UTF-8"?>
 <md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://idp.example.org/saml">
@@ -21,41 +18,19 @@ const OIDC_METADATA = JSON.stringify({
 });
 const ISO_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function run(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(BIN, args, { env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-function json(result: Run): Record<string, unknown> {
+function json(result: CliRun): Record<string, unknown> {
   assert.equal(result.code, 0, result.stderr);
   return JSON.parse(result.stdout) as Record<string, unknown>;
 }
 
-function record(result: Run): Record<string, unknown> {
+function record(result: CliRun): Record<string, unknown> {
   const body = json(result);
   assert.deepEqual(Object.keys(body), ['identity_provider']);
   return body.identity_provider as Record<string, unknown>;
 }
 
 /** Asserts a failed command: exit 1, the message on stderr, nothing on stdout. */
-function failed(result: Run, message: string): void {
+function failed(result: CliRun, message: string): void {
   assert.equal(result.code, 1, result.stderr);
   assert.ok(result.stderr.includes(message), `stderr "${result.stderr}" says ${message}`);
   assert.equal(result.stdout, '');
@@ -91,7 +66,7 @@ for (const dialect of DIALECTS) {
       database = await createTestDatabase(dialect);
       env = { DATABASE_URL: database.url, DATA_DIR: database.dataDir };
       const created = json(
-        await run(['institute', 'create', '--name', 'IdP University', '--short-name', 'IDPU'], env),
+        await runCli(['institute', 'create', '--name', 'IdP University', '--short-name', 'IDPU'], env),
       );
       instituteId = (created.institute as { id: number }).id;
       samlFile = path.join(database.dataDir, 'idp-metadata.xml');
@@ -107,7 +82,7 @@ for (const dialect of DIALECTS) {
     describe('idp create', () => {
       it('adds a SAML configuration for an institute from a metadata file', async () => {
         const idp = record(
-          await run(
+          await runCli(
             [
               'idp',
               'create',
@@ -133,7 +108,7 @@ for (const dialect of DIALECTS) {
 
       it('adds a global SAML configuration from the metadata text itself', async () => {
         const idp = record(
-          await run(
+          await runCli(
             ['idp', 'create', '--name', 'Text SAML', '--protocol', 'saml', '--metadata', SAML_METADATA],
             env,
           ),
@@ -144,7 +119,7 @@ for (const dialect of DIALECTS) {
 
       it('adds an OIDC configuration from a discovery document file', async () => {
         const idp = record(
-          await run(
+          await runCli(
             [
               'idp',
               'create',
@@ -167,7 +142,7 @@ for (const dialect of DIALECTS) {
 
       it('adds a global OIDC configuration from the JSON text itself', async () => {
         const idp = record(
-          await run(
+          await runCli(
             ['idp', 'create', '--name', 'Text OIDC', '--protocol', 'oidc', '--metadata', OIDC_METADATA],
             env,
           ),
@@ -178,7 +153,7 @@ for (const dialect of DIALECTS) {
 
       it('refuses SAML metadata without an EntityDescriptor, or that is not XML', async () => {
         failed(
-          await run(
+          await runCli(
             [
               'idp',
               'create',
@@ -194,18 +169,18 @@ for (const dialect of DIALECTS) {
           "'metadata':['must be SAML metadata: an XML document with an EntityDescriptor']",
         );
         failed(
-          await run(['idp', 'create', '--name', 'Bad', '--protocol', 'saml', '--metadata', oidcFile], env),
+          await runCli(['idp', 'create', '--name', 'Bad', '--protocol', 'saml', '--metadata', oidcFile], env),
           "'metadata':['must be SAML metadata: an XML document']",
         );
       });
 
       it('refuses OIDC metadata that is not JSON, or has no issuer', async () => {
         failed(
-          await run(['idp', 'create', '--name', 'Bad', '--protocol', 'oidc', '--metadata', samlFile], env),
+          await runCli(['idp', 'create', '--name', 'Bad', '--protocol', 'oidc', '--metadata', samlFile], env),
           "'metadata':['must be OIDC metadata: a JSON document']",
         );
         failed(
-          await run(
+          await runCli(
             [
               'idp',
               'create',
@@ -221,7 +196,7 @@ for (const dialect of DIALECTS) {
           "'metadata':['must be OIDC metadata: a JSON object with an issuer']",
         );
         failed(
-          await run(
+          await runCli(
             ['idp', 'create', '--name', 'Bad', '--protocol', 'oidc', '--metadata', '{"issuer":""}'],
             env,
           ),
@@ -232,14 +207,14 @@ for (const dialect of DIALECTS) {
       it('refuses a metadata file it cannot read, naming it', async () => {
         const absent = path.join(database.dataDir, 'absent.xml');
         failed(
-          await run(['idp', 'create', '--name', 'Bad', '--protocol', 'saml', '--metadata', absent], env),
+          await runCli(['idp', 'create', '--name', 'Bad', '--protocol', 'saml', '--metadata', absent], env),
           `'metadata':['is neither metadata (XML or JSON) nor a readable file: ${absent} (ENOENT)']`,
         );
       });
 
       it('refuses a protocol other than saml and oidc', async () => {
         failed(
-          await run(
+          await runCli(
             ['idp', 'create', '--name', 'Bad', '--protocol', 'ldap', '--metadata', OIDC_METADATA],
             env,
           ),
@@ -249,7 +224,7 @@ for (const dialect of DIALECTS) {
 
       it('refuses an unknown institute', async () => {
         failed(
-          await run(
+          await runCli(
             [
               'idp',
               'create',
@@ -293,7 +268,7 @@ for (const dialect of DIALECTS) {
           ],
           [['idp', 'frobnicate'], 'unknown command: idp frobnicate'],
         ] as const) {
-          const result = await run([...args], env);
+          const result = await runCli([...args], env);
           assert.equal(result.code, 2, result.stderr);
           assert.ok(result.stderr.includes(message), `stderr "${result.stderr}" says ${message}`);
           assert.match(result.stderr, /Usage: invigil/);
@@ -303,7 +278,7 @@ for (const dialect of DIALECTS) {
 
     describe('idp list', () => {
       it('lists every configuration, without metadata', async () => {
-        const result = await run(['idp', 'list'], env);
+        const result = await runCli(['idp', 'list'], env);
         const body = json(result);
         assert.deepEqual(Object.keys(body), ['identity_providers']);
         const list = body.identity_providers as Record<string, unknown>[];
@@ -317,11 +292,11 @@ for (const dialect of DIALECTS) {
 
       it("lists an institute's own configurations and the global ones", async () => {
         const other = json(
-          await run(['institute', 'create', '--name', 'Other U', '--short-name', 'OU'], env),
+          await runCli(['institute', 'create', '--name', 'Other U', '--short-name', 'OU'], env),
         );
         const otherId = (other.institute as { id: number }).id;
         record(
-          await run(
+          await runCli(
             [
               'idp',
               'create',
@@ -337,13 +312,13 @@ for (const dialect of DIALECTS) {
             env,
           ),
         );
-        const list = json(await run(['idp', 'list', '--institute', String(instituteId)], env))
+        const list = json(await runCli(['idp', 'list', '--institute', String(instituteId)], env))
           .identity_providers as Record<string, unknown>[];
         assert.deepEqual(
           list.map((idp) => idp.name),
           ['Campus SAML', 'Text SAML', 'Campus OIDC', 'Text OIDC'],
         );
-        const others = json(await run(['idp', 'list', '--institute', String(otherId)], env))
+        const others = json(await runCli(['idp', 'list', '--institute', String(otherId)], env))
           .identity_providers as Record<string, unknown>[];
         assert.deepEqual(
           others.map((idp) => idp.name),
@@ -353,7 +328,7 @@ for (const dialect of DIALECTS) {
 
       it('refuses an unknown institute', async () => {
         failed(
-          await run(['idp', 'list', '--institute', '99999'], env),
+          await runCli(['idp', 'list', '--institute', '99999'], env),
           "Couldn't find Institute with 'id'=99999",
         );
       });

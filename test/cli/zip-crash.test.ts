@@ -13,13 +13,12 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import type { StoredFile } from '../../src/domain/files/file.ts';
 import { fillPath, V3_ACCEPT } from '../helpers/client.ts';
 import { DIALECTS, startTestServer, type TestServer } from '../helpers/server.ts';
 import { assertMatchesManifest, digestZip, manifestOf } from '../helpers/zip-archive.ts';
+import { INVIGIL_BIN } from '../helpers/cli.ts';
 
-const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'invigil');
 /** The killed worker's lease: the job is free for another worker this long after the kill. */
 const DOOMED_LEASE_MS = 1500;
 const SESSIONS = 20;
@@ -160,7 +159,7 @@ for (const dialect of DIALECTS) {
       assert.equal(generated.status, 202, generated.text);
       assert.equal(await status(), 'queued');
 
-      const doomed = launch(BIN, ['worker'], { ...env, JOB_LEASE_MS: String(DOOMED_LEASE_MS) });
+      const doomed = launch(INVIGIL_BIN, ['worker'], { ...env, JOB_LEASE_MS: String(DOOMED_LEASE_MS) });
       running.push(doomed);
       await waitFor('the export to be running', async () => (await status()) === 'running', 30_000);
       assert.ok(doomed.child.kill('SIGKILL'));
@@ -173,7 +172,7 @@ for (const dialect of DIALECTS) {
       assert.equal(orphaned.lockedUntil, orphaned.updatedAt + DOOMED_LEASE_MS, 'leased for JOB_LEASE_MS');
       assert.equal(await status(), 'running');
 
-      const recovering = launch(BIN, ['worker'], env);
+      const recovering = launch(INVIGIL_BIN, ['worker'], env);
       running.push(recovering);
       await waitFor(
         'the restarted worker to finish the export',

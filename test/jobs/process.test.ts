@@ -1,16 +1,13 @@
 import assert from 'node:assert/strict';
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import http from 'node:http';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { systemClock } from '../../src/domain/clock.ts';
 import type { JobQueue } from '../../src/jobs/queue.ts';
 import { httpRequest } from '../helpers/http.ts';
 import { DIALECTS } from '../helpers/server.ts';
 import { type JobsDatabase, openJobsDatabase, queueOn, waitFor } from './support.ts';
-
-const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'invigil');
+import { INVIGIL_BIN } from '../helpers/cli.ts';
 
 interface Running {
   readonly child: ChildProcessWithoutNullStreams;
@@ -19,7 +16,7 @@ interface Running {
 }
 
 function start(args: string[], env: Record<string, string>): Running {
-  const child = spawn(BIN, args, { env: { ...process.env, LOG_LEVEL: 'info', ...env } });
+  const child = spawn(INVIGIL_BIN, args, { env: { ...process.env, LOG_LEVEL: 'info', ...env } });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
