@@ -108,7 +108,7 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
     identityProviders: createIdentityProvidersService({ db, clock, keys }),
     photos,
     sessionFiles: createSessionFilesService({ db, files }),
-    room: createRoomService({ db, clock, files, photos }),
+    room: createRoomService({ db, clock, files, photos, storage }),
     authenticator: createAuthenticator({
       db,
       users,

@@ -4,8 +4,9 @@ import type { Config } from '../config/config.ts';
 import { openDatabase } from '../db/database.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { presentInstituteV3 } from '../http/v3/institutes.presenter.ts';
-import { presentUserV3 } from '../http/v3/users.presenter.ts';
+import { presentUserV3, userInstitutes } from '../http/v3/users.presenter.ts';
 import { runIdpCommand } from './idp.ts';
+import { runMailReadCommand } from './mail.ts';
 import { UsageError } from './usage.ts';
 
 export const USAGE = `Usage: invigil <command>
@@ -19,6 +20,9 @@ export const USAGE = `Usage: invigil <command>
   idp create --name NAME --protocol saml|oidc --metadata FILE|TEXT [--institute ID]
   idp list [--institute ID]
   mail redeliver             queue held and failed emails for delivery again
+  mail list [--status held|failed|sent|queued] [--limit N]
+                             the newest emails in the outbox (no bodies)
+  mail show ID               one email with its text and HTML bodies
 
 Configuration comes from the environment; see README.md.`;
 
@@ -79,18 +83,20 @@ export async function runCommand(config: Config, argv: string[]): Promise<void> 
   if (group === 'user' && action === 'create') {
     const args = options(rest, ['institute', 'email', 'name', 'role']);
     const instituteId = wholeNumber('institute', args.institute ?? '');
-    await withCore(config, async ({ services }) => {
+    await withCore(config, async ({ services, database }) => {
       const { user, credentials } = await services.users.create(instituteId, args);
-      print({ user: presentUserV3(user, credentials) });
+      const institute = await userInstitutes(database.db)(user.instituteId);
+      print({ user: presentUserV3(user, institute, credentials) });
     });
     return;
   }
   if (group === 'user' && action === 'rotate-credentials') {
     const args = options(rest, ['id']);
     const id = wholeNumber('id', args.id ?? '');
-    await withCore(config, async ({ services }) => {
+    await withCore(config, async ({ services, database }) => {
       const { user, credentials } = await services.users.rotateCredentials(id);
-      print({ user: presentUserV3(user, credentials) });
+      const institute = await userInstitutes(database.db)(user.instituteId);
+      print({ user: presentUserV3(user, institute, credentials) });
     });
     return;
   }
@@ -100,6 +106,9 @@ export async function runCommand(config: Config, argv: string[]): Promise<void> 
       print({ requeued: await services.mail.redeliver() });
     });
     return;
+  }
+  if (group === 'mail' && (action === 'list' || action === 'show')) {
+    return runMailReadCommand(config, action, rest);
   }
   throw new UsageError(group === undefined ? 'no command given' : `unknown command: ${argv.join(' ')}`);
 }

@@ -4,7 +4,11 @@ import path from 'node:path';
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-export type NoncePolicy = 'request' | 'strict';
+/**
+ * What counts as a replay (contract §3): `signature` (default) one use per exact request, `request`
+ * one use per (nonce, timestamp), `strict` one use per nonce, each per user within the window.
+ */
+export type NoncePolicy = 'signature' | 'request' | 'strict';
 
 export type DatabaseConfig = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
 
@@ -29,6 +33,11 @@ export interface Config {
   readonly serverSecret: string | undefined;
   /** Largest accepted upload in bytes (`MAX_UPLOAD_BYTES`, default 50 MB). */
   readonly maxUploadBytes: number;
+  /**
+   * Largest accepted JSON or form body in bytes (`MAX_BODY_BYTES`, default 1 MB): those bodies are
+   * parsed in one piece on the event loop, so they get a limit of their own, far below uploads'.
+   */
+  readonly maxBodyBytes: number;
   /** How long a worker's claim on a job lasts unless renewed (`JOB_LEASE_MS`, default 60 s). */
   readonly jobLeaseMs: number;
   /** Days finished jobs and sent mail are kept before the worker's sweep removes them (`RETENTION_DAYS`). */
@@ -147,11 +156,12 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     smtpUrl,
     mailFrom:
       env.MAIL_FROM === undefined || env.MAIL_FROM === '' ? 'Invigil <no-reply@localhost>' : env.MAIL_FROM,
-    noncePolicy: oneOf<NoncePolicy>(env, 'NONCE_POLICY', ['request', 'strict'], 'request'),
+    noncePolicy: oneOf<NoncePolicy>(env, 'NONCE_POLICY', ['signature', 'request', 'strict'], 'signature'),
     signatureWindowSeconds: integer(env, 'SIGNATURE_WINDOW_SECONDS', 86400, 1, 31 * 86400),
     logLevel: oneOf<LogLevel>(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     serverSecret: secret,
     maxUploadBytes: integer(env, 'MAX_UPLOAD_BYTES', 50 * 1024 * 1024, 1, 10 * 1024 * 1024 * 1024),
+    maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     jobLeaseMs: integer(env, 'JOB_LEASE_MS', 60_000, 1000, 60 * 60 * 1000),
     retentionDays: integer(env, 'RETENTION_DAYS', 30, 1, 3650),
   });

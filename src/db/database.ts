@@ -29,9 +29,14 @@ const pgTypes = {
   },
 };
 
+/** How long a PostgreSQL connect attempt, or a wait for a free pooled client, may take. */
+export const CONNECT_TIMEOUT_MS = 5000;
+
 /**
- * Opens the configured database (creating the SQLite file's folder when needed).
- * Returns the Kysely instance with its dialect name; throws when PostgreSQL cannot be reached on first use.
+ * Opens the configured database (creating the SQLite file's folder when needed). A PostgreSQL
+ * server that goes away never ends the process: queries fail (see db/unavailable.ts) until it is
+ * back, and new connections are made then. Returns the Kysely instance with its dialect name;
+ * throws nothing itself (an unreachable server fails the first query).
  */
 export function openDatabase(config: DatabaseConfig): Database {
   if (config.kind === 'sqlite') {
@@ -42,9 +47,27 @@ export function openDatabase(config: DatabaseConfig): Database {
   // Like libpq, an address without a user name connects as the operating-system user.
   const url = new URL(config.url);
   if (url.username === '') url.username = os.userInfo().username;
-  const pool = new pg.Pool({ connectionString: url.toString(), max: 10, types: pgTypes });
-  // An idle client losing its connection must not crash the process; the pool replaces it.
-  pool.on('error', () => {});
+  const pool = new pg.Pool({
+    connectionString: url.toString(),
+    max: 10,
+    types: pgTypes,
+    // While the server is away a request must fail (503) rather than wait: a connect attempt, or a
+    // wait for a free client, gives up after this long.
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    // A connection whose peer vanished without a word (host gone, network cut) is found by TCP
+    // keep-alive instead of hanging its next query forever.
+    keepAlive: true,
+  });
+  // An EventEmitter's 'error' with no listener throws, which ends the process. pg-pool listens on
+  // idle clients only (and then emits on the pool); a client checked out by Kysely has no listener
+  // at all, and the server going away while it is checked out (between two statements of a
+  // transaction, or under a running query) emits 'error' on it. Every client therefore gets a
+  // permanent listener when it is created, and the pool one too. Nothing is lost by ignoring the
+  // event: the failure reaches the caller as the rejected query (answered 503, or retried by the
+  // worker), and the client, no longer queryable, is discarded by pg-pool on release.
+  const ignore = () => {};
+  pool.on('error', ignore);
+  pool.on('connect', (client) => client.on('error', ignore));
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
   return wrap(db, 'postgres');
 }

@@ -1,11 +1,17 @@
 import { type Migration, type MigrationResultSet, Migrator, sql } from 'kysely';
 import type { Database } from './database.ts';
 import * as m0001 from './migrations/0001_initial.ts';
+import * as m0002 from './migrations/0002_user_email_case_insensitive.ts';
+import * as m0003 from './migrations/0003_exam_client_fields.ts';
+import * as m0004 from './migrations/0004_room_rate_limits.ts';
 
 /** The migrations in order; each receives the dialect because a few column types differ. */
 function migrationsFor(dialect: Database['dialect']): Record<string, Migration> {
   return {
     '0001_initial': { up: (db) => m0001.up(db, dialect) },
+    '0002_user_email_case_insensitive': { up: (db) => m0002.up(db) },
+    '0003_exam_client_fields': { up: (db) => m0003.up(db) },
+    '0004_room_rate_limits': { up: (db) => m0004.up(db) },
   };
 }
 

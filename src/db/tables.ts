@@ -6,6 +6,8 @@ import type { ColumnType, Generated } from 'kysely';
  * sorting are plain integer operations; booleans read back as 0/1 on SQLite and true/false on PostgreSQL.
  */
 export type Bool = ColumnType<boolean | number, boolean, boolean>;
+/** A boolean column with a database default, so an insert may leave it out. */
+export type DefaultedBool = ColumnType<boolean | number, boolean | undefined, boolean>;
 export type Millis = number;
 type Id = Generated<number>;
 
@@ -77,6 +79,15 @@ export interface ExamsTable {
   allowed_textbooks: string | null;
   allowed_calculator_type: string | null;
   allowed_additional: string | null;
+  /** Since 0003_exam_client_fields. */
+  global_proctoring: DefaultedBool;
+  global_reviewing: DefaultedBool;
+  /** A supported BCP 47 tag; new exams take the institute's default_language. */
+  exam_language: Generated<string>;
+  /** An IANA time zone name. */
+  timezone: Generated<string>;
+  terms: string | null;
+  archived: DefaultedBool;
   created_at: Millis;
   updated_at: Millis;
 }
@@ -243,6 +254,15 @@ export interface NoncesTable {
   expires_at: Millis;
 }
 
+/** Since 0004_room_rate_limits: requests admitted per room token in its current window. */
+export interface RoomRateLimitsTable {
+  /** `room:` + the token (the limiter's key). */
+  key: string;
+  /** When the key's current window began (epoch ms); it lasts ROOM_RATE_LIMIT.timeWindowMs. */
+  window_start: Millis;
+  hits: number;
+}
+
 export interface JobsTable {
   id: Id;
   kind: string;
@@ -306,4 +326,5 @@ export interface Tables {
   jobs: JobsTable;
   outbox: OutboxTable;
   exam_zip_exports: ExamZipExportsTable;
+  room_rate_limits: RoomRateLimitsTable;
 }

@@ -145,6 +145,18 @@ export class RouteNotFound extends DomainError {
   readonly code = 'route_not_found';
 }
 
+/**
+ * The service cannot do its work right now and the same request will succeed later: the database is
+ * unreachable, restarting or refusing connections (db/unavailable.ts says which failures count).
+ * Answered 503 with `Retry-After`.
+ */
+export class ServiceUnavailable extends DomainError {
+  readonly code = 'unavailable';
+  constructor() {
+    super('Service unavailable');
+  }
+}
+
 /** Too many requests from one caller in the window (the candidate room's rate limit). */
 export class RateLimited extends DomainError {
   readonly code = 'rate_limited';

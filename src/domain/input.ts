@@ -20,9 +20,29 @@ export function has(params: Params, name: string): boolean {
   return Object.hasOwn(params, name);
 }
 
+/**
+ * The value the client sent for `name`, looked up among the parameters' own properties only (a
+ * parameter object built elsewhere may still inherit `constructor` or `toString`). Returns it, or
+ * undefined when it was not sent.
+ */
+export function param(params: Params, name: string): unknown {
+  return Object.hasOwn(params, name) ? params[name] : undefined;
+}
+
+/**
+ * How a value the client sent appears in a message (a not-found id, say): strings as sent, numbers
+ * and booleans as text, anything else as JSON. Never throws, whatever the value (`String()` would
+ * throw for an object whose `toString` member is not a function).
+ */
+export function shownValue(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return JSON.stringify(value) ?? '';
+}
+
 /** A required, non-blank string. Throws ParamMissing naming the parameter. */
 export function requiredString(params: Params, name: string): string {
-  const value = params[name];
+  const value = param(params, name);
   if (isBlank(value)) throw new ParamMissing(name);
   if (typeof value === 'string') {
     if (hasNul(value)) throw new Invalid(name, 'must not contain a NUL character');
@@ -35,7 +55,7 @@ export function requiredString(params: Params, name: string): string {
 /** An optional string: undefined when absent, null when sent as null or empty. Throws Invalid for objects. */
 export function optionalString(params: Params, name: string): string | null | undefined {
   if (!has(params, name)) return undefined;
-  const value = params[name];
+  const value = param(params, name);
   if (value === null || value === '') return null;
   if (typeof value === 'string') {
     if (hasNul(value)) throw new Invalid(name, 'must not contain a NUL character');
@@ -67,7 +87,7 @@ export function requiredOnCreate(
 
 /** Reads true/false/1/0 (as JSON or text); undefined when absent or empty. Throws Invalid otherwise. */
 export function optionalBoolean(params: Params, name: string): boolean | undefined {
-  const value = params[name];
+  const value = param(params, name);
   if (value === undefined || value === null || value === '') return undefined;
   if (value === true || value === 1 || value === 'true' || value === '1') return true;
   if (value === false || value === 0 || value === 'false' || value === '0') return false;
@@ -82,7 +102,7 @@ export function optionalInteger(
   max = Number.MAX_SAFE_INTEGER,
 ): number | null | undefined {
   if (!has(params, name)) return undefined;
-  const value = params[name];
+  const value = param(params, name);
   if (value === null || value === '') return null;
   const number =
     typeof value === 'number'
@@ -149,7 +169,7 @@ export function parseInstant(value: unknown): number | undefined {
 /** An optional instant (see parseInstant); null when sent empty. Throws Invalid when unreadable. */
 export function optionalTime(params: Params, name: string): number | null | undefined {
   if (!has(params, name)) return undefined;
-  const value = params[name];
+  const value = param(params, name);
   if (value === null || value === '') return null;
   const millis = parseInstant(value);
   if (millis === undefined) throw new Invalid(name, 'is not a valid time');
@@ -162,7 +182,7 @@ export function optionalEnum<T extends string>(
   name: string,
   allowed: readonly T[],
 ): T | undefined {
-  const value = params[name];
+  const value = param(params, name);
   if (value === undefined) return undefined;
   const found = allowed.find((candidate) => candidate === value);
   if (found === undefined) throw new Invalid(name, 'is not included in the list');

@@ -63,8 +63,16 @@ export interface Page<T> {
 
 export const MAX_LIMIT = 300;
 
+/**
+ * The spec of a field the client named, looked up among the resource's own fields only: a name such
+ * as `constructor` or `toString` is an unknown field, never something inherited from Object.prototype.
+ */
+function fieldSpec(fields: ListFields, name: string): ListFields[string] | undefined {
+  return Object.hasOwn(fields, name) ? fields[name] : undefined;
+}
+
 function parseJson(params: Params, name: 'filter' | 'sort'): unknown {
-  const raw = params[name];
+  const raw = Object.hasOwn(params, name) ? params[name] : undefined;
   if (raw === undefined || raw === null || raw === '') return undefined;
   if (typeof raw !== 'string') return raw;
   try {
@@ -110,7 +118,7 @@ function parseConditions(
     throw new Invalid('filter', 'must be a JSON object');
   }
   for (const [field, ops] of Object.entries(filter)) {
-    const spec = fields[field];
+    const spec = fieldSpec(fields, field);
     if (spec === undefined) throw new Invalid('filter', `has an unknown field: ${field}`);
     if (typeof ops !== 'object' || ops === null || Array.isArray(ops)) {
       throw new Invalid('filter', `needs an operator object for ${field}`);
@@ -158,7 +166,7 @@ function parseSort(params: Params, fields: ListFields): SortKey[] {
       throw new Invalid('sort', 'must be an array of {"field": "asc|desc"} objects');
     }
     for (const [field, direction] of Object.entries(entry as Record<string, unknown>)) {
-      const spec = fields[field];
+      const spec = fieldSpec(fields, field);
       if (spec === undefined) throw new Invalid('sort', `has an unknown field: ${field}`);
       const dir = typeof direction === 'string' ? direction.toLowerCase() : direction;
       if (dir !== 'asc' && dir !== 'desc') throw new Invalid('sort', `has an unknown direction for ${field}`);
@@ -169,7 +177,7 @@ function parseSort(params: Params, fields: ListFields): SortKey[] {
 }
 
 function positive(params: Params, name: 'page' | 'limit', fallback: number): number {
-  const raw = params[name];
+  const raw = Object.hasOwn(params, name) ? params[name] : undefined;
   if (raw === undefined || raw === null || raw === '') return fallback;
   const number =
     typeof raw === 'number' ? raw : typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : Number.NaN;

@@ -53,7 +53,7 @@ const FIXED_MESSAGES: Partial<Record<ErrorCode, string>> = {
   forbidden: NOT_AUTHORIZED,
   not_acceptable: NOT_ACCEPTABLE,
   route_not_found: 'Not Found',
-  unavailable: 'Service Unavailable',
+  unavailable: 'Service unavailable',
 };
 
 /** The V3 answer to a domain error: `{"error": MESSAGE}`, plus `errors` for one invalid field. */

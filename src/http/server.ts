@@ -1,9 +1,6 @@
-import crypto from 'node:crypto';
-import fs from 'node:fs';
-import type { IncomingHttpHeaders } from 'node:http';
-import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import multipart, { type MultipartFile, type MultipartValue } from '@fastify/multipart';
+import { type IncomingHttpHeaders, STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { MultipartFile, MultipartValue } from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, {
@@ -18,14 +15,15 @@ import type { Config } from '../config/config.ts';
 import type { Database } from '../db/database.ts';
 import type { Actor } from '../domain/access.ts';
 import type { Clock } from '../domain/clock.ts';
-import { DomainError, MalformedBody, PayloadTooLarge } from '../domain/errors.ts';
+import { DomainError, PayloadTooLarge } from '../domain/errors.ts';
 import type { Services } from '../services.ts';
-import { Measure } from '../storage/measure.ts';
 import type { Upload } from '../storage/upload.ts';
 import { registerFileRoutes } from './files.routes.ts';
+import { completeRouteSchema, ignoredParams, ignoredParamsHeader } from './openapi.ts';
 import { registerRoomPage } from './room/page.routes.ts';
 import { registerRoomRoutes } from './room/room.routes.ts';
 import { domainErrorFromFramework, v2Answer, v3Answer } from './errors.ts';
+import { createUnavailableMapper, RETRY_AFTER_SECONDS } from './unavailable.ts';
 import {
   EMPTY_PARAMS,
   mergeParams,
@@ -35,6 +33,7 @@ import {
   stringParams,
 } from './request-params.ts';
 import { registerV2 } from './v2/index.ts';
+import { registerUploads } from './uploads.ts';
 import { registerV3 } from './v3/index.ts';
 
 declare module 'fastify' {
@@ -56,53 +55,58 @@ export interface ServerDeps {
   readonly clock: Clock;
 }
 
-/** JSON bodies read on GET too (compat): the largest such body accepted. */
-const GET_BODY_LIMIT = 1024 * 1024;
+/**
+ * Answers a request Node could not even parse (a request line or headers over the size limit, bad
+ * framing) and drops the connection. Unlike Fastify's default answer it says `Connection: close`, so
+ * a keep-alive client does not send its next request down the dropped connection.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const status =
+    error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const reason = STATUS_CODES[status] ?? 'Bad Request';
+  const body = JSON.stringify({ error: reason });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
 
 function hasBody(headers: IncomingHttpHeaders): boolean {
   const length = headers['content-length'];
   return (length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined;
 }
 
-async function readGetBody(request: FastifyRequest): Promise<ParsedParams> {
+/**
+ * Reads the JSON or form body of a GET (compat), within `limit` bytes: refused from Content-Length
+ * before reading, or as soon as a chunked body passes the limit. Throws PayloadTooLarge, MalformedJson.
+ */
+async function readGetBody(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  limit: number,
+): Promise<ParsedParams> {
+  if (Number(request.headers['content-length']) > limit) {
+    reply.header('connection', 'close');
+    throw new PayloadTooLarge('Payload Too Large');
+  }
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request.raw) {
     size += (chunk as Buffer).length;
-    if (size > GET_BODY_LIMIT) throw new MalformedBody('Request body too large for a GET');
+    if (size > limit) {
+      reply.header('connection', 'close');
+      throw new PayloadTooLarge('Payload Too Large');
+    }
     chunks.push(chunk as Buffer);
   }
   const text = Buffer.concat(chunks).toString('utf8');
   const type = request.headers['content-type'] ?? '';
   if (type.includes('application/x-www-form-urlencoded')) return parseFormParams(text);
   return parseJsonParams(text);
-}
-
-/** How many leading bytes of an upload are kept for recognising its type. */
-const SNIFF_BYTES = 4096;
-
-/** Writes one multipart file part to a temporary file, enforcing the upload size limit. */
-async function spool(part: MultipartFile, directory: string, maxBytes: number): Promise<Upload> {
-  const file = path.join(directory, `${crypto.randomBytes(16).toString('hex')}.upload`);
-  const measure = new Measure(maxBytes, SNIFF_BYTES);
-  try {
-    await pipeline(part.file, measure, fs.createWriteStream(file, { flags: 'wx', mode: 0o600 }));
-  } catch (error) {
-    await fs.promises.rm(file, { force: true });
-    throw error;
-  }
-  if (part.file.truncated) {
-    await fs.promises.rm(file, { force: true });
-    throw new PayloadTooLarge('Payload Too Large');
-  }
-  return {
-    field: part.fieldname,
-    fileName: part.filename,
-    declaredType: part.mimetype,
-    path: file,
-    size: measure.size,
-    head: measure.head,
-  };
 }
 
 /** The text fields of a multipart body (file parts excluded: they are not signed). */
@@ -116,6 +120,19 @@ function multipartFields(body: unknown): Record<string, string> {
     }
   }
   return fields;
+}
+
+/**
+ * The request target with runs of slashes in its path squeezed to one, as Rails routes them (a
+ * public Python client builds `/api/v3//exams/2`). The query string is kept byte for byte: it holds
+ * the signed values. Returns the target unchanged when it is not a path (absolute or `*` form).
+ */
+export function squeezeSlashes(target: string): string {
+  if (!target.startsWith('/')) return target;
+  const queryAt = target.indexOf('?');
+  const path = queryAt === -1 ? target : target.slice(0, queryAt);
+  if (!path.includes('//')) return target;
+  return path.replace(/\/{2,}/g, '/') + (queryAt === -1 ? '' : target.slice(queryAt));
 }
 
 /** Which wire format answers a failure on this path. */
@@ -150,6 +167,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     // request is written below instead, with the path only.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.maxUploadBytes,
+    rewriteUrl: (raw) => squeezeSlashes(raw.url ?? '/'),
+    clientErrorHandler: answerClientError,
     routerOptions: {
       ignoreTrailingSlash: true,
       // Queries are read like form bodies: tolerant of unencoded values, with their signed texts.
@@ -167,23 +186,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   app.decorateRequest('actor', undefined);
   app.decorateRequest('uploads', null as unknown as Upload[]);
 
-  const spoolDirectory = path.join(config.dataDir, 'tmp', 'uploads');
-  fs.mkdirSync(spoolDirectory, { recursive: true });
-  await app.register(multipart, {
-    attachFieldsToBody: true,
-    limits: { fileSize: config.maxUploadBytes, files: 5, fields: 200, fieldSize: 1024 * 1024, parts: 210 },
-    async onFile(this: FastifyRequest, part: MultipartFile) {
-      const upload = await spool(part, spoolDirectory, config.maxUploadBytes);
-      this.uploads.push(upload);
-    },
-  });
-  app.addHook('onRequest', (request, _reply, done) => {
-    request.uploads = [];
-    done();
-  });
-  app.addHook('onResponse', async (request) => {
-    await Promise.all(request.uploads.map((upload) => fs.promises.rm(upload.path, { force: true })));
-  });
+  // Multipart: the credential checked before the body, spool files removed however the request ends.
+  await registerUploads(app, { config, services: deps.services, now: () => deps.clock.now() });
 
   app.removeContentTypeParser(['application/json', 'text/plain']);
   const jsonParser = (
@@ -197,22 +201,47 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       done(error as Error);
     }
   };
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonParser);
-  app.addContentTypeParser(/^application\/[\w.+-]*\+json$/, { parseAs: 'string' }, jsonParser);
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
-    done(null, parseFormParams(body as string));
-  });
+  // JSON and form bodies are parsed whole on the event loop, so they get their own small limit
+  // (MAX_BODY_BYTES), checked from Content-Length before reading and while reading a chunked body.
+  const small = { parseAs: 'string', bodyLimit: config.maxBodyBytes } as const;
+  app.addContentTypeParser('application/json', small, jsonParser);
+  app.addContentTypeParser(/^application\/[\w.+-]*\+json$/, small, jsonParser);
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    small,
+    (_req, body: string | Buffer, done) => {
+      try {
+        done(null, parseFormParams(body.toString()));
+      } catch (error) {
+        done(error as Error);
+      }
+    },
+  );
 
-  app.addHook('preValidation', async (request) => {
-    const query = (request.query as ParsedParams | undefined) ?? EMPTY_PARAMS;
+  app.addHook('preValidation', async (request, reply) => {
+    // The not-found route's query comes from Fastify's own parser (a plain object), not ours.
+    const parsed = request.query as Partial<ParsedParams> | undefined;
+    const query =
+      parsed?.values !== undefined && parsed.signing !== undefined ? (parsed as ParsedParams) : EMPTY_PARAMS;
     let body = request.isMultipart()
       ? stringParams(multipartFields(request.body))
       : ((request.body as ParsedParams | undefined) ?? EMPTY_PARAMS);
     if ((request.method === 'GET' || request.method === 'HEAD') && hasBody(request.headers)) {
-      body = await readGetBody(request);
+      body = await readGetBody(request, reply, config.maxBodyBytes);
     }
     const route = stringParams((request.params as Record<string, string> | undefined) ?? {});
     request.input = mergeParams(query, body, route);
+  });
+
+  // V3 ignores parameters a route does not know (clients send extras) but names them, so a
+  // misspelt one (`webcam` for `web_cam`) is visible to the client and in the debug log.
+  app.addHook('preHandler', async (request, reply) => {
+    const { schema } = request.routeOptions;
+    if (schema === undefined || !request.url.startsWith('/api/v3/')) return;
+    const ignored = ignoredParams(schema, Object.keys(request.input.values));
+    if (ignored.length === 0) return;
+    reply.header('x-ignored-params', ignoredParamsHeader(ignored));
+    request.log.debug({ path: request.url.split('?')[0], ignored }, 'ignored parameters');
   });
 
   app.addHook('onResponse', async (request, reply) => {
@@ -227,9 +256,13 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     );
   });
 
+  // A database outage is answered 503 with Retry-After (never 500): the request itself was fine.
+  const unavailable = createUnavailableMapper(logger);
   app.setErrorHandler((error, request, reply) => {
-    const domain = error instanceof DomainError ? error : domainErrorFromFramework(error);
+    const domain =
+      error instanceof DomainError ? error : (domainErrorFromFramework(error) ?? unavailable(error));
     if (domain !== undefined) {
+      if (domain.code === 'unavailable') reply.header('retry-after', String(RETRY_AFTER_SECONDS));
       if (domain.code === 'unauthorized') request.log.warn({ reason: domain.message }, 'request refused');
       // The parser's message can quote the body (secrets included), so only the fact is logged.
       if (domain.code === 'malformed_body')
@@ -250,14 +283,21 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   });
 
   await app.register(swagger, {
+    // Descriptions, the failures common to each API family and exact answer shapes, added once.
+    transform: ({ schema, url }) => ({ schema: completeRouteSchema(schema, url) ?? schema, url }),
     openapi: {
       openapi: '3.1.0',
       info: {
         title: 'Invigil API',
         version: '3',
         description:
-          'Signed HTTP API of the Invigil proctoring service: V3 under /api/v3 and legacy V2 under /api. ' +
-          'Every call carries timestamp, nonce and signature; see docs/signing.md.',
+          'The HTTP API of Invigil, a self-hostable service for proctored online exams: exams, instruction ' +
+          'documents and attachments, student sessions, institutes and users, LTI connections, and the ' +
+          'candidate exam room. V3 lives under /api/v3 (Accept: application/vnd.procwise.v3, header ' +
+          '`Authorization: Token token=<api_token>`), the legacy V2 under /api (`api_token` as a signed ' +
+          'parameter), the room under /api/room/<token> (the token is the credential). Every V3 and V2 call ' +
+          'carries timestamp, nonce and signature (HMAC-SHA256 of the sorted parameters; docs/signing.md). ' +
+          'V3 ignores parameters a route does not know and names them in the X-Ignored-Params header.',
       },
       components: {
         securitySchemes: {
@@ -275,6 +315,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
 
   app.get('/healthz', { schema: { hide: true } }, async (_request, reply) => {
     const ok = await database.ping();
+    if (!ok) reply.header('retry-after', String(RETRY_AFTER_SECONDS));
     return reply.code(ok ? 200 : 503).send(ok ? { status: 'ok' } : { status: 'unavailable' });
   });
   app.get('/api/openapi.json', { schema: { hide: true } }, () => app.swagger());

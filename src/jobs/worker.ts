@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import type { Logger } from 'pino';
 import type { Db, DialectName } from '../db/database.ts';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import type { Clock } from '../domain/clock.ts';
 import { type JobContext, type JobHandler, retryDelayMs } from './job.ts';
 import {
@@ -18,6 +19,12 @@ import {
 export const DEFAULT_LEASE_MS = 60_000;
 /** How long an idle worker waits before looking for due jobs again. */
 export const DEFAULT_POLL_MS = 1000;
+/**
+ * Longest wait between two looks at an unreachable database. The wait starts at the polling
+ * interval and doubles on each failed look up to this, so a long outage costs one attempt per this
+ * long, and the worker is back at most this long after the database.
+ */
+export const MAX_OUTAGE_WAIT_MS = 8000;
 
 export interface WorkerOptions {
   readonly db: Db;
@@ -63,7 +70,9 @@ function defaultWorkerId(): string {
 /**
  * Builds a worker over `handlers` (one per kind; a duplicate kind throws). It claims due jobs,
  * renews their lease while the handler runs, and records success, a retry with backoff, or failure.
- * A worker that lost a job's lease writes nothing about it. Returns the worker, not yet started.
+ * A worker that lost a job's lease writes nothing about it. While the database is unreachable it
+ * claims nothing and looks again after a growing wait (MAX_OUTAGE_WAIT_MS at most), carrying on by
+ * itself once the database answers. Returns the worker, not yet started.
  */
 export function createWorker(options: WorkerOptions): Worker {
   const { db, dialect, clock, logger } = options;
@@ -134,7 +143,9 @@ export function createWorker(options: WorkerOptions): Worker {
       }
     } catch (error) {
       // The outcome could not be written: the lease runs out and another attempt takes the job.
-      jobLog.error({ err: error }, 'could not record the job outcome');
+      if (isDatabaseUnavailable(error))
+        jobLog.warn({ err: error }, 'database unavailable: outcome not recorded');
+      else jobLog.error({ err: error }, 'could not record the job outcome');
     }
   }
 
@@ -180,6 +191,19 @@ export function createWorker(options: WorkerOptions): Worker {
     }
   }
 
+  /** While the database is unreachable: how long the loop waits before its next look (0: reachable). */
+  let outageWaitMs = 0;
+
+  /** Pauses claiming while the database is away: logs once, then waits longer after each failed look. */
+  async function waitOutOutage(error: unknown): Promise<void> {
+    if (outageWaitMs === 0) {
+      const reason = error instanceof Error ? error.message : String(error);
+      log.warn({ reason }, 'database unavailable: job worker paused until it is back');
+    }
+    outageWaitMs = outageWaitMs === 0 ? pollMs : Math.min(outageWaitMs * 2, MAX_OUTAGE_WAIT_MS);
+    await pause(outageWaitMs);
+  }
+
   async function runLoop(): Promise<void> {
     while (!stopping) {
       if (running.size >= concurrency) {
@@ -194,7 +218,15 @@ export function createWorker(options: WorkerOptions): Worker {
           if (failed > 0) log.warn({ failed }, 'jobs abandoned on their last attempt marked failed');
         }
       } catch (error) {
+        if (isDatabaseUnavailable(error)) {
+          if (!stopping) await waitOutOutage(error);
+          continue;
+        }
         log.error({ err: error }, 'could not claim a job');
+      }
+      if (outageWaitMs !== 0) {
+        outageWaitMs = 0;
+        log.info('database reachable again: job worker resumed');
       }
       if (job === undefined) {
         if (!stopping) await pause(pollMs);

@@ -220,3 +220,40 @@ export async function deleteSentOutboxMessages(
   const result = await db.deleteFrom('outbox').where('id', 'in', candidates).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/** A message as a listing shows it: everything but the two bodies. */
+export type OutboxSummary = Omit<OutboxMessage, 'text' | 'html'>;
+
+/**
+ * The newest messages first (by id), at most `limit`, only those in `statuses` when that is given.
+ * The bodies are left out: a listing is for finding a message, `findOutboxMessage` reads it.
+ * Returns them.
+ */
+export async function listOutboxMessages(
+  db: Db,
+  filter: { readonly statuses?: readonly OutboxStatus[]; readonly limit: number },
+): Promise<OutboxSummary[]> {
+  let query = db
+    .selectFrom('outbox')
+    .select([
+      'id',
+      'kind',
+      'to_address',
+      'subject',
+      'status',
+      'attempts',
+      'next_attempt_at',
+      'last_error',
+      'student_session_id',
+      'created_at',
+      'sent_at',
+    ])
+    .orderBy('id', 'desc')
+    .limit(filter.limit);
+  if (filter.statuses !== undefined) query = query.where('status', 'in', [...filter.statuses]);
+  const rows = await query.execute();
+  return rows.map((row) => {
+    const { text: _text, html: _html, ...summary } = messageFromRow({ ...row, text_body: '', html_body: '' });
+    return summary;
+  });
+}

@@ -77,7 +77,11 @@ export function createS3Storage(location: S3Location, client: S3Client = createS
   return {
     async put(body, options) {
       const key = newStorageKey();
-      const measure = new Measure(options.maxBytes ?? Number.POSITIVE_INFINITY);
+      const measure = new Measure(
+        options.maxBytes ?? Number.POSITIVE_INFINITY,
+        options.headBytes ?? 0,
+        options.inspect,
+      );
       // The upload reads a plain stream: lib-storage would take Measure's running `size` for the
       // length of the whole body.
       const outgoing = new PassThrough();

@@ -13,6 +13,7 @@ import { fetchAddress } from '../helpers/files.ts';
 import { httpRequest } from '../helpers/http.ts';
 import { object } from '../helpers/json.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../helpers/server.ts';
+import { assertNoSeriousAxeViolations } from './axe.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -111,6 +112,8 @@ for (const dialect of DIALECTS) {
       await page.getByRole('heading', { name: 'Exam in progress' }).waitFor();
       await page.getByRole('button', { name: 'Start recording' }).click();
       await page.locator('#recording-state', { hasText: 'Recording your camera' }).waitFor();
+      // The button hides itself once recording runs; the focus goes to the line that says so.
+      assert.equal(await page.evaluate(() => document.activeElement?.id), 'recording-state');
       await chunksStored(1);
     });
 
@@ -162,6 +165,11 @@ for (const dialect of DIALECTS) {
       // No reload: the page reaches zero by itself and asks the server until it has finished.
       await page.getByRole('heading', { name: 'Your exam is finished' }).waitFor({ timeout: 20_000 });
       assert.ok(await page.getByText('The time for this exam ran out.').isVisible());
+      assert.match(
+        (await page.locator('#arrival-list').textContent()) ?? '',
+        /Camera recording: \d+ parts? received/,
+      );
+      await assertNoSeriousAxeViolations(page, 'finished by time up');
       await screenshot('time-up');
       const record = await owner.client.v3('GET', '/student_sessions/:id', { id: sessionId });
       const student = object(object(record.json, 'body').student, 'student');

@@ -16,6 +16,7 @@ import { httpRequest } from '../helpers/http.ts';
 import { object } from '../helpers/json.ts';
 import { SAMPLE, v3Multipart } from '../helpers/multipart.ts';
 import { launchChromium, SCREENSHOT_DIR, type TestBrowser } from '../helpers/browser.ts';
+import { assertNoSeriousAxeViolations } from './axe.ts';
 import { DIALECTS, startTestServer, type TestServer } from '../helpers/server.ts';
 import type { Scalar } from '../helpers/signing.ts';
 import { digestZip, manifestOf } from '../helpers/zip-archive.ts';
@@ -117,6 +118,33 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(problems, []);
     }
 
+    /** No <img> shows as a broken image: each one has loaded a picture. */
+    async function assertNoBrokenImages(): Promise<void> {
+      const broken = await page.evaluate(() =>
+        [...document.images]
+          .filter((image) => image.closest('[hidden]') === null)
+          .filter(
+            (image) => image.getAttribute('src') === null || !image.complete || image.naturalWidth === 0,
+          )
+          .map((image) => image.id || image.alt),
+      );
+      assert.deepEqual(broken, [], 'broken images');
+    }
+
+    /** Clicks the button and, once `done` shows, asserts the keyboard focus stayed on it. */
+    async function clickKeepingFocus(name: string, done: () => Promise<void>): Promise<void> {
+      const button = page.getByRole('button', { name });
+      const id = await button.getAttribute('id');
+      await button.click();
+      await done();
+      const focused = await page.evaluate(() => ({
+        tag: document.activeElement?.tagName ?? 'none',
+        id: document.activeElement?.id ?? '',
+      }));
+      assert.notEqual(focused.tag, 'BODY', `the focus fell to the body after "${name}"`);
+      assert.equal(focused.id, id, `the focus stays on "${name}"`);
+    }
+
     it('sends the exam link by email', async () => {
       examId = object(
         (
@@ -165,7 +193,7 @@ for (const dialect of DIALECTS) {
         exam_id: examId,
         id: document.id as number,
         exam_content:
-          `<h2>Part 1</h2><p>Answer <strong>all</strong> questions. The table: ${placeholder}</p>` +
+          `<h2>Instructions</h2><h3>Part 1</h3><p>Answer <strong>all</strong> questions. The table: ${placeholder}</p>` +
           '<script>document.title = "hacked"</script><p onclick="alert(1)">Write your answers in a PDF.</p>',
       });
       sessionId = object(
@@ -207,6 +235,26 @@ for (const dialect of DIALECTS) {
       assert.ok(await page.getByRole('button', { name: 'Start the exam' }).isDisabled());
       assert.equal(await page.title(), 'Organic chemistry · exam room');
       await assertAccessible();
+      await assertNoBrokenImages();
+      // Before any photo: labelled empty frames, no <img> at all, hidden from screen readers.
+      assert.equal(await page.locator('#stage-setup img').count(), 0);
+      assert.equal(await page.locator('#id_card-frame').getAttribute('aria-hidden'), 'true');
+      assert.equal(await page.locator('#id_card-state').textContent(), 'No photo yet.');
+      assert.ok(await page.getByText('Your camera picture appears here').isVisible());
+      // The camera picture sits in the same row as the two photo buttons.
+      assert.equal(
+        await page.evaluate(
+          () =>
+            document
+              .getElementById('camera-preview')
+              ?.closest('.photo-row')
+              ?.querySelectorAll('#take-id_card, #take-face_photo').length,
+        ),
+        2,
+      );
+      const timeZone = await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone);
+      assert.ok(timeZone.length > 0);
+      await assertNoSeriousAxeViolations(page, 'setup');
       await screenshot('setup');
       const record = object((await v3('GET', '/student_sessions/:id', { id: sessionId })).student, 'student');
       assert.equal(record.status, 'in_setup');
@@ -214,29 +262,51 @@ for (const dialect of DIALECTS) {
     });
 
     it('runs the checks in the browser: camera, microphone, screen, speakers and bandwidth', async () => {
-      await page.getByRole('button', { name: 'Test camera and microphone' }).click();
-      await page.getByText('Camera: passed').waitFor();
-      await page.getByText('Microphone: passed').waitFor();
-      await page.getByRole('button', { name: 'Share your screen' }).click();
-      await page.getByText('Screen sharing: passed').waitFor();
+      await clickKeepingFocus('Test camera and microphone', async () => {
+        await page.getByText('Camera: passed').waitFor();
+        await page.getByText('Microphone: passed').waitFor();
+      });
+      assert.ok(await page.locator('#camera-preview').isVisible(), 'the camera picture shows');
+      assert.ok(!(await page.locator('#camera-placeholder').isVisible()));
+      await clickKeepingFocus('Share your screen', () => page.getByText('Screen sharing: passed').waitFor());
       await page.getByRole('button', { name: 'Play a test sound' }).click();
       // The yes button takes the focus: answered from the keyboard.
       await page.getByRole('button', { name: 'Yes, I heard it' }).waitFor();
       await page.keyboard.press('Enter');
       await page.getByText('Speakers: passed (optional)').waitFor();
-      await page.getByRole('button', { name: 'Measure your connection' }).click();
-      await page.getByText('Connection speed: passed').waitFor();
+      // The measurement reports its progress as the probe arrives.
+      await clickKeepingFocus('Measure your connection', () =>
+        page.getByText('Connection speed: passed').waitFor(),
+      );
+      assert.equal(
+        await page.locator('#bandwidth-progress').evaluate((bar) => (bar as HTMLProgressElement).value),
+        100,
+      );
+      assert.match(
+        (await page.locator('#bandwidth-percent').textContent()) ?? '',
+        /^Done: 2\.0 MB in \d+\.\d\d? s$/,
+      );
+      assert.ok(!(await page.locator('#bandwidth-advice').isVisible()), 'no advice for a fast connection');
       await assertNoAlert();
       await screenshot('checks');
     });
 
     it('takes the ID card and face photos from the webcam', async () => {
-      await page.getByRole('button', { name: 'Take a photo of your ID card' }).click();
-      await page.locator('#id_card-state', { hasText: 'Photo saved.' }).waitFor();
-      await page.getByRole('button', { name: 'Take a photo of your face' }).click();
-      await page.locator('#face_photo-state', { hasText: 'Photo saved.' }).waitFor();
+      await clickKeepingFocus('Take a photo of your ID card', () =>
+        page.locator('#id_card-state', { hasText: 'Photo saved.' }).waitFor(),
+      );
+      await clickKeepingFocus('Take a photo of your face', () =>
+        page.locator('#face_photo-state', { hasText: 'Photo saved.' }).waitFor(),
+      );
+      await page.locator('#face_photo-image').waitFor();
+      await page.waitForFunction(() => [...document.images].every((image) => image.complete));
       await assertNoAlert();
+      await assertNoBrokenImages();
+      assert.equal(await page.locator('#stage-setup img').count(), 2);
+      assert.equal(await page.locator('#id_card-frame').getAttribute('aria-hidden'), null);
+      assert.ok(await page.getByRole('img', { name: 'Your face photo, as saved' }).isVisible());
       assert.ok(await page.getByRole('button', { name: 'Start the exam' }).isEnabled());
+      await assertNoSeriousAxeViolations(page, 'setup, checks done');
       await screenshot('photos');
     });
 
@@ -256,6 +326,9 @@ for (const dialect of DIALECTS) {
       assert.match((await timer.textContent()) ?? '', /^(30:00|29:5\d)$/);
       const instructions = page.locator('#instructions-content');
       assert.ok(await instructions.getByRole('heading', { name: 'Part 1' }).isVisible());
+      // The document's own "Instructions" heading names the section; the page does not repeat it.
+      assert.equal(await page.getByRole('heading', { name: /^instructions$/i }).count(), 1);
+      assert.equal(await page.getByRole('region', { name: /^instructions$/i }).count(), 1);
       assert.ok(!(await instructions.innerHTML()).includes('script'), 'no script survives');
       assert.ok(!(await instructions.innerHTML()).includes('onclick'), 'no handler survives');
       const link = instructions.getByRole('link', { name: 'periodic-table.pdf' });
@@ -267,15 +340,59 @@ for (const dialect of DIALECTS) {
       assert.notEqual(await timer.textContent(), before, 'the countdown moves');
       assert.equal(await page.title(), 'Organic chemistry · exam room', 'the instruction script never ran');
       await assertAccessible();
+      await assertNoSeriousAxeViolations(page, 'exam');
       await screenshot('exam');
     });
 
     it('reports focus and connection losses as incidents', async () => {
       await page.evaluate(() => window.dispatchEvent(new Event('blur')));
       await page.evaluate(() => window.dispatchEvent(new Event('focus')));
+      const banner = page.locator('#connection');
+      assert.ok(!(await banner.isVisible()), 'no connection line while all is well');
       await page.context().setOffline(true);
-      await page.waitForTimeout(300);
+      // Chunks pile up while the connection is down, and the line in the header counts them.
+      await banner
+        .getByText(
+          /^Connection lost — [2-9]\d* recording parts waiting; they will be sent when you are back online\.$/,
+        )
+        .waitFor({ timeout: 20_000 });
+      assert.equal(await banner.getAttribute('role'), 'status');
+      await screenshot('connection-lost');
+      const texts = await page.evaluate(() => {
+        const seen: string[] = [];
+        (window as unknown as { connectionSeen: string[] }).connectionSeen = seen;
+        const line = document.getElementById('connection') as HTMLElement;
+        new MutationObserver(() => seen.push(line.hidden ? '' : (line.textContent ?? ''))).observe(line, {
+          childList: true,
+          characterData: true,
+          subtree: true,
+          attributes: true,
+        });
+        return seen;
+      });
+      assert.deepEqual(texts, []);
       await page.context().setOffline(false);
+      await banner
+        .getByText('Back online — every recording part has been sent.')
+        .waitFor({ timeout: 30_000 });
+      const seen = await page.evaluate(
+        () => (window as unknown as { connectionSeen: string[] }).connectionSeen,
+      );
+      const counts = seen
+        .map((text) =>
+          /still waiting/.test(text)
+            ? Number(/(\d+) recording parts? still waiting/.exec(text)?.[1])
+            : undefined,
+        )
+        .filter((count) => count !== undefined);
+      assert.ok(counts.length >= 1, `the queue drained in view: ${JSON.stringify(seen)}`);
+      for (let index = 1; index < counts.length; index += 1) {
+        assert.ok(
+          counts[index]! <= counts[index - 1]!,
+          `the waiting count only falls: ${JSON.stringify(counts)}`,
+        );
+      }
+      await screenshot('connection-back');
       await page.waitForFunction(async () => {
         const answer = await fetch(location.pathname.replace('/room/', '/api/room/'));
         return answer.ok;
@@ -288,8 +405,9 @@ for (const dialect of DIALECTS) {
         mimeType: 'application/pdf',
         buffer: ANSWER_PDF,
       });
-      await page.getByRole('button', { name: 'Upload file' }).click();
-      await page.getByText(/answers\.pdf \(3\.0 MB\) handed in/).waitFor();
+      await clickKeepingFocus('Upload file', () =>
+        page.getByText(/answers\.pdf \(3\.0 MB\) handed in/).waitFor(),
+      );
       assert.equal(await page.locator('#upload-progress').getAttribute('value'), '100');
       assert.equal(await page.locator('#upload-percent').textContent(), '100%');
       await assertNoAlert();
@@ -301,12 +419,35 @@ for (const dialect of DIALECTS) {
       await page.waitForTimeout(9000);
       await page.getByRole('button', { name: 'Finish the exam' }).click();
       await page.getByRole('dialog', { name: 'Finish the exam?' }).waitFor();
+      await assertNoSeriousAxeViolations(page, 'finish dialog');
       await screenshot('finish-dialog');
       await page.getByRole('button', { name: 'Yes, finish now' }).click();
       await page.getByRole('heading', { name: 'Your exam is finished' }).waitFor({ timeout: 45_000 });
       assert.ok(await page.getByText('You finished the exam.').isVisible());
-      assert.match((await page.locator('#finished-summary').textContent()) ?? '', /You handed in 1 file\./);
+      assert.equal(await page.locator('#finished-summary').textContent(), 'You can close this page.');
+      // Times with the zone named: the browser's own zone, and an abbreviation or offset on each time.
+      const timeZone = await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone);
+      assert.ok(await page.getByText(`Times are in your computer’s time zone (${timeZone}).`).isVisible());
+      const times = (await page.locator('#finished-times').textContent()) ?? '';
+      assert.match(times, /Started: .+\d\d:\d\d\s?(?:[AP]M\s)?\S*(UTC|GMT|[A-Z]{3,5})/);
+      assert.match(times, /Ended: .+\d\d:\d\d\s?(?:[AP]M\s)?\S*(UTC|GMT|[A-Z]{3,5})/);
+      // The arrival is confirmed with the server's own counts.
+      const token = roomLink.split('/').pop() ?? '';
+      const room = await httpRequest({ url: `${server.baseUrl}/api/room/${token}` });
+      const counts = object(object(room.json, 'body').session, 'session');
+      const webcam = Number(counts.recording_chunks_count);
+      const screen = Number(counts.screen_recording_chunks_count);
+      assert.ok(webcam >= 2 && screen >= 2);
+      const arrival = (await page.locator('#arrival-list').textContent()) ?? '';
+      assert.ok(arrival.includes(`Camera recording: ${webcam} parts received`), arrival);
+      assert.ok(arrival.includes(`Screen recording: ${screen} parts received`), arrival);
+      assert.ok(arrival.includes('Answer files: 1 file received'), arrival);
+      assert.equal(
+        await page.locator('#arrival-summary').textContent(),
+        'Everything this page recorded has arrived.',
+      );
       await assertNoAlert();
+      await assertNoSeriousAxeViolations(page, 'finished');
       await screenshot('finished');
     });
 
@@ -398,7 +539,23 @@ for (const dialect of DIALECTS) {
       const answer = await page.goto(`${server.baseUrl}/room/${'0'.repeat(32)}`);
       assert.equal(answer?.status(), 404);
       await page.getByRole('heading', { name: 'Exam room not found' }).waitFor();
+      await assertNoSeriousAxeViolations(page, 'not found');
       await screenshot('not-found');
+    });
+
+    it('has a favicon, linked from the page and served at /favicon.ico', async () => {
+      await page.goto(roomLink);
+      await page.getByRole('heading', { name: 'Your exam is finished' }).waitFor();
+      const icon = await page.evaluate(async () => {
+        const link = document.querySelector('link[rel="icon"]');
+        const answer = await fetch(link?.getAttribute('href') ?? '');
+        return {
+          href: link?.getAttribute('href'),
+          status: answer.status,
+          type: answer.headers.get('content-type'),
+        };
+      });
+      assert.deepEqual(icon, { href: '/favicon.ico', status: 200, type: 'image/x-icon' });
     });
   });
 }

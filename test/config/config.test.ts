@@ -14,7 +14,7 @@ describe('loadConfig', () => {
     assert.deepEqual(config.storage, { kind: 'local', root: path.join('/srv/invigil/data', 'files') });
     assert.equal(config.smtpUrl, undefined);
     assert.equal(config.mailFrom, 'Invigil <no-reply@localhost>');
-    assert.equal(config.noncePolicy, 'request');
+    assert.equal(config.noncePolicy, 'signature');
     assert.equal(config.signatureWindowSeconds, 86400);
     assert.equal(config.logLevel, 'info');
     assert.equal(config.maxUploadBytes, 50 * 1024 * 1024);
@@ -69,6 +69,13 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ RETENTION_DAYS: '1' }).retentionDays, 1);
     assert.equal(loadConfig({ RETENTION_DAYS: '3650' }).retentionDays, 3650);
     assert.equal(loadConfig({ RETENTION_DAYS: '' }).retentionDays, 30);
+  });
+
+  it('reads each NONCE_POLICY (signature, request, strict), empty as the default signature', () => {
+    assert.equal(loadConfig({ NONCE_POLICY: 'signature' }).noncePolicy, 'signature');
+    assert.equal(loadConfig({ NONCE_POLICY: 'request' }).noncePolicy, 'request');
+    assert.equal(loadConfig({ NONCE_POLICY: 'strict' }).noncePolicy, 'strict');
+    assert.equal(loadConfig({ NONCE_POLICY: '' }).noncePolicy, 'signature');
   });
 
   it('derives PUBLIC_URL from HOST and PORT', () => {

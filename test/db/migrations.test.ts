@@ -3,7 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { Migrator, sql } from 'kysely';
 import { openDatabase } from '../../src/db/database.ts';
+import * as m0001 from '../../src/db/migrations/0001_initial.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import { createTestDatabase, DIALECTS } from '../helpers/server.ts';
 
@@ -34,6 +36,7 @@ const TABLES = [
   'jobs',
   'outbox',
   'exam_zip_exports',
+  'room_rate_limits',
 ];
 
 describe('migrations', () => {
@@ -58,7 +61,11 @@ describe('migrations', () => {
           : { kind: 'postgres', url: target.url },
       );
       try {
-        assert.deepEqual(await migrateToLatest(database), ['0001_initial']);
+        const names = fs
+          .readdirSync(MIGRATIONS)
+          .map((file) => file.replace(/\.ts$/, ''))
+          .sort();
+        assert.deepEqual(await migrateToLatest(database), names);
         assert.deepEqual(await migrateToLatest(database), []);
         const tables = (await database.db.introspection.getTables()).map((table) => table.name);
         for (const table of TABLES) assert.ok(tables.includes(table), `${table} missing on ${dialect}`);
@@ -83,6 +90,190 @@ describe('migrations', () => {
         assert.equal(Boolean(row.reminder_emails_enabled), true);
         assert.equal(row.created_at, 1795226927619);
         assert.equal(typeof row.id, 'number');
+      } finally {
+        await database.destroy();
+        await target.drop();
+      }
+    });
+
+    it(`0003_exam_client_fields gives existing exams their institute's language and the defaults on ${dialect}`, async () => {
+      const target = await createTestDatabase(dialect);
+      const database = openDatabase(
+        dialect === 'sqlite'
+          ? { kind: 'sqlite', path: target.url.slice('sqlite:'.length) }
+          : { kind: 'postgres', url: target.url },
+      );
+      try {
+        // Only the first migration, as an installation of step 6 has it. PostgreSQL: the bookkeeping
+        // tables live in this test's own schema, where migrateToLatest looks for them.
+        const schema =
+          database.dialect === 'postgres'
+            ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]
+                ?.schema
+            : undefined;
+        const first = new Migrator({
+          db: database.db,
+          provider: {
+            getMigrations: () =>
+              Promise.resolve({ '0001_initial': { up: (db) => m0001.up(db, database.dialect) } }),
+          },
+          ...(schema === undefined ? {} : { migrationTableSchema: schema }),
+        });
+        assert.equal((await first.migrateToLatest()).error, undefined);
+        const institute = await database.db
+          .insertInto('institutes')
+          .values({
+            name: 'Alt',
+            short_name: 'ALT',
+            check_requirements_emails_enabled: true,
+            reminder_emails_enabled: true,
+            exam_link_emails_enabled: true,
+            exam_changed_emails_enabled: true,
+            exam_finalized_emails_enabled: true,
+            default_language: 'de-CH',
+            created_at: 1,
+            updated_at: 1,
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        const user = await database.db
+          .insertInto('users')
+          .values({
+            institute_id: institute.id,
+            email: 'old@example.org',
+            name: 'Old',
+            role: 'teacher',
+            api_token_hash: 'h',
+            secret_key_encrypted: 's',
+            active: true,
+            created_at: 1,
+            updated_at: 1,
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        await database.db
+          .insertInto('exams')
+          .values({
+            institute_id: institute.id,
+            user_id: user.id,
+            name: 'Before 0003',
+            type: 'classroom',
+            status: 'open',
+            created_at: 1,
+            updated_at: 1,
+          } as never)
+          .execute();
+        assert.ok((await migrateToLatest(database)).includes('0003_exam_client_fields'));
+        const exam = await database.db.selectFrom('exams').selectAll().executeTakeFirstOrThrow();
+        assert.deepEqual(
+          {
+            global_proctoring: Boolean(exam.global_proctoring),
+            global_reviewing: Boolean(exam.global_reviewing),
+            exam_language: exam.exam_language,
+            timezone: exam.timezone,
+            terms: exam.terms,
+            archived: Boolean(exam.archived),
+          },
+          {
+            global_proctoring: false,
+            global_reviewing: false,
+            exam_language: 'de-CH',
+            timezone: 'UTC',
+            terms: null,
+            archived: false,
+          },
+        );
+      } finally {
+        await database.destroy();
+        await target.drop();
+      }
+    });
+
+    it(`0002_user_email_case_insensitive renames later case duplicates and then refuses them on ${dialect}`, async () => {
+      const target = await createTestDatabase(dialect);
+      const database = openDatabase(
+        dialect === 'sqlite'
+          ? { kind: 'sqlite', path: target.url.slice('sqlite:'.length) }
+          : { kind: 'postgres', url: target.url },
+      );
+      try {
+        // PostgreSQL: the bookkeeping tables live in this test's own schema, as migrateToLatest keeps them.
+        const schema =
+          database.dialect === 'postgres'
+            ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]
+                ?.schema
+            : undefined;
+        const first = new Migrator({
+          db: database.db,
+          provider: {
+            getMigrations: () =>
+              Promise.resolve({ '0001_initial': { up: (db) => m0001.up(db, database.dialect) } }),
+          },
+          ...(schema === undefined ? {} : { migrationTableSchema: schema }),
+        });
+        assert.equal((await first.migrateToLatest()).error, undefined);
+        const institute = await database.db
+          .insertInto('institutes')
+          .values({
+            name: 'Dup',
+            short_name: 'DUP',
+            check_requirements_emails_enabled: true,
+            reminder_emails_enabled: true,
+            exam_link_emails_enabled: true,
+            exam_changed_emails_enabled: true,
+            exam_finalized_emails_enabled: true,
+            default_language: 'en',
+            created_at: 1,
+            updated_at: 1,
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        const ids: number[] = [];
+        for (const email of ['admA@a.test', 'ADMA@a.test', 'other@a.test', 'adma@A.TEST']) {
+          const row = await database.db
+            .insertInto('users')
+            .values({
+              institute_id: institute.id,
+              email,
+              name: email,
+              role: 'teacher',
+              api_token_hash: `h-${email}`,
+              secret_key_encrypted: 's',
+              active: true,
+              created_at: 1,
+              updated_at: 1,
+            })
+            .returning('id')
+            .executeTakeFirstOrThrow();
+          ids.push(row.id);
+        }
+        await migrateToLatest(database);
+        const rows = await database.db.selectFrom('users').select(['id', 'email']).orderBy('id').execute();
+        assert.deepEqual(
+          rows.map((row) => row.email),
+          [
+            'admA@a.test',
+            `duplicate-${ids[1]}-of-ADMA@a.test`,
+            'other@a.test',
+            `duplicate-${ids[3]}-of-adma@A.TEST`,
+          ],
+        );
+        await assert.rejects(
+          database.db
+            .insertInto('users')
+            .values({
+              institute_id: institute.id,
+              email: 'OTHER@A.test',
+              name: 'again',
+              role: 'teacher',
+              api_token_hash: 'h-again',
+              secret_key_encrypted: 's',
+              active: true,
+              created_at: 1,
+              updated_at: 1,
+            })
+            .execute(),
+        );
       } finally {
         await database.destroy();
         await target.drop();

@@ -76,7 +76,14 @@ for (const dialect of DIALECTS) {
 
     it('accepts each nonce once when many uses arrive together, duplicates included', async () => {
       const store = createNonceStore(database.db, 'request');
-      const use = (nonce: string) => ({ userId, nonce, timestamp: '1000', expiresAt: 10_000, now: 1000 });
+      const use = (nonce: string) => ({
+        userId,
+        nonce,
+        timestamp: '1000',
+        signature: 'ab'.repeat(32),
+        expiresAt: 10_000,
+        now: 1000,
+      });
       const answers = await Promise.all([
         store.remember(use('1')),
         store.remember(use('2')),
@@ -87,6 +94,26 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(answers, [true, true, false, true, false]);
       assert.equal(await store.remember(use('3')), false);
       assert.equal(await store.remember({ ...use('3'), now: 20_000, expiresAt: 30_000 }), true);
+    });
+
+    it('under the signature policy, accepts requests sharing nonce and timestamp in one group once each', async () => {
+      const store = createNonceStore(database.db, 'signature');
+      const use = (signature: string) => ({
+        userId,
+        nonce: '1795226927',
+        timestamp: '1795226927619',
+        signature,
+        expiresAt: 10_000,
+        now: 1000,
+      });
+      const [first, second] = ['c0'.repeat(32), 'd1'.repeat(32)];
+      const answers = await Promise.all([
+        store.remember(use(first)),
+        store.remember(use(second)),
+        store.remember(use(first.toUpperCase())),
+        store.remember(use(second)),
+      ]);
+      assert.deepEqual(answers, [true, true, false, false]);
     });
   });
 }

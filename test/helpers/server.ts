@@ -114,7 +114,13 @@ async function storageEnv(): Promise<Record<string, string>> {
  */
 export async function startTestServer(
   dialect: DialectName,
-  options: { env?: Record<string, string>; clock?: Clock; port?: number } = {},
+  options: {
+    env?: Record<string, string>;
+    clock?: Clock;
+    port?: number;
+    /** Runs on the built app before it listens (hooks can still be added then). */
+    beforeListen?: (app: App) => void;
+  } = {},
 ): Promise<TestServer> {
   const database = await createTestDatabase(dialect);
   const config = loadConfig({
@@ -129,6 +135,7 @@ export async function startTestServer(
     logger: pino({ level: 'silent' }),
     ...(options.clock ? { clock: options.clock } : {}),
   });
+  options.beforeListen?.(app);
   await app.server.listen({ port: options.port ?? 0, host: '127.0.0.1' });
   const address = app.server.server.address();
   if (address === null || typeof address === 'string') throw new Error('no port');

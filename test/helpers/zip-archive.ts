@@ -10,9 +10,12 @@ export interface ZipEntryDigest {
   readonly sha256: string;
   /** 0 stored, 8 deflated. */
   readonly compressionMethod: number;
-  /** The entry's bytes as UTF-8, for `manifest.json` only (other entries may be large). */
+  /** The entry's bytes as UTF-8, for the generated `manifest.json` and `students.csv` only (others may be large). */
   readonly text?: string;
 }
+
+/** The files the archive makes itself, at its root, after the handed-in files. */
+const GENERATED = ['students.csv', 'manifest.json'];
 
 /**
  * Opens a zip (a buffer or a file path) with yauzl, as an unzipper would, streaming each entry once
@@ -38,14 +41,14 @@ export async function digestZip(source: Buffer | string): Promise<Map<string, Zi
         const bytes = chunk as Buffer;
         size += bytes.length;
         hash.update(bytes);
-        if (entry.fileName === 'manifest.json') kept.push(bytes);
+        if (GENERATED.includes(entry.fileName)) kept.push(bytes);
       }
       entries.set(entry.fileName, {
         name: entry.fileName,
         size,
         sha256: hash.digest('hex'),
         compressionMethod: entry.compressionMethod,
-        ...(entry.fileName === 'manifest.json' ? { text: Buffer.concat(kept).toString('utf8') } : {}),
+        ...(GENERATED.includes(entry.fileName) ? { text: Buffer.concat(kept).toString('utf8') } : {}),
       });
     }
   } finally {
@@ -64,6 +67,8 @@ export function manifestOf(entries: ReadonlyMap<string, ZipEntryDigest>): Manife
   const files: unknown = manifest.files;
   assert.ok(Array.isArray(files), 'files is a list');
   assert.equal(manifest.file_count, manifest.files.length);
+  assert.ok(Array.isArray(manifest.students), 'students is a list');
+  assert.equal(manifest.student_count, manifest.students.length);
   assert.equal(
     manifest.total_size,
     manifest.files.reduce((sum, file) => sum + file.size, 0),
@@ -72,7 +77,48 @@ export function manifestOf(entries: ReadonlyMap<string, ZipEntryDigest>): Manife
 }
 
 /**
- * Asserts the archive holds exactly the manifest's files plus `manifest.json`, each entry with the
+ * Parses the archive's `students.csv` (RFC 4180: quoted cells, doubled quotes, CRLF rows, a leading
+ * byte order mark). Returns its rows as objects keyed by the header.
+ */
+export function studentsCsvOf(entries: ReadonlyMap<string, ZipEntryDigest>): Record<string, string>[] {
+  const text = entries.get('students.csv')?.text;
+  assert.ok(text !== undefined, 'the archive has a students.csv');
+  assert.ok(text.startsWith('\uFEFF'), 'students.csv starts with a byte order mark');
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let cell = '';
+  let quoted = false;
+  for (let index = 1; index < text.length; index += 1) {
+    const char = text[index];
+    if (quoted) {
+      if (char === '"' && text[index + 1] === '"') {
+        cell += '"';
+        index += 1;
+      } else if (char === '"') quoted = false;
+      else cell += char;
+    } else if (char === '"') quoted = true;
+    else if (char === ',') {
+      row.push(cell);
+      cell = '';
+    } else if (char === '\r' && text[index + 1] === '\n') {
+      row.push(cell);
+      rows.push(row);
+      row = [];
+      cell = '';
+      index += 1;
+    } else cell += char;
+  }
+  assert.equal(cell, '', 'students.csv ends with a line break');
+  const [header, ...body] = rows;
+  assert.ok(header !== undefined, 'students.csv has a header');
+  return body.map((cells) => {
+    assert.equal(cells.length, header.length, 'every row has every column');
+    return Object.fromEntries(header.map((name, index) => [name, cells[index] ?? '']));
+  });
+}
+
+/**
+ * Asserts the archive holds exactly the manifest's files plus `students.csv` and `manifest.json`, each entry with the
  * size and SHA-256 the manifest gives it. Returns the manifest's files by path.
  */
 export function assertMatchesManifest(
@@ -82,7 +128,7 @@ export function assertMatchesManifest(
   const listed = new Map(manifest.files.map((file) => [file.path, file]));
   assert.equal(listed.size, manifest.files.length, 'no path is listed twice');
   assert.deepEqual(
-    [...entries.keys()].filter((name) => name !== 'manifest.json').sort(),
+    [...entries.keys()].filter((name) => !GENERATED.includes(name)).sort(),
     [...listed.keys()].sort(),
     'the archive holds exactly the listed files',
   );

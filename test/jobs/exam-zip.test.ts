@@ -7,8 +7,12 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import pino from 'pino';
 import type { Actor } from '../../src/domain/access.ts';
 import {
+  buildStudentIndex,
+  csvCell,
   type ExamExport,
+  type PlannedFile,
   safeFileName,
+  studentsCsv,
   sessionFolder,
   uniqueNames,
   zipJobStatus,
@@ -50,6 +54,69 @@ describe('exam zip naming and status (pure)', () => {
     assert.equal(unique('a (2).pdf'), 'a (2) (2).pdf');
     assert.equal(unique('README'), 'README');
     assert.equal(unique('readme'), 'readme (2)');
+  });
+
+  it('writes CSV cells escaped (RFC 4180) and formula-looking text as text', () => {
+    assert.equal(csvCell('plain'), 'plain');
+    assert.equal(csvCell(null), '');
+    assert.equal(csvCell(12), '12');
+    assert.equal(csvCell(false), 'false');
+    assert.equal(csvCell('a,b'), '"a,b"');
+    assert.equal(csvCell('say "hi"'), '"say ""hi"""');
+    assert.equal(csvCell('two\nlines'), '"two\nlines"');
+    for (const start of ['=', '+', '-', '@', '\t']) {
+      assert.equal(csvCell(`${start}1`), `'${start}1`, JSON.stringify(start));
+    }
+    assert.equal(csvCell('=a,"b"'), `"'=a,""b"""`);
+    assert.equal(csvCell('\rcmd'), `"'\rcmd"`);
+    assert.equal(csvCell('a=b'), 'a=b', 'only a leading sign is a formula');
+  });
+
+  it('indexes every student, with or without files, in students.csv', () => {
+    const file = (sessionId: number, path: string) => ({ sessionId, path }) as PlannedFile;
+    const index = buildStudentIndex(
+      [
+        {
+          sessionId: 1,
+          name: 'Ada',
+          email: 'ada@x.org',
+          status: 'exam_finished',
+          archived: false,
+          startTime: 0,
+          endTime: 60_000,
+          endReason: 'finished',
+        },
+        {
+          sessionId: 2,
+          name: 'Idle',
+          email: 'idle@x.org',
+          status: 'registered',
+          archived: true,
+          startTime: null,
+          endTime: null,
+          endReason: null,
+        },
+      ],
+      [file(1, '1-ada@x.org/a.pdf'), file(1, '1-ada@x.org/b.pdf')],
+    );
+    assert.deepEqual(index[1], {
+      student_session_id: 2,
+      name: 'Idle',
+      email: 'idle@x.org',
+      status: 'registered',
+      archived: true,
+      start_time: null,
+      end_time: null,
+      end_reason: null,
+      folder: null,
+      files: [],
+    });
+    assert.equal(
+      studentsCsv(index),
+      '\uFEFFstudent_session_id,name,email,status,archived,start_time,end_time,end_reason,file_count,folder,files\r\n' +
+        '1,Ada,ada@x.org,exam_finished,false,1970-01-01T00:00:00.000Z,1970-01-01T00:01:00.000Z,finished,2,1-ada@x.org,"1-ada@x.org/a.pdf\n1-ada@x.org/b.pdf"\r\n' +
+        '2,Idle,idle@x.org,registered,true,,,,0,,\r\n',
+    );
   });
 
   it('names a session folder after its id and a path-safe email', () => {

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { examEndedMail, examLinkMail, type ExamLinkContent, formatTime } from '../../src/mail/templates.ts';
+import {
+  examEndedMail,
+  examLinkMail,
+  type ExamLinkContent,
+  formatTime,
+  formatZonedTime,
+  needsList,
+} from '../../src/mail/templates.ts';
 
 const ROOM = 'https://exams.example.org/room/0123456789abcdef0123456789abcdef';
 const NINE = Date.parse('2026-11-21T09:00:00Z');
@@ -14,6 +21,7 @@ function content(overrides: Partial<ExamLinkContent> = {}): ExamLinkContent {
     from: NINE,
     until: NOON,
     durationMinutes: 90,
+    needs: { webCam: false, screenShare: false, mobileCam: false, uploadAnswers: false },
     individualInfo: null,
     individualInfoIsHtml: false,
     ...overrides,
@@ -49,6 +57,68 @@ describe('mail templates', () => {
       assert.ok(!open.text.includes('Once started'));
       assert.ok(!open.html.includes('You may start'));
       assert.ok(examLinkMail(content({ durationMinutes: 1 })).text.includes('you have 1 minute.'));
+    });
+
+    it('names the exam time zone beside UTC when the exam has one', () => {
+      const mail = examLinkMail(content({ timeZone: 'Europe/Berlin' }));
+      for (const part of [mail.text, mail.html]) {
+        assert.ok(
+          part.includes(
+            'You may start from 2026-11-21 10:00 Europe/Berlin (09:00 UTC) until 2026-11-21 13:00 Europe/Berlin (12:00 UTC).',
+          ),
+          part,
+        );
+      }
+      assert.equal(formatZonedTime(NINE, 'UTC'), '2026-11-21 09:00 UTC');
+      assert.equal(formatZonedTime(NINE, null), '2026-11-21 09:00 UTC');
+      assert.equal(
+        formatZonedTime(NINE, 'America/New_York'),
+        '2026-11-21 04:00 America/New_York (09:00 UTC)',
+      );
+      assert.equal(
+        formatZonedTime(NINE, 'Not/AZone'),
+        '2026-11-21 09:00 UTC',
+        'an unknown zone falls back to UTC',
+      );
+    });
+
+    it('says what the student needs, derived from the exam settings', () => {
+      const everything = examLinkMail(
+        content({ needs: { webCam: true, screenShare: true, mobileCam: true, uploadAnswers: true } }),
+      );
+      for (const part of [everything.text, everything.html]) {
+        assert.ok(part.includes('What you need:'));
+        assert.ok(
+          part.includes(
+            'A computer (desktop or laptop) with a current Google Chrome, Microsoft Edge or Mozilla Firefox.',
+          ),
+        );
+        assert.ok(part.includes('A camera and a microphone'));
+        assert.ok(part.includes('An identity card with your photo'));
+        assert.ok(part.includes('share your entire screen'));
+        assert.ok(part.includes('A phone with a camera'));
+        assert.ok(part.includes('A steady internet connection (at least 1 Mbit/s).'));
+        assert.ok(part.includes('you upload them in the exam room'));
+        assert.ok(part.includes('the exam room checks your equipment'));
+      }
+      assert.ok(everything.text.includes('What you need:\n- A computer'));
+      assert.ok(everything.html.includes('<ul>\n<li>A computer'));
+
+      const screenOnly = needsList({
+        webCam: false,
+        screenShare: true,
+        mobileCam: false,
+        uploadAnswers: false,
+      });
+      assert.equal(screenOnly.length, 3, JSON.stringify(screenOnly));
+      assert.ok(!screenOnly.some((need) => /camera|A phone with|identity/i.test(need)));
+
+      const nothing = examLinkMail(content());
+      assert.deepEqual(needsList(content().needs), [
+        'A computer (desktop or laptop) with a current Google Chrome, Microsoft Edge or Mozilla Firefox. Phones and tablets cannot run the exam room.',
+      ]);
+      assert.ok(!nothing.text.includes('internet connection'), 'nothing recorded: no speed asked for');
+      assert.ok(!nothing.text.includes('checks your equipment'));
     });
 
     it('escapes what users typed in the HTML part and keeps it as typed in the text part', () => {

@@ -9,7 +9,9 @@ import {
   type Params,
   requiredOnCreate,
 } from '../input.ts';
+import { readLanguage } from '../languages.ts';
 import type { ListFields } from '../listing.ts';
+import { ianaTimeZone } from '../time-zones.ts';
 
 export const EXAM_TYPES = ['demo', 'classroom', 'record_review', 'live_proctoring'] as const;
 export type ExamType = (typeof EXAM_TYPES)[number];
@@ -33,6 +35,10 @@ export const EXAM_FLAGS = {
   allowCalculator: 'allow_calculator',
   allowPenPaper: 'allow_pen_paper',
   allowAdditional: 'allow_additional',
+  // Read by clients of the original service (step 7); stored, no rule of the service acts on them.
+  globalProctoring: 'global_proctoring',
+  globalReviewing: 'global_reviewing',
+  archived: 'archived',
 } as const;
 export type ExamFlag = keyof typeof EXAM_FLAGS;
 
@@ -44,6 +50,7 @@ export const EXAM_TEXTS = {
   allowedTextbooks: 'allowed_textbooks',
   allowedCalculatorType: 'allowed_calculator_type',
   allowedAdditional: 'allowed_additional',
+  terms: 'terms',
 } as const;
 export type ExamText = keyof typeof EXAM_TEXTS;
 
@@ -55,6 +62,10 @@ export type ExamAttributes = {
   readonly durationMinutes: number | null;
   readonly startTime: number | null;
   readonly endTime: number | null;
+  /** A supported BCP 47 tag (src/domain/languages.ts) when written through the API. */
+  readonly examLanguage: string;
+  /** An IANA time zone name. */
+  readonly timezone: string;
 } & { readonly [K in ExamFlag]: boolean } & { readonly [K in ExamText]: string | null };
 
 export type Exam = ExamAttributes & {
@@ -79,6 +90,11 @@ export const EXAM_LIST_FIELDS: ListFields = {
   duration_minutes: { column: 'duration_minutes', type: 'integer' },
   start_time: { column: 'start_time', type: 'time' },
   end_time: { column: 'end_time', type: 'time' },
+  global_proctoring: { column: 'global_proctoring', type: 'boolean', notNull: true },
+  global_reviewing: { column: 'global_reviewing', type: 'boolean', notNull: true },
+  archived: { column: 'archived', type: 'boolean', notNull: true },
+  exam_language: { column: 'exam_language', type: 'string', notNull: true },
+  timezone: { column: 'timezone', type: 'string', notNull: true },
   created_at: { column: 'created_at', type: 'time', notNull: true },
   updated_at: { column: 'updated_at', type: 'time', notNull: true },
 };
@@ -87,6 +103,17 @@ export const EXAM_LIST_FIELDS: ListFields = {
 function aliased(params: Params, name: string, alias: string): Params {
   if (has(params, name) || !has(params, alias)) return params;
   return { ...params, [name]: params[alias] };
+}
+
+/** An IANA time zone name, when sent; never blank. Throws Invalid naming `timezone`. */
+function readTimeZone(params: Params): string | undefined {
+  if (!has(params, 'timezone')) return undefined;
+  const text = optionalString(params, 'timezone');
+  if (text === undefined || text === null || text.trim() === '')
+    throw new Invalid('timezone', "can't be blank");
+  const zone = ianaTimeZone(text);
+  if (zone === undefined) throw new Invalid('timezone', 'is not an IANA time zone name');
+  return zone;
 }
 
 /**
@@ -112,6 +139,10 @@ export function readExamChanges(input: Params, mode: 'create' | 'update'): ExamC
   if (startTime !== undefined) changes.startTime = startTime;
   const endTime = optionalTime(params, 'end_time');
   if (endTime !== undefined) changes.endTime = endTime;
+  const examLanguage = readLanguage(params, 'exam_language');
+  if (examLanguage !== undefined) changes.examLanguage = examLanguage;
+  const timezone = readTimeZone(params);
+  if (timezone !== undefined) changes.timezone = timezone;
   for (const [key, field] of Object.entries(EXAM_FLAGS) as [ExamFlag, string][]) {
     const value = optionalBoolean(params, field);
     if (value !== undefined) changes[key] = value;
@@ -123,15 +154,27 @@ export function readExamChanges(input: Params, mode: 'create' | 'update'): ExamC
   return changes;
 }
 
-/** The defaults of a new exam, before the request's own values. */
-export function newExamDefaults(): Omit<ExamAttributes, 'name' | 'type'> {
+/**
+ * The defaults of a new exam, before the request's own values: open, flags off but `use_duration`,
+ * no texts, the institute's language (`language`) and UTC.
+ */
+export function newExamDefaults(language: string): Omit<ExamAttributes, 'name' | 'type'> {
   const flags = Object.fromEntries(Object.keys(EXAM_FLAGS).map((key) => [key, key === 'useDuration'])) as {
     [K in ExamFlag]: boolean;
   };
   const texts = Object.fromEntries(Object.keys(EXAM_TEXTS).map((key) => [key, null])) as {
     [K in ExamText]: string | null;
   };
-  return { status: 'open', durationMinutes: null, startTime: null, endTime: null, ...flags, ...texts };
+  return {
+    status: 'open',
+    durationMinutes: null,
+    startTime: null,
+    endTime: null,
+    examLanguage: language,
+    timezone: 'UTC',
+    ...flags,
+    ...texts,
+  };
 }
 
 /** Checks the rules that involve several fields of the exam as it will be saved; throws ParamMissing or Invalid. */
@@ -140,4 +183,21 @@ export function checkExam(exam: ExamAttributes): void {
   if (exam.startTime !== null && exam.endTime !== null && exam.endTime < exam.startTime) {
     throw new Invalid('end_time', 'must be after start_time');
   }
+}
+
+/**
+ * The `mode` of the original service: eight characters, each `0` or `1`, one position per exam
+ * type. The public Python wrapper (gbaelen/ProctorExam-python-api-wrapper, `Exam.get_exam_type`)
+ * reads position 4 as live proctoring and position 3 as record & review, and anything else as a
+ * classroom exam; positions 1 (demo) and 2 (classroom) continue that order of the type list, and
+ * 0, 5, 6 and 7 are always `0` (docs/api-v3-exams.md). Returns the string for `type`.
+ */
+export function examMode(type: ExamType): string {
+  const position = EXAM_TYPES.indexOf(type) + 1;
+  return Array.from({ length: 8 }, (_unused, index) => (index === position ? '1' : '0')).join('');
+}
+
+/** Whether students can see the exam: `open` and `closed` exams are published, drafts are not. */
+export function isPublished(exam: Pick<Exam, 'status'>): boolean {
+  return exam.status === 'open' || exam.status === 'closed';
 }

@@ -42,6 +42,8 @@ function examFromRow(row: ExamRow, comanagerIds: readonly number[]): Exam {
     durationMinutes: row.duration_minutes,
     startTime: row.start_time,
     endTime: row.end_time,
+    examLanguage: row.exam_language,
+    timezone: row.timezone,
     ...flags,
     ...texts,
     comanagerIds,
@@ -58,6 +60,8 @@ function columnsFrom(changes: ExamChanges): Updateable<ExamsTable> {
   if (changes.durationMinutes !== undefined) values.duration_minutes = changes.durationMinutes;
   if (changes.startTime !== undefined) values.start_time = changes.startTime;
   if (changes.endTime !== undefined) values.end_time = changes.endTime;
+  if (changes.examLanguage !== undefined) values.exam_language = changes.examLanguage;
+  if (changes.timezone !== undefined) values.timezone = changes.timezone;
   for (const [key, column] of Object.entries({ ...EXAM_FLAGS, ...EXAM_TEXTS }) as [
     keyof ExamChanges,
     string,
@@ -100,6 +104,16 @@ export async function insertExam(
   } as Insertable<ExamsTable>;
   const row = await db.insertInto('exams').values(values).returningAll().executeTakeFirstOrThrow();
   return examFromRow(row, []);
+}
+
+/** The default language of an institute, or undefined when there is no such institute. */
+export async function instituteLanguage(db: Db, instituteId: number): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('institutes')
+    .select('default_language')
+    .where('id', '=', instituteId)
+    .executeTakeFirst();
+  return row?.default_language;
 }
 
 /** Returns the exam, or undefined (deleted exams included; callers decide). */

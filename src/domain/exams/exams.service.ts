@@ -5,6 +5,7 @@ import { Forbidden, NotFound } from '../errors.ts';
 import { findManageableExam, findVisibleExam } from './exam-access.ts';
 import type { Params } from '../input.ts';
 import { type Page, parseListQuery } from '../listing.ts';
+import { canonicalLanguage } from '../languages.ts';
 import {
   checkExam,
   EXAM_LIST_FIELDS,
@@ -13,7 +14,7 @@ import {
   newExamDefaults,
   readExamChanges,
 } from './exam.ts';
-import { insertExam, listAllExams, listExams, updateExam } from './exams.repository.ts';
+import { insertExam, instituteLanguage, listAllExams, listExams, updateExam } from './exams.repository.ts';
 
 export interface ExamsService {
   /** Creates an exam owned by the actor. Throws Forbidden (role), ParamMissing or Invalid. */
@@ -40,7 +41,10 @@ export function createExamsService(deps: { db: Db; clock: Clock }): ExamsService
     async create(actor, params) {
       if (!canCreateExam(actor)) throw new Forbidden();
       const changes = readExamChanges(params, 'create');
-      const attributes = { ...newExamDefaults(), ...changes } as ExamAttributes;
+      // An exam speaks its institute's language unless the request names one; a language set
+      // before the list of supported ones existed falls back to English.
+      const language = canonicalLanguage((await instituteLanguage(db, actor.instituteId)) ?? 'en') ?? 'en';
+      const attributes = { ...newExamDefaults(language), ...changes } as ExamAttributes;
       checkExam(attributes);
       return insertExam(db, { instituteId: actor.instituteId, userId: actor.id }, attributes, clock.now());
     },

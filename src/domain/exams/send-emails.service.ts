@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.ts';
 import type { Outbox } from '../../mail/outbox.ts';
-import { examLinkMail, type ExamLinkContent } from '../../mail/templates.ts';
+import { examLinkMail, type ExamLinkContent, examNeeds } from '../../mail/templates.ts';
 import type { Actor } from '../access.ts';
 import type { Clock } from '../clock.ts';
 import { findInstitute } from '../institutes/institutes.repository.ts';
@@ -43,6 +43,8 @@ export function examLinkContent(exam: Exam, session: StudentSession, publicUrl: 
     from: session.openTime ?? exam.startTime,
     until: exam.endTime,
     durationMinutes: exam.useDuration && session.useDuration ? exam.durationMinutes : null,
+    timeZone: exam.timezone,
+    needs: examNeeds(exam),
     individualInfo: session.individualInfo,
     individualInfoIsHtml: session.isIndividualInfoHtml,
   };

@@ -207,25 +207,150 @@ export interface ManifestFile {
   readonly uploaded_at: string;
 }
 
+/** A student session of the exam, as the archive's index lists it (the repository's rows, mapped). */
+export interface ExamStudent {
+  readonly sessionId: number;
+  readonly name: string;
+  readonly email: string;
+  readonly status: string;
+  readonly archived: boolean;
+  /** Epoch milliseconds, or null. */
+  readonly startTime: number | null;
+  readonly endTime: number | null;
+  readonly endReason: string | null;
+}
+
+/** One student as `students.csv` and the manifest's `students` list them. */
+export interface ManifestStudent {
+  readonly student_session_id: number;
+  readonly name: string;
+  readonly email: string;
+  readonly status: string;
+  readonly archived: boolean;
+  readonly start_time: string | null;
+  readonly end_time: string | null;
+  readonly end_reason: string | null;
+  /** The session's folder in the archive, or null when it handed nothing in (no folder exists). */
+  readonly folder: string | null;
+  /** Paths of the session's files in the archive, in archive order; empty when it handed nothing in. */
+  readonly files: readonly string[];
+}
+
 /** `manifest.json`, at the root of the archive. */
 export interface Manifest {
   readonly exam_id: number;
   readonly generated_at: string;
   readonly file_count: number;
   readonly total_size: number;
+  readonly student_count: number;
+  readonly students: readonly ManifestStudent[];
   readonly files: readonly ManifestFile[];
+}
+
+function isoOrNull(millis: number | null): string | null {
+  return millis === null ? null : new Date(millis).toISOString();
+}
+
+/**
+ * The index of the archive: every student of the exam (`students`, as the repository lists them:
+ * archived sessions and sessions that handed nothing in included), each with the paths of its files
+ * among `files`. Returns them in the order given.
+ */
+export function buildStudentIndex(
+  students: readonly ExamStudent[],
+  files: readonly PlannedFile[],
+): ManifestStudent[] {
+  const bySession = new Map<number, string[]>();
+  for (const file of files) {
+    const paths = bySession.get(file.sessionId) ?? [];
+    paths.push(file.path);
+    bySession.set(file.sessionId, paths);
+  }
+  return students.map((student) => {
+    const paths = bySession.get(student.sessionId) ?? [];
+    return {
+      student_session_id: student.sessionId,
+      name: student.name,
+      email: student.email,
+      status: student.status,
+      archived: student.archived,
+      start_time: isoOrNull(student.startTime),
+      end_time: isoOrNull(student.endTime),
+      end_reason: student.endReason,
+      folder: paths.length === 0 ? null : sessionFolder(student.sessionId, student.email),
+      files: paths,
+    };
+  });
+}
+
+/** The columns of `students.csv`, in order. */
+export const STUDENTS_CSV_COLUMNS = [
+  'student_session_id',
+  'name',
+  'email',
+  'status',
+  'archived',
+  'start_time',
+  'end_time',
+  'end_reason',
+  'file_count',
+  'folder',
+  'files',
+] as const;
+
+/**
+ * One CSV cell: text a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, a tab
+ * or a carriage return) gets a leading `'`, so a student named `=HYPERLINK(...)` stays text; then a
+ * cell holding a comma, a quote or a line break is quoted, its quotes doubled (RFC 4180). Returns
+ * the cell as written.
+ */
+export function csvCell(value: string | number | boolean | null): string {
+  let text = value === null ? '' : String(value);
+  if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+/**
+ * `students.csv`: a header and one row per student of the index, CRLF line ends, UTF-8 with a byte
+ * order mark (without it, Excel reads UTF-8 names as another code page). A student's files are one
+ * cell, their paths one per line. Returns the text.
+ */
+export function studentsCsv(students: readonly ManifestStudent[]): string {
+  const rows = students.map((student) =>
+    [
+      student.student_session_id,
+      student.name,
+      student.email,
+      student.status,
+      student.archived,
+      student.start_time,
+      student.end_time,
+      student.end_reason,
+      student.files.length,
+      student.folder,
+      student.files.join('\n'),
+    ].map(csvCell),
+  );
+  return `\uFEFF${[STUDENTS_CSV_COLUMNS.map(csvCell), ...rows].map((row) => row.join(',')).join('\r\n')}\r\n`;
 }
 
 /**
  * The manifest of an archive of `files`, whose sizes and SHA-256 were measured while they were
- * written into it (and matched their records). Returns it.
+ * written into it (and matched their records), with the index of every student. Returns it.
  */
-export function buildManifest(examId: number, generatedAt: number, files: readonly PlannedFile[]): Manifest {
+export function buildManifest(
+  examId: number,
+  generatedAt: number,
+  files: readonly PlannedFile[],
+  students: readonly ManifestStudent[],
+): Manifest {
   return {
     exam_id: examId,
     generated_at: new Date(generatedAt).toISOString(),
     file_count: files.length,
     total_size: files.reduce((sum, file) => sum + file.size, 0),
+    student_count: students.length,
+    students,
     files: files.map((file) => ({
       path: file.path,
       original_name: file.originalName,

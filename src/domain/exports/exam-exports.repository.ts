@@ -2,7 +2,7 @@ import type { Selectable, Updateable } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { ExamZipExportsTable } from '../../db/tables.ts';
 import { UPLOAD_KIND } from '../student-sessions/session-file.ts';
-import { EXPORT_STATUSES, type ExamExport, type HandedInFile } from './exam-export.ts';
+import { EXPORT_STATUSES, type ExamExport, type ExamStudent, type HandedInFile } from './exam-export.ts';
 
 function exportFromRow(row: Selectable<ExamZipExportsTable>): ExamExport {
   const status = EXPORT_STATUSES.find((known) => known === row.status);
@@ -187,5 +187,28 @@ export async function listHandedInFiles(db: Db, examId: number): Promise<HandedI
     size: row.size,
     sha256: row.sha256,
     createdAt: row.created_at,
+  }));
+}
+
+/**
+ * Every student session of the exam, archived ones included (they took place), ordered by id: the
+ * rows of the archive's index, whether or not they handed anything in. Returns them.
+ */
+export async function listExamStudents(db: Db, examId: number): Promise<ExamStudent[]> {
+  const rows = await db
+    .selectFrom('student_sessions')
+    .select(['id', 'name', 'email', 'status', 'archived', 'start_time', 'end_time', 'end_reason'])
+    .where('exam_id', '=', examId)
+    .orderBy('id')
+    .execute();
+  return rows.map((row) => ({
+    sessionId: row.id,
+    name: row.name,
+    email: row.email,
+    status: row.status,
+    archived: Boolean(row.archived),
+    startTime: row.start_time,
+    endTime: row.end_time,
+    endReason: row.end_reason,
   }));
 }

@@ -11,11 +11,14 @@ import type { StoredFile } from '../files/file.ts';
 import type { FilesService } from '../files/files.service.ts';
 import {
   buildManifest,
+  buildStudentIndex,
   EXAM_ZIP_JOB,
+  type ExamStudent,
   type ExamExport,
   NO_ZIP,
   type PlannedFile,
   planArchive,
+  studentsCsv,
   worthCompressing,
   zipDedupeKey,
   zipFileName,
@@ -27,6 +30,7 @@ import {
   findLatestExport,
   type HeldAttempt,
   insertExport,
+  listExamStudents,
   listHandedInFiles,
   releaseEarlierArchives,
   updateHeldExport,
@@ -149,6 +153,7 @@ export function createExamExportsService(deps: {
   async function storeArchive(
     examId: number,
     planned: readonly PlannedFile[],
+    students: readonly ExamStudent[],
     job: ExportJob,
   ): Promise<StoredFile> {
     const generatedAt = clock.now();
@@ -172,11 +177,18 @@ export function createExamExportsService(deps: {
         }
       },
     }));
+    const index = buildStudentIndex(students, planned);
     const body = streamArchive({
       entries,
-      manifest: () =>
-        Buffer.from(`${JSON.stringify(buildManifest(examId, generatedAt, planned), null, 2)}\n`),
-      manifestModifiedAt: new Date(generatedAt),
+      generated: [
+        { path: 'students.csv', content: () => Buffer.from(studentsCsv(index)) },
+        {
+          path: 'manifest.json',
+          content: () =>
+            Buffer.from(`${JSON.stringify(buildManifest(examId, generatedAt, planned, index), null, 2)}\n`),
+        },
+      ],
+      generatedModifiedAt: new Date(generatedAt),
       signal: job.signal,
       async beforeEntry(index) {
         const now = clock.now();
@@ -251,7 +263,8 @@ export function createExamExportsService(deps: {
       let archive: StoredFile;
       try {
         const planned = planArchive(await listHandedInFiles(db, exported.examId));
-        archive = await storeArchive(exported.examId, planned, job);
+        const students = await listExamStudents(db, exported.examId);
+        archive = await storeArchive(exported.examId, planned, students, job);
       } catch (error) {
         await recordFailure(error);
         throw error;

@@ -18,14 +18,22 @@ export interface ArchiveEntry {
   open(): Promise<Readable>;
 }
 
+/** A small file the archive makes itself (an index), written after every stored file. */
+export interface GeneratedEntry {
+  /** Path inside the archive. */
+  readonly path: string;
+  /** Its bytes, made once every stored file has been written and checked. */
+  content(): Buffer;
+}
+
 export interface ArchiveOptions {
   readonly entries: readonly ArchiveEntry[];
-  /** The last entry, `manifest.json`, made once every other entry has been written and checked. */
-  manifest(): Buffer;
-  readonly manifestModifiedAt: Date;
+  /** Written last, in this order (`students.csv`, then `manifest.json`), each deflated. */
+  readonly generated: readonly GeneratedEntry[];
+  readonly generatedModifiedAt: Date;
   /**
-   * Called before entry `index` is opened (and with `entries.length` before the manifest); a
-   * rejection fails the archive. Progress reports go here.
+   * Called before entry `index` is opened (and with `entries.length` before the generated files);
+   * a rejection fails the archive. Progress reports go here.
    */
   beforeEntry(index: number): Promise<void>;
   /** Aborting it fails the archive at once with the signal's reason. */
@@ -67,7 +75,7 @@ function asError(reason: unknown): Error {
 }
 
 /**
- * Streams a zip of `entries` followed by `manifest.json`. Nothing is buffered beyond the streams'
+ * Streams a zip of `entries` followed by the `generated` files (the index and the manifest). Nothing is buffered beyond the streams'
  * own buffers: each file is opened only when the one before it has been written, and the archive
  * advances only as fast as its reader consumes it (yazl pipes with backpressure). Sizes beyond
  * 4 GiB use ZIP64 on their own.
@@ -126,16 +134,17 @@ export function streamArchive(options: ArchiveOptions): Readable {
       },
     );
   }
-  zip.addReadStreamLazy(
-    'manifest.json',
-    { compress: true, mtime: options.manifestModifiedAt },
-    (callback) => {
-      if (failed) return;
-      options
-        .beforeEntry(entries.length)
-        .then(() => callback(null, Readable.from([options.manifest()])), fail);
-    },
-  );
+  for (const [index, generated] of options.generated.entries()) {
+    zip.addReadStreamLazy(
+      generated.path,
+      { compress: true, mtime: options.generatedModifiedAt },
+      (callback) => {
+        if (failed) return;
+        const ready = index === 0 ? options.beforeEntry(entries.length) : Promise.resolve();
+        ready.then(() => generated.content()).then((body) => callback(null, Readable.from([body])), fail);
+      },
+    );
+  }
   zip.end();
   return output;
 }

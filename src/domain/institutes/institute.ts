@@ -1,5 +1,6 @@
 import { Invalid, ParamMissing } from '../errors.ts';
-import { has, optionalBoolean, optionalInteger, optionalString, type Params } from '../input.ts';
+import { optionalBoolean, optionalInteger, optionalString, type Params } from '../input.ts';
+import { readLanguage } from '../languages.ts';
 import type { ListFields } from '../listing.ts';
 
 export interface Institute {
@@ -61,9 +62,6 @@ export const INSTITUTE_LIST_FIELDS: ListFields = {
 /** The largest retention period the integer column holds (days). */
 const MAX_RETENTION_DAYS = 2_147_483_647;
 
-/** A BCP 47-style language tag: `en`, `de-CH`, `pt_BR`, `zh-Hant-TW`. */
-const LANGUAGE_TAG = /^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$/;
-
 /** A name that must not be blank when sent, and must be sent on create. Throws ParamMissing. */
 function readName(params: Params, field: string, mode: 'create' | 'update'): string | undefined {
   const value = optionalString(params, field);
@@ -89,17 +87,6 @@ function readCallbackUrl(params: Params): string | null | undefined {
   return text;
 }
 
-function readLanguage(params: Params): string | undefined {
-  if (!has(params, 'default_language')) return undefined;
-  const value = optionalString(params, 'default_language');
-  if (value === undefined || value === null || value.trim() === '') {
-    throw new Invalid('default_language', "can't be blank");
-  }
-  const text = value.trim();
-  if (!LANGUAGE_TAG.test(text)) throw new Invalid('default_language', 'is not a valid language tag');
-  return text;
-}
-
 /**
  * Reads the institute settings a create or update request carries. Returns only what was sent;
  * throws ParamMissing (a blank or, on create, absent `name` or `short_name`) or Invalid naming the
@@ -119,7 +106,7 @@ export function readInstituteChanges(params: Params, mode: 'create' | 'update'):
   }
   const retention = optionalInteger(params, 'session_retention_period', 1, MAX_RETENTION_DAYS);
   if (retention !== undefined) changes.sessionRetentionPeriod = retention;
-  const language = readLanguage(params);
+  const language = readLanguage(params, 'default_language');
   if (language !== undefined) changes.defaultLanguage = language;
   return changes;
 }

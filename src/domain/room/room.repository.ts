@@ -1,4 +1,4 @@
-import type { Updateable } from 'kysely';
+import { type Updateable, sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { StudentSessionsTable } from '../../db/tables.ts';
 import { isUniqueViolation } from '../../db/unique.ts';
@@ -210,4 +210,169 @@ export async function attachmentsOfDocument(
     fileSize: Number(row.file_size),
     fileId: row.file_id,
   }));
+}
+
+/** A stored recording chunk waiting for its rows: the file record and its place in the recording. */
+export interface ChunkRow {
+  readonly sessionId: number;
+  readonly kind: string;
+  readonly sequence: number;
+  readonly storageKey: string;
+  readonly originalName: string;
+  readonly contentType: string;
+  readonly size: number;
+  readonly sha256: string;
+  readonly now: number;
+}
+
+/** Rows per statement: well inside both databases' limits on bound values (six or five a row). */
+const ROWS_PER_STATEMENT = 400;
+
+/** Writes the chunks' file records in one statement. Returns their ids, in the order given. */
+async function insertChunkFiles(trx: Db, rows: readonly ChunkRow[]): Promise<number[]> {
+  const inserted = await trx
+    .insertInto('files')
+    .values(
+      rows.map((row) => ({
+        storage_key: row.storageKey,
+        original_name: row.originalName,
+        content_type: row.contentType,
+        size: row.size,
+        sha256: row.sha256,
+        created_at: row.now,
+      })),
+    )
+    .returning(['id', 'storage_key'])
+    .execute();
+  // Matched by storage key (unique), since neither database promises the order of RETURNING.
+  const ids = new Map(inserted.map((file) => [file.storage_key, file.id]));
+  return rows.map((row) => {
+    const id = ids.get(row.storageKey);
+    if (id === undefined) throw new Error(`no file record was written for ${row.storageKey}`);
+    return id;
+  });
+}
+
+/**
+ * Records the chunks' places in one statement, each only if it is the next of its recording (one
+ * above the highest stored, 0 for none), its session is still `exam_started` and its exam not
+ * deleted; the unique index turns a racing twin into no row rather than an error. No two of
+ * `chunks` may belong to the same recording (the statement cannot see its own rows). Returns the
+ * file ids of the chunks recorded.
+ */
+async function insertNextChunks(
+  trx: Db,
+  chunks: readonly { readonly row: ChunkRow; readonly fileId: number }[],
+): Promise<Set<number>> {
+  // Every value cast: PostgreSQL reads untyped parameters in a VALUES list as text.
+  const values = chunks.map(
+    ({ row, fileId }) =>
+      sql`(cast(${row.sessionId} as integer), cast(${row.kind} as text), cast(${fileId} as integer), cast(${row.sequence} as integer), cast(${row.now} as bigint))`,
+  );
+  const result = await sql<{ file_id: number }>`
+    insert into session_files (student_session_id, kind, file_id, sequence, created_at)
+    select s.id, v.column2, v.column3, v.column4, v.column5
+    from (values ${sql.join(values)}) as v
+    inner join student_sessions s on s.id = v.column1
+    inner join exams e on e.id = s.exam_id
+    where s.status = ${'exam_started'} and e.status <> ${'deleted'}
+      and coalesce((select max(f.sequence) from session_files f
+        where f.student_session_id = v.column1 and f.kind = v.column2), -1) + 1 = v.column4
+    on conflict do nothing
+    returning file_id`.execute(trx);
+  return new Set(result.rows.map((row) => Number(row.file_id)));
+}
+
+/**
+ * Writes a group of chunks: their file records in one statement, their places in as few as can be
+ * (one, unless a recording has two chunks in the group), and removes the records of those refused.
+ * Returns, in the order given, whether each was recorded.
+ */
+async function writeChunks(trx: Db, rows: readonly ChunkRow[]): Promise<boolean[]> {
+  const recorded: boolean[] = [];
+  for (let offset = 0; offset < rows.length; offset += ROWS_PER_STATEMENT) {
+    const slice = rows.slice(offset, offset + ROWS_PER_STATEMENT);
+    const ids = await insertChunkFiles(trx, slice);
+    let waiting = slice.map((row, index) => ({ row, fileId: ids[index] ?? 0 }));
+    const placed = new Set<number>();
+    while (waiting.length > 0) {
+      const seen = new Set<string>();
+      const now: typeof waiting = [];
+      const later: typeof waiting = [];
+      for (const chunk of waiting) {
+        const recording = `${chunk.row.sessionId}:${chunk.row.kind}`;
+        (seen.has(recording) ? later : now).push(chunk);
+        seen.add(recording);
+      }
+      for (const id of await insertNextChunks(trx, now)) placed.add(id);
+      waiting = later;
+    }
+    const refused = ids.filter((id) => !placed.has(id));
+    if (refused.length > 0) await trx.deleteFrom('files').where('id', 'in', refused).execute();
+    recorded.push(...ids.map((id) => placed.has(id)));
+  }
+  return recorded;
+}
+
+/**
+ * The recording chunks' rows, written in groups. A chunk is stored before its rows are written, so
+ * each request's database work is only its two rows; the requests that arrive while a commit runs
+ * are written together in the next transaction (as the nonce store groups nonces). Each caller
+ * waits for the commit that holds its own rows, so an acknowledged chunk is durable.
+ */
+export interface ChunkLedger {
+  /**
+   * Writes the chunk's file record and its place in the recording (insertNextChunk's rules).
+   * Resolves true when recorded, false when refused (nothing of it is left in the database);
+   * rejects when the database fails.
+   */
+  record(row: ChunkRow): Promise<boolean>;
+}
+
+interface PendingChunk {
+  readonly row: ChunkRow;
+  readonly resolve: (recorded: boolean) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** The ledger of one process over `db`. Returns it; building it touches nothing. */
+export function createChunkLedger(db: Db): ChunkLedger {
+  let pending: PendingChunk[] = [];
+  let writing = false;
+
+  function write(batch: readonly PendingChunk[]): Promise<boolean[]> {
+    return db.transaction().execute((trx) =>
+      writeChunks(
+        trx,
+        batch.map((item) => item.row),
+      ),
+    );
+  }
+
+  /** Writes what is pending, then whatever arrived meanwhile, one transaction at a time. */
+  async function drain(): Promise<void> {
+    writing = true;
+    while (pending.length > 0) {
+      const batch = pending;
+      pending = [];
+      try {
+        const recorded = await write(batch);
+        batch.forEach((item, index) => item.resolve(recorded[index] === true));
+      } catch (error) {
+        for (const item of batch) item.reject(error);
+      }
+    }
+    writing = false;
+  }
+
+  return {
+    record(row) {
+      return new Promise<boolean>((resolve, reject) => {
+        pending.push({ row, resolve, reject });
+        // The first chunk of a group waits for the event loop to turn, so the others arriving in
+        // the same turn share its commit.
+        if (!writing && pending.length === 1) setImmediate(() => void drain());
+      });
+    },
+  };
 }

@@ -1,11 +1,11 @@
-import fs from 'node:fs';
 import type { Db } from '../../db/database.ts';
 import { ATTACHMENT_TYPES } from '../../storage/content-type.ts';
+import type { Storage } from '../../storage/storage.ts';
 import type { Upload } from '../../storage/upload.ts';
 import { ATTACHMENT_URL_SECONDS } from '../attachments/attachment.ts';
 import type { Clock } from '../clock.ts';
 import { findDocumentOfExam } from '../documents/documents.repository.ts';
-import { Invalid, NotFoundMessage, ParamMissing, PayloadTooLarge, StateConflictMessage } from '../errors.ts';
+import { Invalid, NotFoundMessage, ParamMissing, StateConflictMessage } from '../errors.ts';
 import type { Exam } from '../exams/exam.ts';
 import { findExam } from '../exams/exams.repository.ts';
 import type { FilesService } from '../files/files.service.ts';
@@ -24,9 +24,9 @@ import {
   nextSequence,
   type RoomMove,
   sessionFileCounts,
-  sessionFileType,
   updateRoomChecks,
 } from './room.repository.ts';
+import { type ChunkBody, createRecordingIntake, type RecordingAck } from './recordings.ts';
 import {
   contentWithLinks,
   deadlineOf,
@@ -37,11 +37,7 @@ import {
   NO_ROOM,
   readCheckChanges,
   readRoomEvent,
-  readRecordingChunk,
-  RECORDING_CHUNK_MAX_BYTES,
   RECORDING_KIND,
-  RECORDING_KINDS,
-  RECORDING_TYPES,
   requiredChecks,
   ROOM_EVENTS,
   type RoomAttachment,
@@ -50,7 +46,6 @@ import {
   type RoomView,
   SCREEN_RECORDING_KIND,
   SESSION_FINISHED,
-  type SessionFileKind,
   type SessionUpload,
   UPLOAD_KIND,
 } from './room.ts';
@@ -66,11 +61,7 @@ export interface RecordedEvent {
   readonly createdAt: number;
 }
 
-/** The outcome of a recording chunk: whether it was stored now, and the sequence expected next. */
-export interface RecordingAck {
-  readonly stored: boolean;
-  readonly nextSequence: number;
-}
+export type { ChunkBody, ChunkField, ChunkFile, RecordingAck } from './recordings.ts';
 
 /**
  * The candidate exam room (contract §11). Every call names the session by its room token, the
@@ -114,14 +105,18 @@ export interface RoomService {
    */
   finish(token: string): Promise<RoomView>;
   /**
-   * Appends one recording chunk at `sequence` (params). The first chunk must be video/webm or
-   * video/mp4 by content; later ones continue its stream and are taken as they are. A sequence
-   * already stored is acknowledged without storing (stored false). Returns the acknowledgement.
-   * Throws StateConflictMessage unless `exam_started` or for a sequence past the next expected one,
-   * ParamMissing (`sequence`, `file`), Invalid (`sequence`), PayloadTooLarge above
-   * RECORDING_CHUNK_MAX_BYTES, UnsupportedMediaType for a first chunk that is no video.
+   * Appends one recording chunk at `sequence` from `source` (body fields, over `params`), the file
+   * part `file` streamed straight into the storage as the body arrives; the token and the session's
+   * state are judged before the body is read. The first chunk must be video/webm or video/mp4 by
+   * content; later ones continue its stream and are taken as they are. Every chunk is stored as
+   * `<source>-<sequence>.<webm|mp4>`. A sequence already stored is acknowledged without storing
+   * (stored false). Returns the acknowledgement once the chunk's rows are committed. Throws
+   * StateConflictMessage unless `exam_started` or for a sequence past the next expected one,
+   * ParamMissing (`sequence`, `file`), Invalid (`sequence`, `source`), PayloadTooLarge above
+   * RECORDING_CHUNK_MAX_BYTES, UnsupportedMediaType for a first chunk that is no video, and what the
+   * body throws (MalformedBody, an aborted request: nothing is kept).
    */
-  appendRecording(token: string, params: Params, upload: Upload | undefined): Promise<RecordingAck>;
+  appendRecording(token: string, params: Params, body: ChunkBody): Promise<RecordingAck>;
   /**
    * Keeps an answer file (ATTACHMENT_TYPES by content) as the session's next upload. Returns it.
    * Throws Invalid (`file`) when the exam takes no uploaded answers, StateConflictMessage unless
@@ -145,22 +140,20 @@ function iso(millis: number): string {
   return new Date(millis).toISOString();
 }
 
-/** The file extension a recording's later chunks are named with. */
-function recordingExtension(contentType: string): string {
-  return contentType === 'video/mp4' ? 'mp4' : 'webm';
-}
-
 /**
- * Builds the room's use cases over the database, the clock, the files service and the photos
- * service. Returns the service; building it throws nothing.
+ * Builds the room's use cases over the database, the clock, the files service, the photos service
+ * and the storage (recording chunks go straight into it). Returns the service; building it throws
+ * nothing.
  */
 export function createRoomService(deps: {
   db: Db;
   clock: Clock;
   files: FilesService;
   photos: Pick<PhotosService, 'attachPhoto'>;
+  storage: Storage;
 }): RoomService {
-  const { db, clock, files, photos } = deps;
+  const { db, clock, files, photos, storage } = deps;
+  const recordings = createRecordingIntake({ db, clock, storage });
 
   async function reread(id: number): Promise<StudentSession> {
     const session = await findStudentSession(db, id);
@@ -176,7 +169,10 @@ export function createRoomService(deps: {
     const exam = await findExam(db, session.examId);
     if (exam === undefined || exam.status === 'deleted') throw new NotFoundMessage(NO_ROOM);
     const deadline = deadlineOf(session, exam);
-    if (session.status !== 'exam_started' || deadline === null || clock.now() < deadline) {
+    if (session.status !== 'exam_started') return { session, exam };
+    if (deadline === null || clock.now() < deadline) {
+      // A page polling its view keeps its session remembered for the recording chunks.
+      recordings.remember(token, { id: session.id, deadline });
       return { session, exam };
     }
     // Ended when the time ran out, not when someone noticed. A racing request may have ended it first.
@@ -249,6 +245,7 @@ export function createRoomService(deps: {
       const now = clock.now();
       guard?.(opened, now);
       if (await moveRoomSession(db, opened.session.id, { from, to, now, ...fields(now) })) {
+        recordings.forget(token);
         return viewOf({ session: await reread(opened.session.id), exam: opened.exam });
       }
     }
@@ -335,36 +332,12 @@ export function createRoomService(deps: {
         endReason: END_REASON_FINISHED,
       })),
 
-    async appendRecording(token, params, upload) {
-      const { session } = await openForWrite(token);
-      assertStarted(session, 'Recording chunks');
-      const { sequence, source } = readRecordingChunk(params);
-      const kind = RECORDING_KINDS[source];
-      if (upload === undefined || upload.size === 0) throw new ParamMissing('file');
-      if (upload.size > RECORDING_CHUNK_MAX_BYTES) {
-        throw new PayloadTooLarge(`Recording chunk too large (at most ${RECORDING_CHUNK_MAX_BYTES} bytes)`);
-      }
-      const expected = await nextSequence(db, session.id, kind);
-      // Sequences are stored without gaps, so one below the next is already there: a resend.
-      if (sequence < expected) return { stored: false, nextSequence: expected };
-      if (sequence > expected) {
-        throw new StateConflictMessage(`Expected ${source} recording chunk ${expected}, not ${sequence}`);
-      }
-      const file =
-        sequence === 0
-          ? await files.keep(upload, RECORDING_TYPES)
-          : await keepLaterChunk(session.id, kind, sequence, upload);
-      const inserted = await insertSessionFile(db, {
-        sessionId: session.id,
-        kind,
-        fileId: file.id,
-        sequence,
-        now: clock.now(),
+    appendRecording(token, params, body) {
+      return recordings.append(token, params, body, async (asked) => {
+        const { session, exam } = await openForWrite(asked);
+        assertStarted(session, 'Recording chunks');
+        return { id: session.id, deadline: deadlineOf(session, exam) };
       });
-      if (inserted) return { stored: true, nextSequence: sequence + 1 };
-      // A resend racing the original: the first one stored is kept.
-      await files.remove([file.id]);
-      return { stored: false, nextSequence: await nextSequence(db, session.id, kind) };
     },
 
     async addUpload(token, upload) {
@@ -407,14 +380,4 @@ export function createRoomService(deps: {
       return { type: event.type, comment, offsetTime, createdAt: now };
     },
   };
-
-  /** Stores a later chunk as it is, under the type of the recording's first chunk. */
-  async function keepLaterChunk(sessionId: number, kind: SessionFileKind, sequence: number, upload: Upload) {
-    const contentType = (await sessionFileType(db, sessionId, kind, 0)) ?? RECORDING_TYPES[0] ?? 'video/webm';
-    return files.keepStream(fs.createReadStream(upload.path), {
-      originalName: `${kind}-${sequence}.${recordingExtension(contentType)}`,
-      contentType,
-      maxBytes: RECORDING_CHUNK_MAX_BYTES,
-    });
-  }
 }

@@ -132,9 +132,29 @@ export function requiredChecks(exam: Exam): CheckField[] {
   return required;
 }
 
-/** The required checks that have not succeeded (`skipped` does not count as passed). */
+/**
+ * Whether a connection measured below the pass mark still lets the student start: recording chunks
+ * wait on the student's computer and are sent as the line allows, so only a live-proctored exam
+ * (type `live_proctoring`, whose proctor watches as it happens) insists on the speed. The connection
+ * must have been measured (`failed` with a `bandwidth_speed`). Returns true when the slow line is
+ * accepted.
+ */
+export function slowConnectionAccepted(session: StudentSession, exam: Exam): boolean {
+  return (
+    exam.type !== 'live_proctoring' && session.bandwidthCheck === 'failed' && session.bandwidthSpeed !== null
+  );
+}
+
+/**
+ * The required checks that have not succeeded (`skipped` does not count as passed), leaving out a
+ * measured slow connection where slowConnectionAccepted allows it. Returns them.
+ */
 export function missingChecks(session: StudentSession, exam: Exam): CheckField[] {
-  return requiredChecks(exam).filter((field) => session[field] !== 'succeeded');
+  return requiredChecks(exam).filter(
+    (field) =>
+      session[field] !== 'succeeded' &&
+      !(field === 'bandwidthCheck' && slowConnectionAccepted(session, exam)),
+  );
 }
 
 /**

@@ -2,7 +2,7 @@ import type { Db } from '../../db/database.ts';
 import { type Actor, configStanding, isSuperuser, type Standing } from '../access.ts';
 import { Forbidden, NotFound } from '../errors.ts';
 import { parseId } from '../ids.ts';
-import type { Params } from '../input.ts';
+import { type Params, shownValue } from '../input.ts';
 import { findInstitute } from '../institutes/institutes.repository.ts';
 import type { ToolProvider } from './tool-provider.ts';
 import { findToolProvider } from './tool-providers.repository.ts';
@@ -64,7 +64,7 @@ export async function configInstituteForWrite(db: Db, actor: Actor, params: Para
   const raw = params.institute_id;
   const sent = raw !== undefined && raw !== null && raw !== '';
   const instituteId = sent ? parseId(raw) : actor.instituteId;
-  const shown = typeof raw === 'string' || typeof raw === 'number' ? raw : String(raw);
+  const shown = shownValue(raw);
   if (instituteId === undefined) throw new NotFound('Institute', shown);
   const standing = configStanding(actor, instituteId);
   if (standing === 'hidden') throw new NotFound('Institute', shown);

@@ -61,10 +61,12 @@ export function createAuthenticator(deps: {
         userId: found.actor.id,
         nonce,
         timestamp,
+        signature,
         expiresAt: Math.max(now, sentAt) + windowMs,
         now,
       });
-      if (!fresh) throw new Unauthorized(`replayed nonce for user ${found.actor.id}`);
+      if (!fresh)
+        throw new Unauthorized(`replayed nonce for user ${found.actor.id} (policy ${settings.noncePolicy})`);
       return found.actor;
     },
   };

@@ -8,6 +8,8 @@ export interface NonceUse {
   readonly userId: number;
   readonly nonce: string;
   readonly timestamp: string;
+  /** The request's signature as sent (hex, either case). */
+  readonly signature: string;
   /** The last moment (ms) the request's timestamp could still be accepted. */
   readonly expiresAt: number;
   readonly now: number;
@@ -15,10 +17,11 @@ export interface NonceUse {
 
 export interface NonceStore {
   /**
-   * Remembers a (user, nonce) use. Under `request` the timestamp is part of the key (one use per
-   * nonce and timestamp); under `strict` the nonce alone is. A row whose time has passed counts as
-   * free, so reuse after the window works before the purge has run. Resolves true for a first use,
-   * false for a replay; rejects when the database fails.
+   * Remembers a (user, nonce) use, with a scope that the policy chooses: under `signature` the
+   * lower-cased signature (one use per exact request), under `request` the timestamp (one use per
+   * nonce and timestamp), under `strict` nothing (one use per nonce). A row whose time has passed
+   * counts as free, so reuse after the window works before the purge has run. Resolves true for a
+   * first use, false for a replay; rejects when the database fails.
    */
   remember(use: NonceUse): Promise<boolean>;
 }
@@ -52,6 +55,26 @@ interface Pending {
  * Each caller still waits for the commit that holds its own nonce, and a duplicate inside one group
  * meets the conflict rule exactly as it would in separate transactions.
  */
+/**
+ * The third part of a nonce row's key under each policy. The signature covers every signed
+ * parameter, nonce and timestamp included, so under `signature` two requests share a key only when
+ * they are the same request; hex case is folded because the check accepts either case.
+ */
+function scopeOf(policy: NoncePolicy, use: NonceUse): string {
+  switch (policy) {
+    case 'signature':
+      return use.signature.toLowerCase();
+    case 'request':
+      return use.timestamp;
+    case 'strict':
+      return '';
+  }
+}
+
+/**
+ * Builds the store for one policy. Returns it; the database is only touched when a use is
+ * remembered.
+ */
 export function createNonceStore(db: Db, policy: NoncePolicy): NonceStore {
   let pending: Pending[] = [];
 
@@ -72,7 +95,7 @@ export function createNonceStore(db: Db, policy: NoncePolicy): NonceStore {
 
   return {
     remember(use) {
-      const scope = policy === 'request' ? use.timestamp : '';
+      const scope = scopeOf(policy, use);
       return new Promise<boolean>((resolve, reject) => {
         pending.push({ values: [use.userId, use.nonce, scope, use.expiresAt, use.now], resolve, reject });
         if (pending.length === 1) setImmediate(() => void flush());

@@ -18,6 +18,54 @@ function asset(name: string, contentType: string): Asset {
   return { body, contentType, etag };
 }
 
+/** Side of the favicon in pixels. */
+const ICON_SIZE = 32;
+
+/**
+ * The service's icon as a 32×32 ICO (one 32-bit bitmap with alpha): a blue disc with a white ring,
+ * the page's accent colour. Drawn here rather than kept as a binary file in the repository, so it
+ * needs no build step and reads as what it is. Returns the file's bytes.
+ */
+export function faviconIco(): Buffer {
+  const pixels = Buffer.alloc(ICON_SIZE * ICON_SIZE * 4);
+  const centre = (ICON_SIZE - 1) / 2;
+  for (let y = 0; y < ICON_SIZE; y += 1) {
+    for (let x = 0; x < ICON_SIZE; x += 1) {
+      const distance = Math.hypot(x - centre, y - centre);
+      // Bitmaps in an ICO run bottom-up, each pixel blue, green, red, alpha.
+      const offset = ((ICON_SIZE - 1 - y) * ICON_SIZE + x) * 4;
+      if (distance > 15.5) continue;
+      const ring = distance >= 6.5 && distance <= 9.5;
+      const [red, green, blue] = ring ? [255, 255, 255] : [0x0b, 0x5c, 0xad];
+      pixels.writeUInt8(blue, offset);
+      pixels.writeUInt8(green, offset + 1);
+      pixels.writeUInt8(red, offset + 2);
+      pixels.writeUInt8(255, offset + 3);
+    }
+  }
+  // The AND mask: one bit a pixel, rows padded to 4 bytes; all zero, the alpha channel decides.
+  const mask = Buffer.alloc(((ICON_SIZE + 31) >> 5) * 4 * ICON_SIZE);
+  const info = Buffer.alloc(40);
+  info.writeUInt32LE(40, 0);
+  info.writeInt32LE(ICON_SIZE, 4);
+  info.writeInt32LE(ICON_SIZE * 2, 8); // colour bitmap and mask stacked
+  info.writeUInt16LE(1, 12);
+  info.writeUInt16LE(32, 14);
+  info.writeUInt32LE(pixels.length + mask.length, 20);
+  const image = Buffer.concat([info, pixels, mask]);
+  const header = Buffer.alloc(22);
+  header.writeUInt16LE(0, 0);
+  header.writeUInt16LE(1, 2); // an icon
+  header.writeUInt16LE(1, 4); // one image
+  header.writeUInt8(ICON_SIZE, 6);
+  header.writeUInt8(ICON_SIZE, 7);
+  header.writeUInt16LE(1, 10);
+  header.writeUInt16LE(32, 12);
+  header.writeUInt32LE(image.length, 14);
+  header.writeUInt32LE(header.length, 18);
+  return Buffer.concat([header, image]);
+}
+
 /** How many bytes the bandwidth check downloads: enough to time on a fast line, little on a slow one. */
 export const BANDWIDTH_PROBE_BYTES = 2 * 1024 * 1024;
 
@@ -61,6 +109,7 @@ function pageHtml(title: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${escapeHtml(title)}</title>
+<link rel="icon" href="/favicon.ico" sizes="16x16 32x32">
 <link rel="stylesheet" href="/room/assets/room.css">
 <script type="module" src="/room/assets/room.js"></script>
 </head>
@@ -70,6 +119,7 @@ function pageHtml(title: string): string {
   <h1 id="exam-name">${escapeHtml(title)}</h1>
   <p id="student-name"></p>
   <p id="timer" class="timer" hidden><span class="timer-label">Time left</span> <time id="time-left">--:--</time></p>
+  <p id="connection" class="connection" role="status" aria-live="polite" aria-atomic="true" hidden></p>
 </header>
 <main id="main" tabindex="-1">
   <div id="alert" class="alert" role="alert" hidden></div>
@@ -89,6 +139,7 @@ function notFoundHtml(): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Exam room not found</title>
+<link rel="icon" href="/favicon.ico" sizes="16x16 32x32">
 <link rel="stylesheet" href="/room/assets/room.css">
 </head>
 <body>
@@ -115,6 +166,7 @@ export function registerRoomPage(app: FastifyInstance, { services }: ServerDeps)
   const script = asset('room.js', 'text/javascript; charset=utf-8');
   const styles = asset('room.css', 'text/css; charset=utf-8');
   const probe = crypto.randomBytes(BANDWIDTH_PROBE_BYTES);
+  const icon = faviconIco();
 
   for (const [route, file] of [
     ['/room/assets/room.js', script],
@@ -126,6 +178,11 @@ export function registerRoomPage(app: FastifyInstance, { services }: ServerDeps)
       return reply.type(file.contentType).send(file.body);
     });
   }
+
+  // Browsers ask for /favicon.ico on every page of the host; the room's head links it too.
+  app.get('/favicon.ico', { schema: { hide: true } }, (_request, reply) =>
+    reply.header('cache-control', 'public, max-age=86400').type('image/x-icon').send(icon),
+  );
 
   app.get('/room/assets/bandwidth-probe', { schema: { hide: true } }, (_request, reply) =>
     reply.header('cache-control', 'no-store').type('application/octet-stream').send(probe),

@@ -1,8 +1,8 @@
-import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { RateLimited } from '../../domain/errors.ts';
 import type { Upload } from '../../storage/upload.ts';
 import type { ServerDeps } from '../server.ts';
+import { registerRoomRateLimit } from './rate-limit.ts';
+import { registerRecordingRoute } from './recordings.routes.ts';
 import { presentRoomEvent, presentRoomUpload, presentRoomView } from './room.presenter.ts';
 import {
   roomChecksSchema,
@@ -12,7 +12,6 @@ import {
   roomFinishSchema,
   roomIdCardSchema,
   roomLeaveSchema,
-  roomRecordingSchema,
   roomStartSchema,
   roomUploadSchema,
   roomViewSchema,
@@ -20,37 +19,21 @@ import {
 
 type TokenRoute = { Params: { token: string } };
 
-/** Requests one room token may make per window: a page polling every few seconds stays far below. */
-export const ROOM_RATE_LIMIT = { max: 120, timeWindowMs: 60_000 } as const;
-
 /** The multipart file part named `file`, if the request carried one. */
 function fileOf(request: FastifyRequest): Upload | undefined {
   return request.uploads.find((upload) => upload.field === 'file');
 }
 
-/** The token a room request names (the rate-limit key: one bucket per candidate, whatever the IP). */
-function tokenOf(request: FastifyRequest): string {
-  const params = request.params as { token?: unknown } | undefined;
-  return typeof params?.token === 'string' ? params.token : '';
-}
-
 /**
  * The candidate exam room's JSON API (contract §11, docs/room-api.md), to be registered under
- * `/api/room`. Unsigned: the token in the path is the only credential. Rate-limited per token
- * (ROOM_RATE_LIMIT, 429 `rate_limited`). Returns once the scope's routes are registered.
+ * `/api/room`. Unsigned: the token in the path is the only credential. Rate-limited per token,
+ * across every process on the database (ROOM_RATE_LIMIT in rate-limit.ts, 429 `rate_limited`).
+ * Returns once the scope's routes are registered.
  */
-export async function registerRoomRoutes(app: FastifyInstance, { services }: ServerDeps): Promise<void> {
-  const { room } = services;
+export async function registerRoomRoutes(app: FastifyInstance, deps: ServerDeps): Promise<void> {
+  const { room } = deps.services;
 
-  await app.register(rateLimit, {
-    max: ROOM_RATE_LIMIT.max,
-    timeWindow: ROOM_RATE_LIMIT.timeWindowMs,
-    keyGenerator: (request) => `room:${tokenOf(request)}`,
-    errorResponseBuilder: (_request, context) =>
-      new RateLimited(
-        `Too many requests: try again in ${Math.max(1, Math.ceil(context.ttl / 1000))} seconds`,
-      ),
-  });
+  registerRoomRateLimit(app, deps);
 
   app.get<TokenRoute>('/:token', { schema: roomViewSchema }, async (request) =>
     presentRoomView(await room.view(request.params.token)),
@@ -84,10 +67,8 @@ export async function registerRoomRoutes(app: FastifyInstance, { services }: Ser
     presentRoomView(await room.finish(request.params.token)),
   );
 
-  app.post<TokenRoute>('/:token/recordings', { schema: roomRecordingSchema }, async (request, reply) => {
-    const ack = await room.appendRecording(request.params.token, request.input.values, fileOf(request));
-    return reply.code(ack.stored ? 201 : 200).send({ next_sequence: ack.nextSequence });
-  });
+  // Recording chunks stream straight into the storage, from a scope with its own body handling.
+  await app.register((scope) => registerRecordingRoute(scope, room));
 
   app.post<TokenRoute>('/:token/uploads', { schema: roomUploadSchema }, async (request, reply) => {
     const upload = await room.addUpload(request.params.token, fileOf(request));

@@ -3,21 +3,14 @@
  * validates. The room is not signed: the token in the path is its only credential.
  */
 
+import { errorBody } from '../v3/common.schemas.ts';
+
 const tags = ['candidate room'];
 
 const tokenParam = {
   type: 'object',
   properties: { token: { type: 'string', description: 'The session’s room token (32 hex characters)' } },
   required: ['token'],
-} as const;
-
-const errorBody = {
-  type: 'object',
-  properties: {
-    error: { type: 'string' },
-    errors: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
-  },
-  required: ['error'],
 } as const;
 
 const time = { type: ['string', 'null'], format: 'date-time' } as const;
@@ -63,11 +56,49 @@ const roomSession = {
   },
 } as const;
 
+const flag = { type: 'boolean' } as const;
+const text = { type: ['string', 'null'] } as const;
+
+/** The exam settings a candidate needs (room.presenter.ts presentRoomExam): no ids or staff. */
+const roomExam = {
+  type: 'object',
+  properties: {
+    name: { type: 'string' },
+    type: { type: 'string', enum: ['demo', 'classroom', 'record_review', 'live_proctoring'] },
+    duration_minutes: { type: ['integer', 'null'] },
+    use_duration: flag,
+    start_time: time,
+    end_time: time,
+    upload_answers: flag,
+    web_cam: flag,
+    screen_share: flag,
+    mobile_cam: flag,
+    allow_websites: flag,
+    allow_external_applications: flag,
+    allow_textbooks: flag,
+    allow_calculator: flag,
+    allow_pen_paper: flag,
+    allow_additional: flag,
+    allowed_websites: text,
+    allowed_external_applications: text,
+    allowed_textbooks: text,
+    allowed_calculator_type: text,
+    allowed_additional: text,
+  },
+} as const;
+
+/** A multipart body with one file part `file` (not signed: the room is not signed at all). */
+const filePart = {
+  type: 'object',
+  properties: { file: { type: 'string', format: 'binary' } },
+  required: ['file'],
+} as const;
+
 const roomView = {
   type: 'object',
   properties: {
     session: roomSession,
-    exam: { type: 'object', additionalProperties: true },
+    exam: roomExam,
     document: {
       type: ['object', 'null'],
       description: 'Null until the exam is started (and after it finished)',
@@ -153,14 +184,16 @@ export const roomChecksSchema = {
   },
 } as const;
 
-export const roomIdCardSchema = viewRoute(
-  'Upload the ID-card photo',
-  'Multipart field `file`, an image by content (415 otherwise).',
-);
-export const roomFacePhotoSchema = viewRoute(
-  'Upload the face photo',
-  'Multipart field `file`, an image by content (415 otherwise).',
-);
+export const roomIdCardSchema = {
+  ...viewRoute('Upload the ID-card photo', 'Multipart field `file`, an image by content (415 otherwise).'),
+  consumes: ['multipart/form-data'],
+  body: filePart,
+} as const;
+export const roomFacePhotoSchema = {
+  ...viewRoute('Upload the face photo', 'Multipart field `file`, an image by content (415 otherwise).'),
+  consumes: ['multipart/form-data'],
+  body: filePart,
+} as const;
 export const roomEnterSchema = viewRoute('Enter the setup', 'Moves to in_setup.');
 export const roomLeaveSchema = viewRoute('Leave the setup', 'Moves to exam_not_started.');
 export const roomStartSchema = viewRoute(
@@ -178,7 +211,17 @@ export const roomRecordingSchema = {
     'each source is its own recording, numbered on its own). 201 when stored, 200 for a sequence ' +
     'already stored (nothing stored twice); 409 naming the expected sequence for a gap. Only while ' +
     'exam_started.',
+  consumes: ['multipart/form-data'],
   params: tokenParam,
+  body: {
+    type: 'object',
+    properties: {
+      file: { type: 'string', format: 'binary' },
+      sequence: { type: 'integer', minimum: 0, description: 'The chunk’s place in its recording, from 0' },
+      source: { type: 'string', enum: ['webcam', 'screen'], default: 'webcam' },
+    },
+    required: ['file', 'sequence'],
+  },
   response: {
     200: { type: 'object', properties: { next_sequence: { type: 'integer' } } },
     201: { type: 'object', properties: { next_sequence: { type: 'integer' } } },
@@ -192,7 +235,9 @@ export const roomUploadSchema = {
   tags,
   summary: 'Hand in an answer file',
   description: 'Multipart `file`; only while exam_started and when the exam takes uploaded answers.',
+  consumes: ['multipart/form-data'],
   params: tokenParam,
+  body: filePart,
   response: {
     201: {
       type: 'object',

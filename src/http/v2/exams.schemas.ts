@@ -56,6 +56,19 @@ const examFields = {
   allowed_textbooks: { ...nullableString, description: 'Comma separated' },
   allowed_additional: { ...nullableString, description: 'Comma separated' },
   allowed_calculator_type: nullableString,
+  // V2 writes go through V3's exam reader, so V3's other settings are taken too (V3 names; the V2
+  // record does not show them, as api.md's V2 record has no such fields).
+  status: { type: 'string', enum: ['draft', 'open', 'closed'], description: 'V3 setting; default open' },
+  duration_minutes: { type: 'integer', minimum: 1, description: 'V3 name of duration (duration wins)' },
+  upload_answers: { ...flagInput, description: 'V3 name of upload_exam (upload_exam wins)' },
+  web_cam: { ...flagInput, description: 'V3 setting: students record their webcam' },
+  screen_share: { ...flagInput, description: 'V3 setting: students share their screen' },
+  global_proctoring: { ...flagInput, description: "V3 setting: the institute's proctors may proctor" },
+  global_reviewing: { ...flagInput, description: "V3 setting: the institute's reviewers may review" },
+  archived: { ...flagInput, description: 'V3 setting: a label for exams kept for the record' },
+  exam_language: { type: 'string', description: 'V3 setting: a supported BCP 47 tag' },
+  timezone: { type: 'string', description: 'V3 setting: an IANA time zone name' },
+  terms: { ...nullableString, description: 'V3 setting: terms the student accepts' },
 } as const;
 
 export const listExamsSchemaV2 = {

@@ -50,13 +50,23 @@ export const v3Headers = {
   required: ['accept', 'authorization'],
 } as const;
 
+/**
+ * The body of every V3 failure: `error` for people, and for a refused field `errors`, a map from its
+ * name to the rules it broke (the example keeps documentation tools from inventing key names).
+ */
 export const errorBody = {
   type: 'object',
   properties: {
-    error: { type: 'string' },
-    errors: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
+    error: { type: 'string', description: 'What went wrong' },
+    errors: {
+      type: 'object',
+      description: 'The refused field and the rule it broke',
+      additionalProperties: { type: 'array', items: { type: 'string' } },
+      example: { name: ["can't be blank"] },
+    },
   },
   required: ['error'],
+  additionalProperties: false,
 } as const;
 
 export const paginationHeaders = {
@@ -81,6 +91,7 @@ export const commonErrors = {
 export const nullableString = { type: ['string', 'null'] } as const;
 export const nullableInteger = { type: ['integer', 'null'] } as const;
 export const nullableTime = { type: ['string', 'null'], format: 'date-time' } as const;
+export const time = { type: 'string', format: 'date-time' } as const;
 export const flag = { type: 'boolean' } as const;
 
 /** What a route's OpenAPI entry says about it, besides its shapes. */

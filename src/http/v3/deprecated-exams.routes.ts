@@ -21,7 +21,10 @@ type Successor = (request: FastifyRequest) => string;
 const sessionSuccessor: Successor = (request) => {
   const id = request.input.values.student_session_id;
   const text = typeof id === 'string' || typeof id === 'number' ? String(id).trim() : '';
-  return text === '' ? '/api/v3/student_sessions' : `/api/v3/student_sessions/${encodeURIComponent(text)}`;
+  // toWellFormed: a lone surrogate sent in JSON would make encodeURIComponent throw (a 500).
+  return text === ''
+    ? '/api/v3/student_sessions'
+    : `/api/v3/student_sessions/${encodeURIComponent(text.toWellFormed())}`;
 };
 
 const examSessionsSuccessor: Successor = (request) =>

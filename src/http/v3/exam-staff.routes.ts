@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { User } from '../../domain/users/user.ts';
 import { actorOf } from '../actor.ts';
 import type { ServerDeps } from '../server.ts';
 import {
@@ -8,7 +9,7 @@ import {
   unassignProctorSchema,
 } from './exam-staff.schemas.ts';
 import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
-import { presentUserV3 } from './users.presenter.ts';
+import { presentUserV3, userInstitutes } from './users.presenter.ts';
 
 type IdRoute = { Params: { id: string } };
 
@@ -16,17 +17,19 @@ type IdRoute = { Params: { id: string } };
  * The exam-staff actions (contract §7): co-managers of an exam, and the proctor of a student
  * session. Every answer is 200.
  */
-export function registerExamStaffRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerExamStaffRoutes(app: FastifyInstance, { services, database }: ServerDeps): void {
   const { examStaff } = services;
+  const present = async (user: User) =>
+    presentUserV3(user, await userInstitutes(database.db)(user.instituteId));
 
   app.put<IdRoute>('/exams/:id/add_comanager', { schema: addComanagerSchema }, async (request) => ({
-    comanager: presentUserV3(
+    comanager: await present(
       await examStaff.addComanager(actorOf(request), request.params.id, request.input.values),
     ),
   }));
 
   app.delete<IdRoute>('/exams/:id/remove_comanager', { schema: removeComanagerSchema }, async (request) => ({
-    comanager: presentUserV3(
+    comanager: await present(
       await examStaff.removeComanager(actorOf(request), request.params.id, request.input.values),
     ),
   }));

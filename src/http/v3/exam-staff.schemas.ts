@@ -1,29 +1,9 @@
-import { ROLES } from '../../domain/access.ts';
-import {
-  commonErrors,
-  errorBody,
-  idParam,
-  signedParams,
-  v3Headers,
-  nullableInteger,
-  nullableTime,
-} from './common.schemas.ts';
+import { commonErrors, errorBody, idParam, signedParams, v3Headers } from './common.schemas.ts';
 import { studentRecord } from './student-sessions.schemas.ts';
+import { userRecord } from './users.schemas.ts';
 
 /** The V3 user record as the `comanager` answer carries it (no credentials). */
-export const comanagerRecord = {
-  type: 'object',
-  properties: {
-    id: { type: 'integer' },
-    institute_id: { type: 'integer' },
-    email: { type: 'string' },
-    name: { type: 'string' },
-    role: { type: 'string', enum: [...ROLES] },
-    identity_provider_id: nullableInteger,
-    created_at: nullableTime,
-    updated_at: nullableTime,
-  },
-} as const;
+export const comanagerRecord = userRecord;
 
 const comanagerId = {
   type: 'integer',

@@ -1,7 +1,11 @@
-import { EXAM_FLAGS, EXAM_TEXTS, type Exam } from '../../domain/exams/exam.ts';
+import { EXAM_FLAGS, EXAM_TEXTS, type Exam, examMode, isPublished } from '../../domain/exams/exam.ts';
 import { isoTime } from '../time.ts';
 
-/** The V3 exam record (contract §6). */
+/**
+ * The V3 exam record (contract §6, docs/api-v3-exams.md): every stored setting, and the fields
+ * clients of the original service read that derive from `type` and `status` (`mode`,
+ * `live_proctoring`, `published`). Returns it as a plain object.
+ */
 export function presentExamV3(exam: Exam): Record<string, unknown> {
   const record: Record<string, unknown> = {
     id: exam.id,
@@ -9,10 +13,15 @@ export function presentExamV3(exam: Exam): Record<string, unknown> {
     user_id: exam.userId,
     name: exam.name,
     type: exam.type,
+    mode: examMode(exam.type),
+    live_proctoring: exam.type === 'live_proctoring',
     status: exam.status,
+    published: isPublished(exam),
     duration_minutes: exam.durationMinutes,
     start_time: isoTime(exam.startTime),
     end_time: isoTime(exam.endTime),
+    exam_language: exam.examLanguage,
+    timezone: exam.timezone,
   };
   for (const [key, field] of Object.entries(EXAM_FLAGS)) record[field] = exam[key as keyof typeof EXAM_FLAGS];
   for (const [key, field] of Object.entries(EXAM_TEXTS)) record[field] = exam[key as keyof typeof EXAM_TEXTS];

@@ -6,63 +6,138 @@ import {
   nullableString,
   nullableTime,
   showRouteSchema,
+  time,
   signedParams,
   updateRouteSchema,
 } from './common.schemas.ts';
+
+const EXAM_TYPES = ['demo', 'classroom', 'record_review', 'live_proctoring'] as const;
 
 export const examRecord = {
   type: 'object',
   properties: {
     id: { type: 'integer' },
     institute_id: { type: 'integer' },
-    user_id: { type: 'integer' },
+    user_id: { type: 'integer', description: 'The user who created the exam' },
     name: { type: 'string' },
-    type: { type: 'string', enum: ['demo', 'classroom', 'record_review', 'live_proctoring'] },
+    type: { type: 'string', enum: EXAM_TYPES },
+    mode: {
+      type: 'string',
+      pattern: '^[01]{8}$',
+      description:
+        'Derived from type, as the original service wrote it: eight 0/1 characters with a 1 at position ' +
+        '1 (demo), 2 (classroom), 3 (record_review) or 4 (live_proctoring), counted from 0',
+      example: '00010000',
+    },
+    live_proctoring: { type: 'boolean', description: 'Derived: type is live_proctoring' },
     status: { type: 'string', enum: ['draft', 'open', 'closed', 'deleted'] },
+    published: { type: 'boolean', description: 'Derived: status is open or closed' },
     duration_minutes: { type: ['integer', 'null'] },
-    use_duration: flag,
     start_time: nullableTime,
     end_time: nullableTime,
+    exam_language: { type: 'string', description: 'A supported BCP 47 language tag', example: 'en' },
+    timezone: { type: 'string', description: 'An IANA time zone name', example: 'Europe/Amsterdam' },
+    use_duration: flag,
     mobile_cam: flag,
     web_cam: flag,
     screen_share: flag,
     for_reviewing: flag,
     upload_answers: flag,
-    restrictions: nullableString,
     allow_websites: flag,
     allow_external_applications: flag,
     allow_textbooks: flag,
     allow_calculator: flag,
     allow_pen_paper: flag,
     allow_additional: flag,
+    global_proctoring: flag,
+    global_reviewing: flag,
+    archived: flag,
+    restrictions: nullableString,
     allowed_websites: nullableString,
     allowed_external_applications: nullableString,
     allowed_textbooks: nullableString,
     allowed_calculator_type: nullableString,
     allowed_additional: nullableString,
+    terms: nullableString,
     comanager_ids: { type: 'array', items: { type: 'integer' } },
-    created_at: nullableTime,
-    updated_at: nullableTime,
+    created_at: time,
+    updated_at: time,
   },
 } as const;
 
+/** A boolean input: JSON true/false, or the texts true, false, 1, 0 (forms and queries). */
+const flagInput = (description: string, fallback = false) =>
+  ({
+    type: ['boolean', 'string', 'integer'],
+    enum: [true, false, 'true', 'false', '1', '0', 1, 0],
+    default: fallback,
+    description,
+  }) as const;
+
+const textInput = (description: string) =>
+  ({
+    type: ['string', 'null'],
+    default: null,
+    description: `${description}; empty or null clears it`,
+  }) as const;
+
+const timeInput = {
+  type: ['string', 'integer', 'null'],
+  default: null,
+  description:
+    'ISO 8601 (no zone: UTC), a date (midnight UTC), or epoch seconds/milliseconds; null clears it',
+} as const;
+
+/** Every exam field a create or update reads (domain/exams/exam.ts readExamChanges). */
 const examInput = {
   type: 'object',
   properties: {
     ...signedParams,
-    name: { type: 'string' },
-    type: examRecord.properties.type,
+    name: { type: 'string', minLength: 1 },
+    type: { type: 'string', enum: EXAM_TYPES },
     status: { type: 'string', enum: ['draft', 'open', 'closed'], default: 'open' },
     duration_minutes: {
-      type: 'integer',
+      type: ['integer', 'string', 'null'],
       minimum: 1,
-      description: 'Required when use_duration is true. Alias: duration',
+      maximum: 100000,
+      description: 'Whole minutes; required when use_duration is true',
     },
-    use_duration: { type: 'boolean', default: true },
-    start_time: { type: 'string', description: 'ISO 8601, a date, or epoch seconds/milliseconds' },
-    end_time: { type: 'string', description: 'ISO 8601, a date, or epoch seconds/milliseconds' },
-    upload_answers: { type: 'boolean', description: 'Alias: upload_exam' },
-    restrictions: { type: 'string' },
+    duration: { type: ['integer', 'string', 'null'], description: 'Older spelling of duration_minutes' },
+    use_duration: flagInput('The exam has a time limit (duration_minutes)', true),
+    start_time: timeInput,
+    end_time: { ...timeInput, description: `${timeInput.description}; not before start_time` },
+    exam_language: {
+      type: 'string',
+      description:
+        "A supported BCP 47 tag (docs/api-v3-exams.md), case-insensitive; default: the institute's default_language",
+    },
+    timezone: {
+      type: 'string',
+      default: 'UTC',
+      description: 'An IANA time zone name such as Europe/Amsterdam',
+    },
+    mobile_cam: flagInput('Students also record with a phone'),
+    web_cam: flagInput('Students record their webcam'),
+    screen_share: flagInput('Students share their screen'),
+    for_reviewing: flagInput('Recordings go to reviewers'),
+    upload_answers: flagInput('Students hand in files at the end'),
+    upload_exam: flagInput('Older spelling of upload_answers'),
+    allow_websites: flagInput('Websites are allowed (allowed_websites lists them)'),
+    allow_external_applications: flagInput('Other applications are allowed'),
+    allow_textbooks: flagInput('Textbooks are allowed'),
+    allow_calculator: flagInput('A calculator is allowed'),
+    allow_pen_paper: flagInput('Pen and paper are allowed'),
+    allow_additional: flagInput('Something else is allowed (allowed_additional)'),
+    global_proctoring: flagInput("The institute's proctors may proctor this exam"),
+    global_reviewing: flagInput("The institute's reviewers may review this exam"),
+    archived: flagInput('A label for exams kept for the record; changes nothing else'),
+    restrictions: textInput('Instructions for the reviewer'),
+    allowed_websites: textInput('Comma-separated'),
+    allowed_external_applications: textInput('Comma-separated'),
+    allowed_textbooks: textInput('Comma-separated'),
+    allowed_calculator_type: textInput('Free text'),
+    allowed_additional: textInput('Comma-separated'),
+    terms: textInput('Terms the student accepts'),
   },
 } as const;
 
@@ -74,8 +149,10 @@ export const listExamsSchema = listRouteSchema(
     tags,
     summary: 'List exams',
     description:
-      'Filter/sort fields: id, name, type, status, user_id, duration_minutes, start_time, end_time, created_at, updated_at. ' +
-      'Deleted exams appear only when filtering on status. `like` applies to the text fields (name, type, status) only. ' +
+      'Filter/sort fields: id, name, type, status, user_id, duration_minutes, start_time, end_time, ' +
+      'global_proctoring, global_reviewing, archived, exam_language, timezone, created_at, updated_at. ' +
+      'Deleted exams appear only when filtering on status. `like` applies to the text fields (name, type, status, ' +
+      'exam_language, timezone) only. ' +
       'Time operands take the same forms as time inputs, years 0000 to 9999. In a sort, null sorts after every value ' +
       '(last ascending, first descending) on both databases.',
   },
@@ -90,7 +167,18 @@ export const createExamSchema = createRouteSchema({ tags, summary: 'Create an ex
   required: ['name', 'type', 'timestamp', 'nonce', 'signature'],
 });
 
-export const updateExamSchema = updateRouteSchema({ tags, summary: 'Update an exam' }, one, examInput);
+/** The update reads the same fields, but applies no defaults: what is not sent stays as it is. */
+const examChanges = {
+  ...examInput,
+  properties: Object.fromEntries(
+    Object.entries(examInput.properties).map(([name, property]) => {
+      const { default: _unused, ...rest } = property as { default?: unknown };
+      return [name, rest];
+    }),
+  ),
+};
+
+export const updateExamSchema = updateRouteSchema({ tags, summary: 'Update an exam' }, one, examChanges);
 
 export const destroyExamSchema = destroyRouteSchema({
   tags,

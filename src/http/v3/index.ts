@@ -23,13 +23,30 @@ import { registerStudentSessionRoutes } from './student-sessions.routes.ts';
 const V3_MEDIA_TYPES = ['application/vnd.service.v3', 'application/vnd.procwise.v3'];
 
 /**
+ * True when an `Accept` header names a V3 media type: the header is read as a comma-separated list
+ * of media ranges, each compared as a whole (type case-insensitive, parameters such as `;q=0.9`
+ * ignored, a `+json` structured suffix allowed), so `application/vnd.procwise.v33` is no match.
+ * A range with `q=0` refuses the type; wildcards (`*\/*`, `application/*`) never match, since V3
+ * must be asked for by name (contract §3).
+ */
+export function acceptsV3(header: string | undefined): boolean {
+  if (header === undefined) return false;
+  return header.split(',').some((range) => {
+    const [type = '', ...parameters] = range.split(';').map((part) => part.trim());
+    const name = type.toLowerCase().replace(/\+json$/, '');
+    if (!V3_MEDIA_TYPES.includes(name)) return false;
+    const quality = parameters.find((parameter) => /^q\s*=/i.test(parameter));
+    return quality === undefined || Number(quality.split('=')[1]) > 0;
+  });
+}
+
+/**
  * The V3 scope: every route needs an Accept naming V3 (406 otherwise) and a signed request with the
  * token header (403 otherwise), checked before any handler runs.
  */
 export function registerV3(app: FastifyInstance, deps: ServerDeps): void {
   app.addHook('onRequest', async (request, reply) => {
-    const accept = request.headers.accept ?? '';
-    if (!V3_MEDIA_TYPES.some((type) => accept.includes(type))) {
+    if (!acceptsV3(request.headers.accept)) {
       const answer = v3Answer(new NotAcceptable('Not Acceptable'));
       return reply.code(answer.status).send(answer.body);
     }

@@ -168,6 +168,17 @@ const updateInput = {
 
 const tags = ['student sessions'];
 const one = { type: 'object', properties: { student: studentRecord } } as const;
+
+/** The create answer: the record without `is_email_sent` (api.md: absent from the create response). */
+const created = {
+  type: 'object',
+  properties: {
+    student: {
+      ...studentRecord,
+      required: Object.keys(studentRecord.properties).filter((name) => name !== 'is_email_sent'),
+    },
+  },
+} as const;
 const many = {
   headers: paginationHeaders,
   type: 'object',
@@ -203,7 +214,7 @@ export const showStudentSchema = showRouteSchema({ tags, summary: 'Show a studen
 
 export const createStudentSchema = createRouteSchema(
   { tags, summary: 'Create and add a student to an exam' },
-  one,
+  created,
   createInput,
   idParam('exam_id'),
 );
@@ -299,7 +310,7 @@ export const addStudentSchema = {
   params: idParam(),
   body: createInput,
   response: {
-    201: { ...one, headers: deprecationHeaders },
+    201: { ...created, headers: deprecationHeaders },
     404: errorBody,
     422: errorBody,
     ...commonErrors,

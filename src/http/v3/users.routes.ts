@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
+import type { Credentials, User } from '../../domain/users/user.ts';
 import { actorOf } from '../actor.ts';
 import { setPaginationHeaders } from '../pagination.ts';
 import type { ServerDeps } from '../server.ts';
-import { presentUserV3 } from './users.presenter.ts';
+import { presentUserV3, userInstitutes } from './users.presenter.ts';
 import {
   createUserSchema,
   destroyUserSchema,
@@ -15,8 +16,11 @@ type InstituteRoute = { Params: { institute_id: string } };
 type UserRoute = { Params: { institute_id: string; id: string } };
 
 /** `/institutes/:institute_id/users[/:id]`: an institute's users, for its administrators and superusers. */
-export function registerUserRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerUserRoutes(app: FastifyInstance, { services, database }: ServerDeps): void {
   const { users } = services;
+  // Each user record names its institute; one lookup per request and institute.
+  const present = async (user: User, credentials?: Credentials) =>
+    presentUserV3(user, await userInstitutes(database.db)(user.instituteId), credentials);
 
   app.get<InstituteRoute>(
     '/institutes/:institute_id/users',
@@ -24,12 +28,15 @@ export function registerUserRoutes(app: FastifyInstance, { services }: ServerDep
     async (request, reply) => {
       const page = await users.list(actorOf(request), request.params.institute_id, request.input.values);
       setPaginationHeaders(reply, page);
-      return { users: page.items.map((user) => presentUserV3(user)) };
+      const institutes = userInstitutes(database.db);
+      const records = [];
+      for (const user of page.items) records.push(presentUserV3(user, await institutes(user.instituteId)));
+      return { users: records };
     },
   );
 
   app.get<UserRoute>('/institutes/:institute_id/users/:id', { schema: showUserSchema }, async (request) => ({
-    user: presentUserV3(await users.get(actorOf(request), request.params.institute_id, request.params.id)),
+    user: await present(await users.get(actorOf(request), request.params.institute_id, request.params.id)),
   }));
 
   app.post<InstituteRoute>(
@@ -41,7 +48,7 @@ export function registerUserRoutes(app: FastifyInstance, { services }: ServerDep
         request.params.institute_id,
         request.input.values,
       );
-      return reply.code(201).send({ user: presentUserV3(user, credentials) });
+      return reply.code(201).send({ user: await present(user, credentials) });
     },
   );
 
@@ -50,7 +57,7 @@ export function registerUserRoutes(app: FastifyInstance, { services }: ServerDep
     url: '/institutes/:institute_id/users/:id',
     schema: updateUserSchema,
     handler: async (request) => ({
-      user: presentUserV3(
+      user: await present(
         await users.update(
           actorOf(request),
           request.params.institute_id,

@@ -29,6 +29,11 @@ export const userRecord = {
   properties: {
     id: { type: 'integer' },
     institute_id: { type: 'integer' },
+    institute_name: { type: 'string', description: "The name of the user's institute" },
+    logo_image: {
+      type: ['string', 'null'],
+      description: "The address of the institute's logo; always null (institutes have no logo yet)",
+    },
     email: { type: 'string', description: 'Unique across every institute' },
     name: { type: 'string' },
     role: { type: 'string', enum: ROLE_VALUES },

@@ -257,14 +257,14 @@ for (const dialect of DIALECTS) {
     }
   });
 
-  describe(`NONCE_POLICY=request (default): a (nonce, timestamp) pair is used once per user [${dialect}]`, () => {
+  describe(`NONCE_POLICY=request: a (nonce, timestamp) pair is used once per user [${dialect}]`, () => {
     const clock = new TestClock();
     let server: TestServer;
     let credentials: Credentials;
     let instituteId: number;
 
     before(async () => {
-      server = await startTestServer(dialect, { clock });
+      server = await startTestServer(dialect, { clock, env: { NONCE_POLICY: 'request' } });
       instituteId = await server.institute();
       credentials = (await server.user(instituteId, 'teacher')).credentials;
     });

@@ -181,14 +181,14 @@ for (const dialect of DIALECTS) {
       return { kind, sequence, file, bytes, createdAt };
     }
 
-    /** A webcam or screen recording chunk, named as the room names later chunks. */
+    /** A webcam or screen recording chunk, named as the room names every chunk. */
     function recording(
       sessionId: number,
       kind: 'recording' | 'screen_recording',
       sequence: number,
     ): Promise<Stored> {
       return store(sessionId, kind, sequence, chunk(), {
-        fileName: `${kind}-${sequence}.webm`,
+        fileName: `${kind === 'recording' ? 'webcam' : 'screen'}-${sequence}.webm`,
         contentType: 'video/webm',
       });
     }

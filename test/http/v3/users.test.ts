@@ -19,10 +19,12 @@ type Json = Record<string, unknown>;
 
 const ISO_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-/** Every field of the V3 user record (contract §6, plus `active`), in order. */
+/** Every field of the V3 user record (contract §6, plus `active`, institute_name, logo_image), in order. */
 const USER_FIELDS = [
   'id',
   'institute_id',
+  'institute_name',
+  'logo_image',
   'email',
   'name',
   'role',
@@ -173,6 +175,17 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(Object.keys(user), [...USER_FIELDS, 'api_token', 'secret_key']);
         assert.ok(Number.isInteger(user.id) && (user.id as number) > 0);
         assert.equal(user.institute_id, mainId);
+        const institute = await server.app.database.db
+          .selectFrom('institutes')
+          .select('name')
+          .where('id', '=', mainId)
+          .executeTakeFirstOrThrow();
+        assert.equal(
+          user.institute_name,
+          institute.name,
+          "the institute's name, as clients of the original read it",
+        );
+        assert.equal(user.logo_image, null, 'institutes have no logo');
         assert.equal(user.email, email);
         assert.equal(user.name, 'Tess Teacher');
         assert.equal(user.role, 'teacher');

@@ -9,7 +9,7 @@ import { createStorage } from '../../../src/storage/index.ts';
 import { assertNotStored, assertStored } from '../../helpers/files.ts';
 import type { HttpAnswer } from '../../helpers/http.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
-import { assertMatchesManifest, digestZip, manifestOf } from '../../helpers/zip-archive.ts';
+import { assertMatchesManifest, digestZip, manifestOf, studentsCsvOf } from '../../helpers/zip-archive.ts';
 import { NOT_AUTHORIZED, notFound } from '../../helpers/answers.ts';
 
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -284,6 +284,34 @@ for (const dialect of DIALECTS) {
           `${file.originalName} (not handed in) is left out`,
         );
       }
+      // The index: every student, the one who handed in nothing too, with their files.
+      assert.equal(manifest.student_count, 3);
+      const csv = studentsCsvOf(entries);
+      assert.deepEqual(
+        csv.map((student) => [student.email, student.file_count, student.status]),
+        [
+          ['ada+exam@example.org', '4', 'registered'],
+          ['bob@example.org', '4', 'registered'],
+          ['idle@example.org', '0', 'registered'],
+        ],
+      );
+      const idle = csv[2];
+      assert.equal(idle?.files, '');
+      assert.equal(idle?.folder, '');
+      assert.equal(idle?.start_time, '');
+      assert.equal(manifest.students[2]?.folder, null);
+      assert.deepEqual(manifest.students[2]?.files, []);
+      assert.deepEqual(
+        csv.map((student) => (student.files ?? '').split('\n').filter(Boolean)),
+        manifest.students.map((student) => student.files),
+        'students.csv and the manifest list the same files',
+      );
+      assert.deepEqual(
+        manifest.students.flatMap((student) => student.files),
+        handedIn.map((file) => file.path),
+        'every handed-in file under its student',
+      );
+      assert.equal(entries.get('students.csv')?.compressionMethod, 8);
       const [row] = await exportRows(examId);
       assert.ok(row?.file_id !== null && row?.file_id !== undefined);
       firstArchive = await assertStored(server, row.file_id, answer.bytes);
@@ -328,7 +356,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await owner.client.v3('GET', DOWNLOAD, { id: exam })).status, 200);
     });
 
-    it('an exam nobody handed anything in for gives an archive holding only the manifest', async () => {
+    it('an exam nobody handed anything in for gives an archive holding only the index and the manifest', async () => {
       const exam = await newExam();
       await newSession(exam, 'quiet@example.org');
       assertAccepted(await generate(admin, exam));
@@ -336,8 +364,84 @@ for (const dialect of DIALECTS) {
       const answer = await admin.client.v3('GET', DOWNLOAD, { id: exam });
       assert.equal(answer.status, 200, answer.text);
       const entries = await digestZip(answer.bytes);
-      assert.deepEqual([...entries.keys()], ['manifest.json']);
-      assert.deepEqual(manifestOf(entries).files, []);
+      assert.deepEqual([...entries.keys()], ['students.csv', 'manifest.json']);
+      const manifest = manifestOf(entries);
+      assert.deepEqual(manifest.files, []);
+      assert.deepEqual(
+        manifest.students.map((student) => [student.email, student.files.length]),
+        [['quiet@example.org', 0]],
+      );
+      assert.deepEqual(
+        studentsCsvOf(entries).map((student) => [student.email, student.file_count]),
+        [['quiet@example.org', '0']],
+      );
+    });
+
+    it('writes students.csv escaped and safe from spreadsheet formulas, with status and times', async () => {
+      const exam = await newExam();
+      const actor = { id: admin.id, instituteId: home, role: 'administrator' as const };
+      const names = [
+        '=HYPERLINK("http://evil.example","x")',
+        '+1+1',
+        '-2',
+        '@SUM(A1)',
+        'Smith, "Jo"\nsecond line',
+      ];
+      const ids: number[] = [];
+      for (const [index, name] of names.entries()) {
+        ids.push(
+          (
+            await server.app.services.studentSessions.create(actor, exam, {
+              name,
+              email: `s${index}@example.org`,
+            })
+          ).id,
+        );
+      }
+      const started = Date.parse('2026-11-21T09:00:00.000Z');
+      await server.app.database.db
+        .updateTable('student_sessions')
+        .set({
+          status: 'exam_finished',
+          start_time: started,
+          end_time: started + 3_600_000,
+          end_reason: 'time_up',
+          archived: true,
+        })
+        .where('id', '=', ids[0] ?? 0)
+        .execute();
+      assertAccepted(await generate(admin, exam));
+      assert.equal(await runJobs(), 1);
+      const answer = await admin.client.v3('GET', DOWNLOAD, { id: exam });
+      assert.equal(answer.status, 200, answer.text);
+      const entries = await digestZip(answer.bytes);
+      const text = entries.get('students.csv')?.text ?? '';
+      assert.ok(
+        text.startsWith(
+          '\uFEFFstudent_session_id,name,email,status,archived,start_time,end_time,end_reason,file_count,folder,files\r\n',
+        ),
+        text,
+      );
+      // Quoted where needed, quotes doubled, and a formula-looking cell starts with a quote mark.
+      assert.ok(
+        text.includes(`${ids[0]},"'=HYPERLINK(""http://evil.example"",""x"")",s0@example.org,`),
+        text,
+      );
+      assert.ok(text.includes('"Smith, ""Jo""\nsecond line"'), text);
+      const rows = studentsCsvOf(entries);
+      assert.deepEqual(
+        rows.map((row) => row.name),
+        ['\'=HYPERLINK("http://evil.example","x")', "'+1+1", "'-2", "'@SUM(A1)", 'Smith, "Jo"\nsecond line'],
+      );
+      assert.deepEqual(
+        [rows[0]?.status, rows[0]?.archived, rows[0]?.start_time, rows[0]?.end_time, rows[0]?.end_reason],
+        ['exam_finished', 'true', '2026-11-21T09:00:00.000Z', '2026-11-21T10:00:00.000Z', 'time_up'],
+      );
+      // The manifest is JSON: it holds the names as they are.
+      assert.deepEqual(
+        manifestOf(entries).students.map((student) => student.name),
+        names,
+      );
     });
 
     it('fails when a stored upload is missing: retried per the queue, then failure', async () => {

@@ -23,7 +23,7 @@
  *   uploads_count: number, recording_chunks_count: number, screen_recording_chunks_count: number
  * }} RoomSession
  * @typedef {{
- *   name: string, duration_minutes: number | null, start_time: string | null, end_time: string | null,
+ *   name: string, type: string, duration_minutes: number | null, start_time: string | null, end_time: string | null,
  *   upload_answers: boolean, web_cam: boolean, screen_share: boolean, mobile_cam: boolean,
  *   allow_websites: boolean, allow_external_applications: boolean, allow_textbooks: boolean,
  *   allow_calculator: boolean, allow_pen_paper: boolean, allow_additional: boolean,
@@ -44,6 +44,10 @@ const POLL_MS = 20000;
 const MIN_MBIT = 1;
 /** How long finishing waits for queued recording chunks before it finishes anyway. */
 const FLUSH_LIMIT_MS = 30000;
+/** The longest the connection check downloads; a slower line is measured on what arrived by then. */
+const MEASURE_LIMIT_MS = 10000;
+/** How long "all recording parts sent" stays on screen after the connection came back. */
+const BACK_ONLINE_SHOWN_MS = 10000;
 
 const token = decodeURIComponent(location.pathname.split('/').filter(Boolean).pop() ?? '');
 const api = `/api/room/${encodeURIComponent(token)}`;
@@ -58,6 +62,9 @@ let cameraStream;
 let screenStream;
 /** @type {Map<RecordingSource, Recorder>} */
 const recorders = new Map();
+/** Recorders stopped (finish, time up, a lost track) whose last chunks may still be on their way. */
+/** @type {Set<Recorder>} */
+const stoppedRecorders = new Set();
 /** @type {number | undefined} */
 let pollTimer;
 /** @type {number | undefined} */
@@ -121,9 +128,25 @@ function formatSize(bytes) {
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
-/** @param {string} iso */
+/**
+ * A time as the student reads it: in the browser's own time zone, with that zone named (a student
+ * abroad must not guess whether the exam office meant its zone or theirs).
+ * @param {string} iso
+ */
 function formatTime(iso) {
-  return new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  return new Date(iso).toLocaleString(undefined, {
+    year: 'numeric',
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    timeZoneName: 'short',
+  });
+}
+
+/** The browser's time zone by name (`Europe/Berlin`), for the sentence that says which zone times are in. */
+function timeZoneName() {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'your computer’s time zone';
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -177,11 +200,13 @@ async function call(method, path, body) {
   try {
     response = await fetch(`${api}${path}`, init);
   } catch {
+    setReachable(false);
     throw new ApiError(
       0,
       'The exam room cannot reach the server. Check your connection; it will keep trying.',
     );
   }
+  setReachable(true);
   const json = parseJson(await response.text());
   if (!response.ok)
     throw new ApiError(response.status, errorOf(json, `The server answered ${response.status}`));
@@ -211,21 +236,139 @@ async function reload() {
 
 /**
  * Runs a user action: clears the old error, shows a new one, keeps the button from being pressed
- * twice while the action runs.
+ * twice while the action runs. The button is marked busy with aria-disabled rather than disabled:
+ * a disabled button drops the keyboard focus to the page's body, and the student would have to
+ * find their place again after every check.
  * @param {HTMLButtonElement | undefined} button
  * @param {() => Promise<void>} action
+ * @param {string} [fallbackId] what takes the focus when the button is gone or hidden afterwards
  */
-async function act(button, action) {
+async function act(button, action, fallbackId) {
+  if (button?.getAttribute('aria-disabled') === 'true') return;
   clearError();
-  if (button !== undefined) button.disabled = true;
+  button?.setAttribute('aria-disabled', 'true');
   try {
     await action();
   } catch (error) {
     showError(error instanceof Error ? error.message : String(error));
   } finally {
-    if (button !== undefined && button.isConnected) button.disabled = false;
+    button?.removeAttribute('aria-disabled');
+    keepFocus(button, fallbackId);
   }
 }
+
+/**
+ * After an action, puts the focus back where the student was when the page moved it away (to the
+ * body): on the button they used while it can still take it, else on `fallbackId` (a status text
+ * the action filled in), else on the stage's heading.
+ * @param {HTMLElement | undefined} button
+ * @param {string} [fallbackId]
+ */
+function keepFocus(button, fallbackId) {
+  const active = document.activeElement;
+  if (active !== null && active !== document.body && active.isConnected) return;
+  const usable = (/** @type {HTMLElement | null | undefined} */ element) =>
+    element != null &&
+    element.isConnected &&
+    element.closest('[hidden]') === null &&
+    !(element instanceof HTMLButtonElement && element.disabled);
+  const fallback = fallbackId === undefined ? null : document.getElementById(fallbackId);
+  const target = usable(button) ? button : usable(fallback) ? fallback : byId('main').querySelector('h2');
+  if (!(target instanceof HTMLElement)) return;
+  if (!target.matches('button, input, a[href], [tabindex]')) target.tabIndex = -1;
+  target.focus();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The connection: a visible, polite status while the server cannot be reached or chunks wait
+
+/** False after a call failed to reach the server, true again after one got an answer. */
+let reachable = true;
+/** True from a lost connection until every waiting chunk has been sent after it came back. */
+let recovering = false;
+/** @type {number | undefined} */
+let backOnlineTimer;
+/** Sleeping retries, woken when the browser reports the connection back. @type {Set<() => void>} */
+const wakers = new Set();
+
+/** @param {boolean} value */
+function setReachable(value) {
+  if (reachable === value) return;
+  reachable = value;
+  // Any answer from the server (a status read, an event) means waiting chunks can go now.
+  if (value) for (const wake of [...wakers]) wake();
+  updateConnection();
+}
+
+/** Waits `ms`, or less when the browser reports the connection back first. */
+function pause(/** @type {number} */ ms) {
+  return new Promise((resolve) => {
+    const wake = () => {
+      window.clearTimeout(timer);
+      wakers.delete(wake);
+      resolve(undefined);
+    };
+    const timer = window.setTimeout(wake, ms);
+    wakers.add(wake);
+  });
+}
+
+/** Recording chunks recorded but not yet acknowledged by the server. */
+function waitingChunks() {
+  let waiting = 0;
+  for (const recorder of recorders.values()) waiting += recorder.queue.length;
+  for (const recorder of stoppedRecorders) waiting += recorder.queue.length;
+  return waiting;
+}
+
+/** @param {number} count */
+function pieces(count) {
+  return count === 1 ? '1 part' : `${count} parts`;
+}
+
+/** @param {number} count */
+function parts(count) {
+  return count === 1 ? '1 recording part' : `${count} recording parts`;
+}
+
+/**
+ * Shows the state of the connection in the header's status line: lost (with the chunks waiting),
+ * back and sending (counting down), back and done (for a few seconds), or nothing.
+ */
+function updateConnection() {
+  const banner = document.getElementById('connection');
+  if (banner === null) return;
+  const lost = !navigator.onLine || !reachable;
+  const waiting = waitingChunks();
+  let text = '';
+  if (lost) {
+    recovering = true;
+    window.clearTimeout(backOnlineTimer);
+    backOnlineTimer = undefined;
+    text =
+      recorders.size > 0 || waiting > 0
+        ? `Connection lost — ${parts(waiting)} waiting; ${waiting === 1 ? 'it' : 'they'} will be sent when you are back online.`
+        : 'Connection lost — the exam room keeps trying to reach the server.';
+  } else if (recovering && waiting > 0) {
+    text = `Back online — sending your recording: ${parts(waiting)} still waiting.`;
+  } else if (recovering) {
+    text = 'Back online — every recording part has been sent.';
+    backOnlineTimer ??= window.setTimeout(() => {
+      recovering = false;
+      backOnlineTimer = undefined;
+      updateConnection();
+    }, BACK_ONLINE_SHOWN_MS);
+  }
+  banner.classList.toggle('lost', lost);
+  if (banner.textContent !== text) banner.textContent = text;
+  banner.hidden = text === '';
+}
+
+window.addEventListener('offline', updateConnection);
+window.addEventListener('online', () => {
+  for (const wake of [...wakers]) wake();
+  updateConnection();
+});
 
 // ---------------------------------------------------------------------------------------------
 // Stages
@@ -338,6 +481,7 @@ function setupStage() {
     const from = session.open_time ?? exam.start_time;
     if (from) facts.append(h('li', {}, [`You can start from ${formatTime(from)}.`]));
     if (exam.end_time) facts.append(h('li', {}, [`The exam closes at ${formatTime(exam.end_time)}.`]));
+    facts.append(h('li', {}, [`Times are shown in your computer’s time zone (${timeZoneName()}).`]));
   }
   if (exam.web_cam || exam.screen_share) {
     facts.append(
@@ -391,15 +535,30 @@ function setupStage() {
     ),
   );
   if (exam.web_cam || exam.screen_share || exam.mobile_cam) {
-    list.append(
-      checkItem(
-        'bandwidth',
-        'Measure your connection',
-        `Downloads a small file to time your connection (at least ${MIN_MBIT} Mbit/s is needed).`,
-        ['bandwidth_check'],
-        checkBandwidth,
-      ),
+    const item = checkItem(
+      'bandwidth',
+      'Measure your connection',
+      `Downloads a 2 MB file to time your connection (at least ${MIN_MBIT} Mbit/s is recommended; it takes up to ${MEASURE_LIMIT_MS / 1000} seconds).`,
+      ['bandwidth_check'],
+      checkBandwidth,
     );
+    item.append(
+      h('div', { class: 'progress', id: 'bandwidth-box', hidden: true }, [
+        h('span', { id: 'bandwidth-progress-label' }, ['Connection check']),
+        ' ',
+        h('progress', {
+          id: 'bandwidth-progress',
+          max: '100',
+          value: '0',
+          'aria-labelledby': 'bandwidth-progress-label',
+          'aria-describedby': 'bandwidth-percent',
+        }),
+        ' ',
+        h('span', { id: 'bandwidth-percent' }, ['0%']),
+      ]),
+      h('div', { id: 'bandwidth-advice', class: 'advice', hidden: true }),
+    );
+    list.append(item);
   }
   checks.append(list);
   if (exam.mobile_cam) {
@@ -409,14 +568,6 @@ function setupStage() {
       ]),
     );
   }
-  const preview = h('video', {
-    id: 'camera-preview',
-    muted: true,
-    playsinline: true,
-    autoplay: true,
-    'aria-label': 'Your camera picture',
-    hidden: true,
-  });
   const sound = h(
     'div',
     {
@@ -433,30 +584,59 @@ function setupStage() {
   heard.addEventListener('click', () => void act(heard, () => answerSound(true)));
   notHeard.addEventListener('click', () => void act(notHeard, () => answerSound(false)));
   sound.append(heard, ' ', notHeard);
-  checks.append(sound, preview);
+  checks.append(sound);
   section.append(checks);
 
   if (exam.web_cam) {
+    // The camera picture sits beside the two photo buttons: the student frames the card and the
+    // face while looking at the picture the photo is taken from.
     const photos = h('section', { 'aria-labelledby': 'photos-heading' }, [
       h('h3', { id: 'photos-heading' }, ['Identify yourself']),
-      h('p', { class: 'help' }, [
+      h('p', { class: 'help', id: 'photos-help' }, [
         'Test your camera first. Then hold your ID card up to the camera for the first photo, and look into the camera for the second.',
       ]),
     ]);
-    for (const [kind, label] of /** @type {const} */ ([
-      ['id_card', 'Take a photo of your ID card'],
-      ['face_photo', 'Take a photo of your face'],
+    const preview = h('video', {
+      id: 'camera-preview',
+      muted: true,
+      playsinline: true,
+      autoplay: true,
+      'aria-label': 'Your camera picture',
+      hidden: true,
+    });
+    const row = h('div', { class: 'photo-row' }, [
+      h('figure', { class: 'photo', id: 'camera-figure' }, [
+        h('div', { class: 'frame', id: 'camera-frame' }, [
+          preview,
+          h('p', { class: 'placeholder', id: 'camera-placeholder' }, [
+            'Your camera picture appears here once you have tested your camera.',
+          ]),
+        ]),
+        h('figcaption', {}, ['Camera']),
+      ]),
+    ]);
+    for (const [kind, label, caption] of /** @type {const} */ ([
+      ['id_card', 'Take a photo of your ID card', 'ID card photo'],
+      ['face_photo', 'Take a photo of your face', 'Face photo'],
     ])) {
-      const button = h('button', { type: 'button', id: `take-${kind}` }, [label]);
+      const button = h(
+        'button',
+        { type: 'button', id: `take-${kind}`, 'aria-describedby': `${kind}-state photos-help` },
+        [label],
+      );
       button.addEventListener('click', () => void act(button, () => takePhoto(kind)));
-      const image = h('img', {
-        id: `${kind}-image`,
-        alt: kind === 'id_card' ? 'Your ID card photo' : 'Your face photo',
-        hidden: true,
-      });
-      const state = h('p', { id: `${kind}-state`, class: 'result' });
-      photos.append(h('div', { class: 'photo' }, [button, state, image]));
+      // No <img> until there is a photo: an empty one shows as a broken image and is read out.
+      row.append(
+        h('figure', { class: 'photo', id: `${kind}-figure` }, [
+          // Empty, it is only a frame: the caption names it and the state line below says "No photo yet".
+          h('div', { class: 'frame empty', id: `${kind}-frame`, 'aria-hidden': 'true' }),
+          h('figcaption', {}, [caption]),
+          button,
+          h('p', { id: `${kind}-state`, class: 'result' }),
+        ]),
+      );
     }
+    photos.append(row);
     section.append(photos);
   }
 
@@ -484,6 +664,7 @@ function missingForStart() {
   const missing = [];
   for (const field of session.required_checks) {
     if (field === 'mobile_check') continue;
+    if (field === 'bandwidth_check' && slowConnectionAccepted()) continue;
     const value = /** @type {CheckValue} */ (session[/** @type {keyof RoomSession} */ (field)]);
     if (value !== 'succeeded') missing.push(`${CHECK_NAMES[field] ?? field} check (${CHECK_RESULTS[value]})`);
   }
@@ -499,9 +680,14 @@ function updateSetup() {
     const field = item.getAttribute('data-check') ?? '';
     const value = /** @type {CheckValue} */ (session[/** @type {keyof RoomSession} */ (field)]);
     const required = session.required_checks.includes(field);
-    item.textContent = `${CHECK_NAMES[field]}: ${CHECK_RESULTS[value] ?? value}${required ? '' : ' (optional)'}`;
+    const speed =
+      field === 'bandwidth_check' && session.bandwidth_speed !== null && value !== 'not_started'
+        ? ` (${session.bandwidth_speed} Mbit/s${value === 'failed' ? ', slow' : ''})`
+        : '';
+    item.textContent = `${CHECK_NAMES[field]}: ${CHECK_RESULTS[value] ?? value}${speed}${required ? '' : ' (optional)'}`;
     item.className = `result ${value}`;
   }
+  updateBandwidthAdvice();
   for (const kind of /** @type {const} */ (['id_card', 'face_photo'])) {
     const state = document.getElementById(`${kind}-state`);
     if (state === null) continue;
@@ -512,9 +698,11 @@ function updateSetup() {
   const start = /** @type {HTMLButtonElement} */ (byId('start-exam'));
   start.disabled = missing.length > 0;
   byId('start-help').textContent =
-    missing.length === 0
-      ? 'Everything is ready. When you start, the clock runs and the instructions appear.'
-      : `Still needed before you can start: ${missing.join('; ')}.`;
+    missing.length > 0
+      ? `Still needed before you can start: ${missing.join('; ')}.`
+      : slowConnectionAccepted() && !session.skip_requirements
+        ? 'You can start, but your connection is slow: parts of your recording may reach the server late. Keep this page open until the end. When you start, the clock runs and the instructions appear.'
+        : 'Everything is ready. When you start, the clock runs and the instructions appear.';
 }
 
 /**
@@ -554,9 +742,12 @@ async function checkCamera() {
   }
   const hasVideo = cameraStream.getVideoTracks().length > 0;
   const hasAudio = cameraStream.getAudioTracks().length > 0;
-  const preview = /** @type {HTMLVideoElement} */ (byId('camera-preview'));
-  preview.srcObject = cameraStream;
-  preview.hidden = false;
+  const preview = document.getElementById('camera-preview');
+  if (preview instanceof HTMLVideoElement) {
+    preview.srcObject = cameraStream;
+    preview.hidden = false;
+    byId('camera-placeholder').hidden = true;
+  }
   await saveChecks({
     webcam_check: hasVideo ? 'succeeded' : 'failed',
     microphone_check: hasAudio ? 'succeeded' : 'failed',
@@ -605,15 +796,105 @@ async function answerSound(/** @type {boolean} */ heard) {
   byId('run-speakers').focus();
 }
 
+/**
+ * Times the download of the probe, showing its progress as it arrives. A slow line is measured on
+ * what arrived within MEASURE_LIMIT_MS, so the check never keeps a student waiting for minutes.
+ * Saves the result; throws with advice when the server could not be reached at all.
+ */
 async function checkBandwidth() {
   announce('Measuring your connection…');
+  const box = byId('bandwidth-box');
+  const progress = /** @type {HTMLProgressElement} */ (byId('bandwidth-progress'));
+  const percent = byId('bandwidth-percent');
+  byId('bandwidth-advice').hidden = true;
+  box.hidden = false;
+  progress.value = 0;
+  percent.textContent = '0%';
+  const controller = new AbortController();
+  const limit = window.setTimeout(() => controller.abort(), MEASURE_LIMIT_MS);
   const began = performance.now();
-  const response = await fetch(`/room/assets/bandwidth-probe?t=${Date.now()}`, { cache: 'no-store' });
-  const bytes = (await response.arrayBuffer()).byteLength;
+  let received = 0;
+  let total = 2 * 1024 * 1024;
+  try {
+    const response = await fetch(`/room/assets/bandwidth-probe?t=${Date.now()}`, {
+      cache: 'no-store',
+      signal: controller.signal,
+    });
+    total = Number(response.headers.get('content-length')) || total;
+    const reader = response.body?.getReader();
+    if (reader === undefined) throw new Error('no body');
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      received += value.byteLength;
+      const share = Math.min(100, Math.round((received / total) * 100));
+      progress.value = share;
+      percent.textContent = `${share}% (${formatSize(received)} of ${formatSize(total)})`;
+    }
+  } catch (error) {
+    if (!controller.signal.aborted && received === 0) {
+      setReachable(false);
+      throw new Error(
+        'The connection check could not reach the server. Check that you are online (Wi-Fi or cable connected), then press “Measure your connection” again.',
+        { cause: error },
+      );
+    }
+    // Cut off at the time limit (or broken off midway): what arrived is the measurement.
+  } finally {
+    window.clearTimeout(limit);
+  }
   const seconds = Math.max((performance.now() - began) / 1000, 0.001);
-  const mbit = Math.round(((bytes * 8) / seconds / 1e6) * 100) / 100;
+  const mbit = Math.round(((received * 8) / seconds / 1e6) * 100) / 100;
+  // Done, whether the whole probe arrived or the time limit cut it short: say what was measured.
+  progress.value = 100;
+  percent.textContent = `Done: ${formatSize(received)} in ${seconds.toFixed(seconds < 1 ? 2 : 1)} s`;
   await saveChecks({ bandwidth_check: mbit >= MIN_MBIT ? 'succeeded' : 'failed', bandwidth_speed: mbit });
-  announce(`Your connection: ${mbit} Mbit/s.`);
+  announce(
+    mbit >= MIN_MBIT
+      ? `Your connection: ${mbit} Mbit/s. That is enough.`
+      : `Your connection is slow: ${mbit} Mbit/s. See the advice below the connection check.`,
+  );
+}
+
+/** True when the exam lets a measured slow connection start (docs/room.md): not a live-proctored one. */
+function slowConnectionAccepted() {
+  if (view === undefined) return false;
+  const { session, exam } = view;
+  return (
+    exam.type !== 'live_proctoring' &&
+    session.bandwidth_check === 'failed' &&
+    session.bandwidth_speed !== null
+  );
+}
+
+/** What to try on a slow connection, and whether the student may start anyway. */
+function updateBandwidthAdvice() {
+  const advice = document.getElementById('bandwidth-advice');
+  if (advice === null || view === undefined) return;
+  const { session } = view;
+  const slow = session.bandwidth_check === 'failed' && session.bandwidth_speed !== null;
+  advice.hidden = !slow;
+  if (!slow || advice.dataset.speed === String(session.bandwidth_speed)) return;
+  advice.dataset.speed = String(session.bandwidth_speed);
+  const accepted = slowConnectionAccepted();
+  advice.replaceChildren(
+    h('p', {}, [
+      `Your connection measured ${session.bandwidth_speed} Mbit/s; at least ${MIN_MBIT} Mbit/s is recommended. To speed it up:`,
+    ]),
+    h('ul', {}, [
+      h('li', {}, ['Use a network cable, or move closer to your Wi-Fi router.']),
+      h('li', {}, [
+        'Close other tabs and programs that use the network (video, calls, cloud sync, downloads).',
+      ]),
+      h('li', {}, ['Ask others on your network to pause large downloads and streaming.']),
+      h('li', {}, ['Then press “Measure your connection” again.']),
+    ]),
+    h('p', { id: 'bandwidth-way-forward' }, [
+      accepted
+        ? 'You can also start with this connection: your recording is kept on this computer and sent as fast as the connection allows. Keep this page open until the finished page confirms that everything arrived.'
+        : 'This exam is proctored live and needs a faster connection to start. If it stays slow after these steps, contact your exam office.',
+    ]),
+  );
 }
 
 async function takePhoto(/** @type {'id_card' | 'face_photo'} */ kind) {
@@ -630,9 +911,17 @@ async function takePhoto(/** @type {'id_card' | 'face_photo'} */ kind) {
   const form = new FormData();
   form.append('file', blob, `${kind}.jpg`);
   accept(await callView('POST', `/${kind}`, form));
-  const image = /** @type {HTMLImageElement} */ (byId(`${kind}-image`));
-  image.src = URL.createObjectURL(blob);
-  image.hidden = false;
+  const frame = byId(`${kind}-frame`);
+  const old = frame.querySelector('img');
+  if (old !== null) URL.revokeObjectURL(old.src);
+  const image = h('img', {
+    id: `${kind}-image`,
+    src: URL.createObjectURL(blob),
+    alt: kind === 'id_card' ? 'Your ID card photo, as saved' : 'Your face photo, as saved',
+  });
+  frame.replaceChildren(image);
+  frame.classList.remove('empty');
+  frame.removeAttribute('aria-hidden');
   announce(kind === 'id_card' ? 'ID card photo saved.' : 'Face photo saved.');
 }
 
@@ -657,7 +946,7 @@ function examStage() {
     h('p', { id: 'recording-state' }, ['Recording is not running.']),
   ]);
   const resume = h('button', { type: 'button', id: 'resume-recording', hidden: true }, ['Resume recording']);
-  resume.addEventListener('click', () => void act(resume, resumeRecording));
+  resume.addEventListener('click', () => void act(resume, resumeRecording, 'recording-state'));
   const fullscreen = h('button', { type: 'button', id: 'enter-fullscreen' }, ['Full screen']);
   fullscreen.addEventListener(
     'click',
@@ -796,6 +1085,30 @@ function updateExam() {
     content.dataset.html = html;
     // Sanitised by the server (sanitize-html); the page's CSP also forbids any script in it.
     content.innerHTML = html === '' ? '<p>This exam has no instructions.</p>' : html;
+    nameInstructions(content);
+  }
+}
+
+/**
+ * Shows the word "Instructions" once: a document that opens with its own "Instructions" heading
+ * (as exam offices often write it) names the section itself, and the page's heading steps aside;
+ * otherwise the page's heading stays.
+ * @param {HTMLElement} content
+ */
+function nameInstructions(content) {
+  const heading = byId('instructions-heading');
+  const first = content.firstElementChild;
+  const own =
+    first !== null &&
+    /^H[1-6]$/.test(first.tagName) &&
+    /^\s*instructions?\s*:?\s*$/i.test(first.textContent ?? '');
+  heading.hidden = own;
+  const section = content.closest('section');
+  if (own && first instanceof HTMLElement) {
+    first.id = 'instructions-own-heading';
+    section?.setAttribute('aria-labelledby', first.id);
+  } else {
+    section?.setAttribute('aria-labelledby', 'instructions-heading');
   }
 }
 
@@ -895,6 +1208,8 @@ class Recorder {
     this.queue = [];
     /** @type {Promise<void> | undefined} the send in progress */
     this.draining = undefined;
+    /** Chunks the server refused because the exam had ended before they arrived. */
+    this.lost = 0;
     const type = ['video/webm;codecs=vp8,opus', 'video/webm;codecs=vp8', 'video/webm', 'video/mp4'].find(
       (candidate) => MediaRecorder.isTypeSupported(candidate),
     );
@@ -905,6 +1220,7 @@ class Recorder {
     this.recorder.addEventListener('dataavailable', (event) => {
       if (event.data.size === 0) return;
       this.queue.push(event.data);
+      updateRecordingState();
       void this.drain();
     });
     /** @type {Promise<void>} */
@@ -945,7 +1261,9 @@ class Recorder {
           error.status === 409 &&
           /accepted only while|finished/.test(error.message)
         ) {
+          this.lost += this.queue.length;
           this.queue.length = 0;
+          updateRecordingState();
           break;
         }
         if (error instanceof ApiError && error.status === 409) {
@@ -953,7 +1271,8 @@ class Recorder {
           if (expected) this.sequence = Number(expected[1]);
           continue;
         }
-        await new Promise((resolve) => setTimeout(resolve, delay));
+        // Woken early when the browser reports the connection back.
+        await pause(delay);
         delay = Math.min(delay * 2, 30000);
       }
     }
@@ -980,6 +1299,7 @@ function startRecording() {
 }
 
 function updateRecordingState() {
+  updateConnection();
   const state = document.getElementById('recording-state');
   if (state === null) return;
   if (recorders.size === 0) {
@@ -992,13 +1312,14 @@ function updateRecordingState() {
   const sources = [...recorders.keys()]
     .map((source) => (source === 'webcam' ? 'camera' : 'screen'))
     .join(' and ');
-  const waiting = [...recorders.values()].reduce((sum, recorder) => sum + recorder.queue.length, 0);
-  state.textContent = `Recording your ${sources}.${waiting > 1 ? ` ${waiting} parts waiting to be sent.` : ''}`;
+  // The connection line in the header counts the waiting parts; this line says what is recorded.
+  state.textContent = `Recording your ${sources}.`;
 }
 
 /** Stops every recorder and sends what is queued, waiting at most FLUSH_LIMIT_MS. */
 async function stopRecording() {
   const all = [...recorders.values()];
+  for (const recorder of all) stoppedRecorders.add(recorder);
   await Promise.all(all.map((recorder) => recorder.stop()));
   const flushed = Promise.all(all.map((recorder) => recorder.drain()));
   await Promise.race([flushed, new Promise((resolve) => setTimeout(resolve, FLUSH_LIMIT_MS))]);
@@ -1116,6 +1437,7 @@ function watchTracks() {
         const recorder = recorders.get(event === 'screen_share_stopped' ? 'screen' : 'webcam');
         if (recorder !== undefined) {
           void recorder.stop();
+          stoppedRecorders.add(recorder);
           recorders.delete(recorder.source);
           updateRecordingState();
         }
@@ -1200,15 +1522,62 @@ function finishedStage() {
       : session.end_reason === 'finished'
         ? 'You finished the exam.'
         : 'Your exam was ended by the exam office.';
-  const files = session.uploads_count === 1 ? '1 file' : `${session.uploads_count} files`;
-  const handedIn = view.exam.upload_answers || session.uploads_count > 0 ? `You handed in ${files}. ` : '';
-  return h('section', { class: 'stage', id: 'stage-finished', 'aria-labelledby': 'finished-heading' }, [
-    h('h2', { id: 'finished-heading' }, ['Your exam is finished']),
-    h('p', {}, [reason]),
-    h('p', { id: 'finished-summary' }, [
-      `${session.end_time ? `Ended at ${formatTime(session.end_time)}. ` : ''}${handedIn}You can close this page.`,
-    ]),
-  ]);
+  const times = h('ul', { class: 'facts', id: 'finished-times' });
+  if (session.start_time) times.append(h('li', {}, [`Started: ${formatTime(session.start_time)}`]));
+  if (session.end_time) times.append(h('li', {}, [`Ended: ${formatTime(session.end_time)}`]));
+  const arrived = h('div', { id: 'finished-arrival', role: 'status', 'aria-live': 'polite' });
+  const section = h(
+    'section',
+    { class: 'stage', id: 'stage-finished', 'aria-labelledby': 'finished-heading' },
+    [
+      h('h2', { id: 'finished-heading' }, ['Your exam is finished']),
+      h('p', {}, [reason]),
+      times,
+      h('p', { class: 'help' }, [`Times are in your computer’s time zone (${timeZoneName()}).`]),
+      h('h3', { id: 'arrival-heading' }, ['What the server has received']),
+      arrived,
+      h('p', { id: 'finished-summary' }, ['You can close this page.']),
+    ],
+  );
+  showArrival(arrived, session);
+  return section;
+}
+
+/**
+ * Confirms, from the server's own counts, what arrived: the recording parts of each stream and the
+ * files handed in; and says so plainly when parts recorded on this page never reached the server.
+ * @param {HTMLElement} box
+ * @param {RoomSession} session
+ */
+function showArrival(box, session) {
+  if (view === undefined) return;
+  const { exam } = view;
+  const list = h('ul', { id: 'arrival-list' });
+  if (exam.web_cam || session.recording_chunks_count > 0)
+    list.append(h('li', {}, [`Camera recording: ${pieces(session.recording_chunks_count)} received`]));
+  if (exam.screen_share || session.screen_recording_chunks_count > 0)
+    list.append(h('li', {}, [`Screen recording: ${pieces(session.screen_recording_chunks_count)} received`]));
+  if (exam.upload_answers || session.uploads_count > 0)
+    list.append(
+      h('li', {}, [
+        `Answer files: ${session.uploads_count === 1 ? '1 file' : `${session.uploads_count} files`} received`,
+      ]),
+    );
+  const missing =
+    waitingChunks() + [...stoppedRecorders, ...recorders.values()].reduce((sum, r) => sum + r.lost, 0);
+  const recordedHere = stoppedRecorders.size + recorders.size > 0;
+  const sentence =
+    missing > 0
+      ? `${parts(missing)} recorded on this page did not reach the server before the exam ended. Tell your exam office.`
+      : list.childElementCount === 0
+        ? 'This exam recorded nothing and asked for no files.'
+        : recordedHere
+          ? 'Everything this page recorded has arrived.'
+          : 'These are the server’s own counts.';
+  box.replaceChildren(
+    ...(list.childElementCount > 0 ? [list] : []),
+    h('p', { id: 'arrival-summary', class: missing > 0 ? 'warning' : 'good' }, [sentence]),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
