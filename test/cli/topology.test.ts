@@ -24,7 +24,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/server.ts';
 import { startSmtpServer, type TestSmtpServer } from '../mail/support.ts';
 import {
   createAdministrator,
-  freeTcpPort,
+  freePort,
   type InvigilProcess,
   launchInvigil,
   waitUntil,
@@ -59,7 +59,7 @@ describe('two `serve --no-worker` and two `worker` processes on one PostgreSQL s
       LOG_LEVEL: 'warn',
     };
     const admin = await createAdministrator(base);
-    const [portA, portB] = [await freeTcpPort(), await freeTcpPort()];
+    const [portA, portB] = [await freePort(), await freePort()];
     apiA = `http://127.0.0.1:${portA}`;
     apiB = `http://127.0.0.1:${portB}`;
     const serveA = launchInvigil(['serve', '--no-worker'], { ...process.env, ...base, PORT: String(portA) });

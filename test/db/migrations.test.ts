@@ -4,10 +4,10 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Migrator, sql } from 'kysely';
-import { openDatabase } from '../../src/db/database.ts';
+import { type Database, openDatabase } from '../../src/db/database.ts';
 import * as m0001 from '../../src/db/migrations/0001_initial.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
-import { createTestDatabase, DIALECTS } from '../helpers/server.ts';
+import { createTestDatabase, type DialectName, DIALECTS } from '../helpers/server.ts';
 
 const MIGRATIONS = path.join(
   path.dirname(fileURLToPath(import.meta.url)),
@@ -17,6 +17,40 @@ const MIGRATIONS = path.join(
   'db',
   'migrations',
 );
+
+/**
+ * Runs `check` on a private database of `dialect` that has only the first migration applied, as an
+ * installation of step 6 has it, so a test can write old rows and then migrate them. PostgreSQL:
+ * the bookkeeping tables live in the test's own schema, where migrateToLatest looks for them.
+ */
+async function withInitialSchema(dialect: DialectName, check: (database: Database) => Promise<void>) {
+  const target = await createTestDatabase(dialect);
+  const database = openDatabase(
+    dialect === 'sqlite'
+      ? { kind: 'sqlite', path: target.url.slice('sqlite:'.length) }
+      : { kind: 'postgres', url: target.url },
+  );
+  try {
+    const schema =
+      database.dialect === 'postgres'
+        ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]
+            ?.schema
+        : undefined;
+    const first = new Migrator({
+      db: database.db,
+      provider: {
+        getMigrations: () =>
+          Promise.resolve({ '0001_initial': { up: (db) => m0001.up(db, database.dialect) } }),
+      },
+      ...(schema === undefined ? {} : { migrationTableSchema: schema }),
+    });
+    assert.equal((await first.migrateToLatest()).error, undefined);
+    await check(database);
+  } finally {
+    await database.destroy();
+    await target.drop();
+  }
+}
 
 const TABLES = [
   'institutes',
@@ -97,29 +131,7 @@ describe('migrations', () => {
     });
 
     it(`0003_exam_client_fields gives existing exams their institute's language and the defaults on ${dialect}`, async () => {
-      const target = await createTestDatabase(dialect);
-      const database = openDatabase(
-        dialect === 'sqlite'
-          ? { kind: 'sqlite', path: target.url.slice('sqlite:'.length) }
-          : { kind: 'postgres', url: target.url },
-      );
-      try {
-        // Only the first migration, as an installation of step 6 has it. PostgreSQL: the bookkeeping
-        // tables live in this test's own schema, where migrateToLatest looks for them.
-        const schema =
-          database.dialect === 'postgres'
-            ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]
-                ?.schema
-            : undefined;
-        const first = new Migrator({
-          db: database.db,
-          provider: {
-            getMigrations: () =>
-              Promise.resolve({ '0001_initial': { up: (db) => m0001.up(db, database.dialect) } }),
-          },
-          ...(schema === undefined ? {} : { migrationTableSchema: schema }),
-        });
-        assert.equal((await first.migrateToLatest()).error, undefined);
+      await withInitialSchema(dialect, async (database) => {
         const institute = await database.db
           .insertInto('institutes')
           .values({
@@ -183,35 +195,11 @@ describe('migrations', () => {
             archived: false,
           },
         );
-      } finally {
-        await database.destroy();
-        await target.drop();
-      }
+      });
     });
 
     it(`0002_user_email_case_insensitive renames later case duplicates and then refuses them on ${dialect}`, async () => {
-      const target = await createTestDatabase(dialect);
-      const database = openDatabase(
-        dialect === 'sqlite'
-          ? { kind: 'sqlite', path: target.url.slice('sqlite:'.length) }
-          : { kind: 'postgres', url: target.url },
-      );
-      try {
-        // PostgreSQL: the bookkeeping tables live in this test's own schema, as migrateToLatest keeps them.
-        const schema =
-          database.dialect === 'postgres'
-            ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]
-                ?.schema
-            : undefined;
-        const first = new Migrator({
-          db: database.db,
-          provider: {
-            getMigrations: () =>
-              Promise.resolve({ '0001_initial': { up: (db) => m0001.up(db, database.dialect) } }),
-          },
-          ...(schema === undefined ? {} : { migrationTableSchema: schema }),
-        });
-        assert.equal((await first.migrateToLatest()).error, undefined);
+      await withInitialSchema(dialect, async (database) => {
         const institute = await database.db
           .insertInto('institutes')
           .values({
@@ -274,10 +262,7 @@ describe('migrations', () => {
             })
             .execute(),
         );
-      } finally {
-        await database.destroy();
-        await target.drop();
-      }
+      });
     });
   }
 });

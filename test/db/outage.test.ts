@@ -19,7 +19,7 @@ import { startSmtpServer, type TestSmtpServer } from '../mail/support.ts';
 import { createPgCluster, type PgCluster } from '../helpers/pg-cluster.ts';
 import {
   createAdministrator,
-  freeTcpPort,
+  freePort,
   healthStatus,
   type InvigilProcess,
   launchInvigil,
@@ -78,7 +78,7 @@ describe('PostgreSQL stopped and started under write load (`invigil serve`)', ()
     // The exam email queued before the second outage is refused for now (451) until the database is away.
     smtp.mode = 'tempfail';
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'invigil-outage-'));
-    const port = await freeTcpPort();
+    const port = await freePort();
     baseUrl = `http://127.0.0.1:${port}`;
     const env = {
       DATABASE_URL: cluster.url,

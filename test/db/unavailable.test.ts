@@ -11,7 +11,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { describe, it } from 'node:test';
 import pg from 'pg';
 import { isDatabaseUnavailable } from '../../src/db/unavailable.ts';
-import { freeTcpPort } from '../helpers/processes.ts';
+import { freePort } from '../helpers/processes.ts';
 
 /** An error shaped as node-postgres reports a server's ErrorResponse. */
 function pgError(code: string, message: string): Error {
@@ -20,7 +20,7 @@ function pgError(code: string, message: string): Error {
 
 describe('isDatabaseUnavailable', () => {
   it('recognises a refused connection as pg reports it', async () => {
-    const port = await freeTcpPort();
+    const port = await freePort();
     const client = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:${port}/none` });
     const error = await client.connect().then(
       () => undefined,

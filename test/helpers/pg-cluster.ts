@@ -6,10 +6,10 @@
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from './processes.ts';
 
 const run = promisify(execFile);
 
@@ -25,16 +25,6 @@ function serverBin(): string {
   const newest = versions[0];
   if (newest === undefined) throw new Error(`no PostgreSQL server under ${root} (initdb not found)`);
   return path.join(root, newest, 'bin');
-}
-
-/** A loopback port nothing listens on right now. */
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const address = probe.address();
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 export interface PgCluster {

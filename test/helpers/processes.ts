@@ -57,7 +57,7 @@ export function launchInvigil(args: string[], env: NodeJS.ProcessEnv): InvigilPr
 }
 
 /** A loopback port nothing listens on right now. */
-export async function freeTcpPort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const probe = net.createServer();
   await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
   const address = probe.address();

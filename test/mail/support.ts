@@ -3,12 +3,14 @@
  * what it receives, a small reader for the MIME messages nodemailer writes, and a worker driver for
  * test servers (which run no worker of their own).
  */
-import net from 'node:net';
 import pino, { type Logger } from 'pino';
 import { SMTPServer } from 'smtp-server';
 import { createWorker } from '../../src/jobs/worker.ts';
 import type { Clock } from '../../src/domain/clock.ts';
 import type { DialectName, TestServer } from '../helpers/server.ts';
+
+/** A loopback port nothing listens on right now (for "the server is not up yet"). */
+export { freePort } from '../helpers/processes.ts';
 
 /** A message as the SMTP server received it, with its parts decoded. */
 export interface ReceivedMail {
@@ -35,16 +37,6 @@ export interface TestSmtpServer {
   readonly messages: ReceivedMail[];
   mode: SmtpMode;
   close(): Promise<void>;
-}
-
-/** A loopback port nothing listens on right now (for "the server is not up yet"). */
-export async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const address = probe.address();
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 function smtpError(message: string, responseCode: number): Error {
