@@ -12,7 +12,6 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 
 const port = Number(process.env.SINK_PORT);
 const directory = process.env.SINK_DIR ?? '';
@@ -29,11 +28,55 @@ function answer(response: http.ServerResponse, status: number, body: Buffer): vo
   response.end(body);
 }
 
+/**
+ * How Invigil's local storage opens a chunk written at once (src/storage/local.ts): created, never
+ * an existing file, each write synced before it returns (O_DSYNC, else a separate fdatasync).
+ */
+const DSYNC: number = fs.constants.O_DSYNC ?? 0;
+const WRITE_ONCE = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | DSYNC;
+
+/** The whole body, as the pieces the socket delivered (a chunk is a few hundred kB). */
+function bodyOf(request: http.IncomingMessage): Promise<Buffer[]> {
+  return new Promise((resolve, reject) => {
+    const pieces: Buffer[] = [];
+    request.on('data', (piece: Buffer) => pieces.push(piece));
+    request.once('end', () => resolve(pieces));
+    request.once('error', reject);
+  });
+}
+
+/** Writes `pieces` to the new file `file` with one synced vectored write, and closes it. */
+function writeWhole(file: string, pieces: Buffer[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    fs.open(file, WRITE_ONCE, 0o600, (openError, fd) => {
+      if (openError !== null) {
+        reject(openError);
+        return;
+      }
+      const closeAfter = (failure: Error | null): void => {
+        fs.close(fd, (closeError) => {
+          const error = failure ?? closeError;
+          if (error === null) resolve();
+          else reject(error);
+        });
+      };
+      fs.writev(fd, pieces, (writeError) => {
+        if (writeError !== null || DSYNC !== 0) closeAfter(writeError);
+        else fs.fdatasync(fd, closeAfter);
+      });
+    });
+  });
+}
+
+/**
+ * Keeps a chunk request's body the way Invigil's local storage keeps a chunk of that size
+ * (Storage.putBytes): held in memory, one synced write to a temporary file, renamed into place.
+ */
 async function keep(request: http.IncomingMessage, token: string): Promise<void> {
   const n = counters.get(token) ?? 0;
   counters.set(token, n + 1);
   const part = path.join(temporary, `${token}-${n}`);
-  await pipeline(request, fs.createWriteStream(part, { flags: 'wx', flush: true }));
+  await writeWhole(part, await bodyOf(request));
   await fs.promises.rename(part, path.join(directory, `${token}-${n}`));
 }
 

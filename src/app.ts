@@ -17,6 +17,7 @@ import { createPhotosService } from './domain/student-sessions/photos.service.ts
 import { createSessionFilesService } from './domain/student-sessions/session-files.service.ts';
 import { createStudentSessionsService } from './domain/student-sessions/student-sessions.service.ts';
 import { createUsersService } from './domain/users/users.service.ts';
+import { createStaffAuthService } from './domain/staff-auth/staff-auth.service.ts';
 import { createAuthenticator } from './http/auth/authenticate.ts';
 import { createFilesService } from './domain/files/files.service.ts';
 import type { JobHandler } from './jobs/job.ts';
@@ -115,6 +116,7 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
       clock,
       settings: { noncePolicy: config.noncePolicy, windowSeconds: config.signatureWindowSeconds },
     }),
+    staffAuth: createStaffAuthService({ db, clock, jobs, publicUrl: config.publicUrl, users }),
     files,
     urlSigner,
     jobs,

@@ -14,6 +14,7 @@ import type { PhotosService } from './domain/student-sessions/photos.service.ts'
 import type { SessionFilesService } from './domain/student-sessions/session-files.service.ts';
 import type { StudentSessionsService } from './domain/student-sessions/student-sessions.service.ts';
 import type { UsersService } from './domain/users/users.service.ts';
+import type { StaffAuthService } from './domain/staff-auth/staff-auth.service.ts';
 import type { Authenticator } from './http/auth/authenticate.ts';
 import type { JobQueue } from './jobs/queue.ts';
 import type { UrlSigner } from './storage/signed-url.ts';
@@ -38,6 +39,8 @@ export interface Services {
   readonly mail: MailService;
   readonly examExports: ExamExportsService;
   readonly authenticator: Authenticator;
+  /** Staff sign-in: passwords, browser sessions, invitation and reset links (docs/staff-sign-in.md). */
+  readonly staffAuth: StaffAuthService;
   readonly files: FilesService;
   readonly urlSigner: UrlSigner;
   /** The durable job queue (enqueue inside the transaction of the change that causes the job). */

@@ -17,6 +17,8 @@ export const USAGE = `Usage: invigil <command>
   institute create --name NAME --short-name SHORT
   user create --institute ID --email EMAIL --name NAME --role ROLE
   user rotate-credentials --id ID
+  user invite --id ID        queue an invitation email; print its one-time link
+  user set-password --id ID  set the password read from standard input (first line)
   idp create --name NAME --protocol saml|oidc --metadata FILE|TEXT [--institute ID]
   idp list [--institute ID]
   mail redeliver             queue held and failed emails for delivery again
@@ -49,6 +51,24 @@ function options(args: string[], names: readonly string[]): Record<string, strin
 function wholeNumber(flag: string, value: string): number {
   if (!/^\d+$/.test(value)) throw new UsageError(`--${flag} must be a whole number`);
   return Number(value);
+}
+
+/**
+ * The first line of standard input, without its line end (a password piped in or typed). Returns
+ * it; the rest of the input is ignored. Reads at most a little more than the longest password.
+ */
+async function firstLineOfStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin) {
+    const buffer = chunk as Buffer;
+    chunks.push(buffer);
+    size += buffer.length;
+    if (buffer.includes(10) || size > 8192) break;
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  const end = text.search(/\r?\n/);
+  return end === -1 ? text : text.slice(0, end);
 }
 
 async function withCore(config: Config, run: (core: Core) => Promise<void>): Promise<void> {
@@ -97,6 +117,23 @@ export async function runCommand(config: Config, argv: string[]): Promise<void> 
       const { user, credentials } = await services.users.rotateCredentials(id);
       const institute = await userInstitutes(database.db)(user.instituteId);
       print({ user: presentUserV3(user, institute, credentials) });
+    });
+    return;
+  }
+  if (group === 'user' && action === 'invite') {
+    const id = wholeNumber('id', options(rest, ['id']).id ?? '');
+    await withCore(config, async ({ services }) => {
+      const link = await services.staffAuth.invite(id);
+      print({ invitation: { url: link.url, expires_at: new Date(link.expiresAt).toISOString() } });
+    });
+    return;
+  }
+  if (group === 'user' && action === 'set-password') {
+    const id = wholeNumber('id', options(rest, ['id']).id ?? '');
+    const password = await firstLineOfStdin();
+    await withCore(config, async ({ services }) => {
+      await services.staffAuth.setPassword(id, password);
+      print({ password_set: { user_id: id } });
     });
     return;
   }

@@ -4,6 +4,7 @@ import * as m0001 from './migrations/0001_initial.ts';
 import * as m0002 from './migrations/0002_user_email_case_insensitive.ts';
 import * as m0003 from './migrations/0003_exam_client_fields.ts';
 import * as m0004 from './migrations/0004_room_rate_limits.ts';
+import * as m0005 from './migrations/0005_staff_sign_in.ts';
 
 /** The migrations in order; each receives the dialect because a few column types differ. */
 function migrationsFor(dialect: Database['dialect']): Record<string, Migration> {
@@ -12,6 +13,7 @@ function migrationsFor(dialect: Database['dialect']): Record<string, Migration> 
     '0002_user_email_case_insensitive': { up: (db) => m0002.up(db) },
     '0003_exam_client_fields': { up: (db) => m0003.up(db) },
     '0004_room_rate_limits': { up: (db) => m0004.up(db) },
+    '0005_staff_sign_in': { up: (db) => m0005.up(db) },
   };
 }
 

@@ -46,6 +46,8 @@ export interface UsersTable {
   identity_provider_id: number | null;
   api_token_hash: string;
   secret_key_encrypted: string;
+  /** Since 0005_staff_sign_in: the scrypt hash (src/security/passwords.ts), null without a password. */
+  password_hash: ColumnType<string | null, string | null | undefined, string | null>;
   active: Bool;
   created_at: Millis;
   updated_at: Millis;
@@ -263,6 +265,39 @@ export interface RoomRateLimitsTable {
   hits: number;
 }
 
+/** Since 0005_staff_sign_in: a signed-in browser (the console). */
+export interface StaffSessionsTable {
+  /** SHA-256 (hex) of the cookie's token. */
+  id: string;
+  user_id: number;
+  csrf_token: string;
+  created_at: Millis;
+  last_seen_at: Millis;
+  /** The absolute end, whatever the activity. */
+  expires_at: Millis;
+  ip: string | null;
+  user_agent: string | null;
+}
+
+/** Since 0005_staff_sign_in: invitation and password-reset links, by the SHA-256 of their token. */
+export interface OneTimeLinksTable {
+  id: string;
+  user_id: number;
+  /** `invitation` or `password_reset`. */
+  purpose: string;
+  created_at: Millis;
+  expires_at: Millis;
+  used_at: Millis | null;
+}
+
+/** Since 0005_staff_sign_in: failed sign-ins per account and per client address. */
+export interface SignInThrottlesTable {
+  key: string;
+  failures: number;
+  last_failure_at: Millis;
+  blocked_until: Millis;
+}
+
 export interface JobsTable {
   id: Id;
   kind: string;
@@ -327,4 +362,7 @@ export interface Tables {
   outbox: OutboxTable;
   exam_zip_exports: ExamZipExportsTable;
   room_rate_limits: RoomRateLimitsTable;
+  staff_sessions: StaffSessionsTable;
+  one_time_links: OneTimeLinksTable;
+  sign_in_throttles: SignInThrottlesTable;
 }

@@ -74,12 +74,13 @@ export function ignoredParams(schema: object, sent: readonly string[]): string[]
 
 // ---- The OpenAPI document ----
 
-type Family = 'v3' | 'v2' | 'room' | 'files';
+type Family = 'v3' | 'v2' | 'room' | 'files' | 'staff';
 
 function familyOf(url: string): Family | undefined {
   if (url.startsWith('/api/v3/')) return 'v3';
   if (url.startsWith('/api/room/')) return 'room';
   if (url.startsWith('/files/')) return 'files';
+  if (url.startsWith('/auth/') || url === '/users/sign_in.json') return 'staff';
   if (url.startsWith('/api/')) return 'v2';
   return undefined;
 }
@@ -111,7 +112,7 @@ const STATUS_TEXT: Readonly<Record<string, string>> = {
 
 /** The failures every route of a family can answer, whatever it does, with their bodies. */
 function commonFailures(family: Family, hasPathParams: boolean): Json {
-  const v3Like = family === 'v3' || family === 'room' || family === 'files';
+  const v3Like = family !== 'v2';
   const body = v3Like ? V3_ERROR : EMPTY;
   const failures: Json = {
     400: body,

@@ -35,6 +35,7 @@ import {
 import { registerV2 } from './v2/index.ts';
 import { registerUploads } from './uploads.ts';
 import { registerV3 } from './v3/index.ts';
+import { registerStaffSignInRoutes } from './staff/sign-in.routes.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -235,25 +236,35 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
 
   // V3 ignores parameters a route does not know (clients send extras) but names them, so a
   // misspelt one (`webcam` for `web_cam`) is visible to the client and in the debug log.
-  app.addHook('preHandler', async (request, reply) => {
+  // Both hooks below run on every request, so they take callbacks (no promise each) and return
+  // early when they have nothing to do.
+  app.addHook('preHandler', (request, reply, done) => {
     const { schema } = request.routeOptions;
-    if (schema === undefined || !request.url.startsWith('/api/v3/')) return;
+    if (schema === undefined || !request.url.startsWith('/api/v3/')) {
+      done();
+      return;
+    }
     const ignored = ignoredParams(schema, Object.keys(request.input.values));
-    if (ignored.length === 0) return;
-    reply.header('x-ignored-params', ignoredParamsHeader(ignored));
-    request.log.debug({ path: request.url.split('?')[0], ignored }, 'ignored parameters');
+    if (ignored.length > 0) {
+      reply.header('x-ignored-params', ignoredParamsHeader(ignored));
+      request.log.debug({ path: request.url.split('?')[0], ignored }, 'ignored parameters');
+    }
+    done();
   });
 
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.debug(
-      {
-        method: request.method,
-        path: request.url.split('?')[0],
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime),
-      },
-      'request',
-    );
+  app.addHook('onResponse', (request, reply, done) => {
+    if (request.log.level === 'debug' || request.log.level === 'trace') {
+      request.log.debug(
+        {
+          method: request.method,
+          path: request.url.split('?')[0],
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime),
+        },
+        'request',
+      );
+    }
+    done();
   });
 
   // A database outage is answered 503 with Retry-After (never 500): the request itself was fine.
@@ -321,6 +332,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   app.get('/api/openapi.json', { schema: { hide: true } }, () => app.swagger());
 
   registerFileRoutes(app, deps);
+  // Staff sign-in (cookie sessions for the console) and the compat sign-in for API credentials.
+  registerStaffSignInRoutes(app, deps);
   await app.register(
     (scope, _options, done) => {
       registerV3(scope, deps);

@@ -12,12 +12,16 @@ import type { Services } from '../services.ts';
 import { Measure } from '../storage/measure.ts';
 import type { Upload } from '../storage/upload.ts';
 import { tokenFromHeader } from './auth/authenticate.ts';
+import { cookieActor } from './staff/session-cookie.ts';
 import type { ParsedParams } from './request-params.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** What the multipart reader may write for this request, and what it has written. */
-    spool: SpoolState;
+    /**
+     * What the multipart reader may write for this request, and what it has written; null for a
+     * request the server's multipart handling never reads (not multipart, or readsOwnMultipart).
+     */
+    spool: SpoolState | null;
   }
   interface FastifyContextConfig {
     /**
@@ -126,10 +130,10 @@ async function requireActiveUser(services: Services, token: unknown, reason: str
  */
 async function checkBeforeBody(
   request: FastifyRequest,
+  state: SpoolState,
   services: Services,
   maxUncheckedBytes: number,
 ): Promise<void> {
-  const state = request.spool;
   if (request.is404) {
     state.closeConnection();
     throw new RouteNotFound('Not Found');
@@ -137,7 +141,12 @@ async function checkBeforeBody(
   const kind = routeKind(request.routeOptions.url);
   try {
     if (kind === 'v3') {
-      await requireActiveUser(services, tokenFromHeader(request.headers.authorization), 'before the body');
+      // The console uploads with its session cookie (and CSRF header), checked here as fully as V3's
+      // preHandler will; a request with an Authorization header is judged by its token.
+      const byCookie = (await cookieActor(services, request)) !== undefined;
+      if (!byCookie) {
+        await requireActiveUser(services, tokenFromHeader(request.headers.authorization), 'before the body');
+      }
       state.clearance = 'cleared';
     } else if (kind === 'room') {
       const params = request.params as { token?: unknown } | undefined;
@@ -151,7 +160,7 @@ async function checkBeforeBody(
         query !== undefined && Object.hasOwn(query.values, 'api_token') ? query.values.api_token : undefined;
       if (token === undefined) {
         state.clearance = 'body';
-        capUnchecked(request, maxUncheckedBytes);
+        capUnchecked(request, state, maxUncheckedBytes);
         return;
       }
       await requireActiveUser(services, token, 'before the body');
@@ -169,10 +178,10 @@ async function checkBeforeBody(
  * past `maxBytes` without a file part begun the connection is cut (no answer: the client has shown
  * no credential yet). Returns at once; the count runs as the body arrives.
  */
-function capUnchecked(request: FastifyRequest, maxBytes: number): void {
+function capUnchecked(request: FastifyRequest, state: SpoolState, maxBytes: number): void {
   let seen = 0;
   const count = (chunk: Buffer): void => {
-    if (request.spool.clearance !== 'body' || request.spool.fileStarted) {
+    if (state.clearance !== 'body' || state.fileStarted) {
       request.raw.off('data', count);
       return;
     }
@@ -197,7 +206,7 @@ function capUnchecked(request: FastifyRequest, maxBytes: number): void {
  * part ahead of `api_token` is refused like a missing token. Throws Unauthorized.
  */
 async function checkFromFields(
-  request: FastifyRequest,
+  state: SpoolState,
   fields: MultipartFields,
   services: Services,
 ): Promise<void> {
@@ -205,7 +214,7 @@ async function checkFromFields(
   const first = Array.isArray(entry) ? entry[0] : entry;
   const token = first !== undefined && first.type === 'field' ? first.value : undefined;
   await requireActiveUser(services, token, 'at the first file part');
-  request.spool.clearance = 'cleared';
+  state.clearance = 'cleared';
 }
 
 /** Writes one multipart file part to a temporary file, enforcing the upload size limit. */
@@ -282,9 +291,20 @@ export async function registerUploads(
     done();
   });
 
-  app.decorateRequest('spool', null as unknown as SpoolState);
+  /** Whether the server's multipart handling reads this request's body (and may spool files). */
+  const spools = (request: FastifyRequest): boolean =>
+    isMultipartRequest(request.headers) && request.routeOptions.config.readsOwnMultipart !== true;
+
+  app.decorateRequest('spool', null);
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done) => {
     request.uploads = [];
+    // Every other request (polls, JSON, the room's chunks) skips the state and its listener: a
+    // chunk-heavy load paid for them on every request.
+    if (!spools(request)) {
+      request.spool = null;
+      done();
+      return;
+    }
     const state: SpoolState = {
       clearance: 'none',
       files: new Set(),
@@ -303,14 +323,15 @@ export async function registerUploads(
     reply.raw.once('close', () => void discard(state));
     done();
   });
-  app.addHook('onResponse', async (request) => {
-    await discard(request.spool);
+  app.addHook('onResponse', (request, _reply, done) => {
+    const state = request.spool;
+    if (state === null) done();
+    else discard(state).then(() => done(), done);
   });
   app.addHook('preParsing', async (request, _reply, payload) => {
-    if (!isMultipartRequest(request.headers) || request.routeOptions.config.readsOwnMultipart === true) {
-      return payload;
-    }
-    await checkBeforeBody(request, services, config.maxBodyBytes);
+    const state = request.spool;
+    if (state === null) return payload;
+    await checkBeforeBody(request, state, services, config.maxBodyBytes);
     return payload;
   });
 
@@ -325,9 +346,13 @@ export async function registerUploads(
     },
     async onFile(this: FastifyRequest, part: MultipartFile) {
       const state = this.spool;
+      if (state === null) {
+        part.file.resume();
+        throw new Unauthorized('file part without a checked credential');
+      }
       state.fileStarted = true;
       try {
-        if (state.clearance === 'body') await checkFromFields(this, part.fields, services);
+        if (state.clearance === 'body') await checkFromFields(state, part.fields, services);
         if (state.clearance !== 'cleared') throw new Unauthorized('file part without a checked credential');
         if (state.ended) throw new MalformedBody('Bad Request');
       } catch (error) {

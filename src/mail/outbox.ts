@@ -19,7 +19,7 @@ export const OUTBOX_STATUSES = ['pending', 'sending', 'sent', 'held', 'failed'] 
 export type OutboxStatus = (typeof OUTBOX_STATUSES)[number];
 
 /** The kinds of email, one per template. */
-export const MAIL_KINDS = ['exam_link', 'exam_finished'] as const;
+export const MAIL_KINDS = ['exam_link', 'exam_finished', 'staff_invitation', 'password_reset'] as const;
 export type MailKind = (typeof MAIL_KINDS)[number];
 
 /** The job kind that delivers one outbox message. */

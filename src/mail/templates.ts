@@ -252,3 +252,64 @@ export function examEndedMail(content: ExamEndedContent): RenderedMail {
   );
   return { subject, text, html };
 }
+
+/** What a staff invitation or password-reset email says. */
+export interface StaffLinkContent {
+  readonly name: string;
+  readonly email: string;
+  /** The one-time link (`{PUBLIC_URL}/console/...?token=...`). */
+  readonly url: string;
+  /** When the link stops working, epoch milliseconds. */
+  readonly expiresAt: number;
+}
+
+function staffLinkMail(
+  subject: string,
+  opening: string,
+  action: string,
+  content: StaffLinkContent,
+): RenderedMail {
+  const until = formatTime(content.expiresAt);
+  const text = [
+    `Hello ${content.name},`,
+    '',
+    opening,
+    '',
+    `${action}:`,
+    content.url,
+    '',
+    `The link works once, until ${until}. Your sign-in email is ${content.email}.`,
+    '',
+  ].join('\n');
+  const html = page(
+    subject,
+    [
+      `<p>Hello ${escapeHtml(content.name)},</p>`,
+      `<p>${escapeHtml(opening)}</p>`,
+      `<p><a href="${escapeHtml(content.url)}">${escapeHtml(action)}</a><br>`,
+      `${escapeHtml(content.url)}</p>`,
+      `<p>The link works once, until ${until}. Your sign-in email is ${escapeHtml(content.email)}.</p>`,
+    ].join('\n'),
+  );
+  return { subject: oneLine(subject), text, html };
+}
+
+/** The invitation of a staff user to choose a password. Returns the rendered message; throws nothing. */
+export function staffInvitationMail(content: StaffLinkContent): RenderedMail {
+  return staffLinkMail(
+    'You are invited to Invigil',
+    'an account was made for you in Invigil, the proctored exam service.',
+    'Choose your password',
+    content,
+  );
+}
+
+/** The link to choose a new password after "forgot password". Returns the rendered message; throws nothing. */
+export function passwordResetMail(content: StaffLinkContent): RenderedMail {
+  return staffLinkMail(
+    'Choose a new Invigil password',
+    'someone (we hope you) asked to choose a new password for your Invigil account. If it was not you, ignore this email: your password stays as it is.',
+    'Choose a new password',
+    content,
+  );
+}

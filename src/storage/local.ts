@@ -26,12 +26,18 @@ function writeWhole(file: string, pieces: readonly Buffer[], size: number): Prom
         reject(openError);
         return;
       }
+      // Closed here rather than in the thread pool: closing a file whose data is already synced
+      // is a quick system call, cheaper than a trip to the pool and back (the open, the write and
+      // the rename, which can wait on the disk, stay there).
       const closeAfter = (failure: Error | null): void => {
-        fs.close(fd, (closeError) => {
-          const error = failure ?? closeError;
-          if (error === null) resolve();
-          else reject(error);
-        });
+        let error = failure;
+        try {
+          fs.closeSync(fd);
+        } catch (closeError) {
+          error ??= closeError as Error;
+        }
+        if (error === null) resolve();
+        else reject(error);
       };
       fs.writev(fd, pieces, (writeError, written) => {
         if (writeError !== null) closeAfter(writeError);

@@ -71,6 +71,9 @@ const TABLES = [
   'outbox',
   'exam_zip_exports',
   'room_rate_limits',
+  'staff_sessions',
+  'one_time_links',
+  'sign_in_throttles',
 ];
 
 describe('migrations', () => {
@@ -124,6 +127,24 @@ describe('migrations', () => {
         assert.equal(Boolean(row.reminder_emails_enabled), true);
         assert.equal(row.created_at, 1795226927619);
         assert.equal(typeof row.id, 'number');
+        // 0005: an API-only user has no password, so the hash column takes null.
+        await database.db
+          .insertInto('users')
+          .values({
+            institute_id: row.id,
+            email: 'api-only@example.org',
+            name: 'API only',
+            role: 'teacher',
+            api_token_hash: 'hash',
+            secret_key_encrypted: 'secret',
+            active: true,
+            password_hash: null,
+            created_at: 1795226927619,
+            updated_at: 1795226927619,
+          })
+          .execute();
+        const user = await database.db.selectFrom('users').select('password_hash').executeTakeFirstOrThrow();
+        assert.equal(user.password_hash, null);
       } finally {
         await database.destroy();
         await target.drop();

@@ -13,12 +13,14 @@ export interface CliRun {
 
 /**
  * Runs `invigil ARGS` with the process environment plus `env` (logging at warn unless `env` says
- * otherwise) and waits for it to exit. Returns its exit code and output; rejects only when it
- * cannot be started.
+ * otherwise), `stdin` piped to it, and waits for it to exit. Returns its exit code and output;
+ * rejects only when it cannot be started.
  */
-export function runCli(args: string[], env: Record<string, string>): Promise<CliRun> {
+export function runCli(args: string[], env: Record<string, string>, stdin?: string): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(INVIGIL_BIN, args, { env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
+    // Without input, standard input is closed at once, as for a command run with nothing piped in.
+    child.stdin.end(stdin);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => {

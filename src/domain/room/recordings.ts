@@ -73,7 +73,7 @@ const STREAM_BUFFER_BYTES = 256 * 1024;
  * open, one write and a rename instead of a stream per chunk. A larger one streams, so a request
  * never holds more than this (plus the stream's buffer) in memory.
  */
-const HOLD_BYTES = 1024 * 1024;
+export const HOLD_BYTES = 1024 * 1024;
 /** Past this many remembered sessions, the expired ones are forgotten. */
 const SWEEP_ABOVE = 10_000;
 
@@ -192,8 +192,9 @@ export function createRecordingIntake(deps: { db: Db; clock: Clock; storage: Sto
   }
 
   /**
-   * Streams the file part into the storage (when `keep`), counting every byte; once the storage
-   * refuses (too large, not a video) the rest is only counted. Returns what became of it; throws
+   * Stores the file part (when `keep`), counting every byte: held in memory and written at once
+   * (Storage.putBytes) while it stays within HOLD_BYTES, else streamed (Storage.put). Once the chunk
+   * is refused (too large, not a video) the rest is only counted. Returns what became of it; throws
    * only what the request or the storage throws (an aborted upload: nothing is left behind).
    */
   async function receive(

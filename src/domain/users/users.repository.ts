@@ -152,6 +152,8 @@ export async function deleteUser(db: Db, id: number): Promise<'deleted' | 'owns_
   // The schema cascades these too; written out so the rule does not hang on a pragma.
   await db.deleteFrom('exam_comanagers').where('user_id', '=', id).execute();
   await db.deleteFrom('nonces').where('user_id', '=', id).execute();
+  await db.deleteFrom('staff_sessions').where('user_id', '=', id).execute();
+  await db.deleteFrom('one_time_links').where('user_id', '=', id).execute();
   await db.updateTable('student_sessions').set({ proctor_id: null }).where('proctor_id', '=', id).execute();
   const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
   return result.numDeletedRows > 0n ? 'deleted' : 'missing';

@@ -33,6 +33,7 @@ import {
   updateUser,
 } from './users.repository.ts';
 import { findIdentityProvider } from '../identity-providers/identity-providers.repository.ts';
+import { deleteStaffSessionsOfUser } from '../staff-auth/staff-auth.repository.ts';
 
 /** How many decrypted signing secrets are kept in memory (one per active user). */
 const SECRET_CACHE_SIZE = 10_000;
@@ -68,8 +69,9 @@ export interface UsersService {
   get(actor: Actor, instituteId: string | number, id: string | number): Promise<User>;
   /**
    * Applies the sent changes (`active: false` deactivates: the user's signed requests are refused
-   * until it is true again). Returns the user; throws NotFound, Forbidden, ParamMissing, Invalid
-   * (including a caller deactivating itself or changing its own role) or Taken.
+   * until it is true again, and its browser sessions end for good). Returns the user; throws
+   * NotFound, Forbidden, ParamMissing, Invalid (including a caller deactivating itself or changing
+   * its own role) or Taken.
    */
   update(actor: Actor, instituteId: string | number, id: string | number, params: Params): Promise<User>;
   /**
@@ -237,6 +239,8 @@ export function createUsersService(deps: { db: Db; clock: Clock; keys: ServerKey
         throw error;
       }
       if (saved === undefined) throw new NotFound('User', id);
+      // A deactivated user's browser sessions end now, not at their expiry (docs/staff-sign-in.md).
+      if (!saved.active) await deleteStaffSessionsOfUser(db, saved.id);
       return saved;
     },
 

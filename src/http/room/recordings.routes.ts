@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { PayloadTooLarge } from '../../domain/errors.ts';
 import { RECORDING_CHUNK_MAX_BYTES } from '../../domain/room/room.ts';
@@ -20,13 +21,89 @@ const NO_PARTS: ChunkBody = {
   },
 };
 
-/** The request's bytes, failing with PayloadTooLarge past `limit` (whatever Content-Length said). */
-async function* limited(source: AsyncIterable<Buffer>, limit: number): AsyncGenerator<Buffer> {
-  let size = 0;
-  for await (const chunk of source) {
-    size += chunk.length;
-    if (size > limit) throw new PayloadTooLarge(TOO_LARGE);
-    yield chunk;
+/** How many received pieces may wait for the reader before the request is paused. */
+const QUEUED_PIECES = 4;
+
+/**
+ * The request's bytes as the multipart reader asks for them, failing with PayloadTooLarge past
+ * `limit` (whatever Content-Length said; the request is then cut off, as nothing more of it will be
+ * read). Pieces come from 'data' events into a short queue (the request paused while it is full)
+ * and are handed out as asked for: per piece this costs far less than a stream's own async
+ * iterator, which every chunk request paid several times over. Listening starts with the first
+ * piece asked for, so the body of a request refused before it is never read. Rejects with the
+ * request's error, or when the request is cut off before its end.
+ */
+class RequestBytes implements AsyncIterable<Buffer>, AsyncIterator<Buffer> {
+  readonly #request: Readable;
+  readonly #limit: number;
+  readonly #queue: Buffer[] = [];
+  #size = 0;
+  #listening = false;
+  #ended = false;
+  #failure: Error | undefined = undefined;
+  #waiting: { resolve: (result: IteratorResult<Buffer>) => void; reject: (error: Error) => void } | undefined;
+
+  constructor(request: Readable, limit: number) {
+    this.#request = request;
+    this.#limit = limit;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Buffer> {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<Buffer>> {
+    if (!this.#listening) this.#listen();
+    const piece = this.#queue.shift();
+    if (piece !== undefined) {
+      if (this.#queue.length === 0 && this.#request.isPaused()) this.#request.resume();
+      return Promise.resolve({ done: false, value: piece });
+    }
+    if (this.#failure !== undefined) return Promise.reject(this.#failure);
+    if (this.#ended) return Promise.resolve({ done: true, value: undefined });
+    return new Promise((resolve, reject) => {
+      this.#waiting = { resolve, reject };
+    });
+  }
+
+  #listen(): void {
+    this.#listening = true;
+    const request = this.#request;
+    request.on('data', (piece: Buffer) => this.#take(piece));
+    request.once('end', () => {
+      this.#ended = true;
+      const waiting = this.#waiting;
+      this.#waiting = undefined;
+      waiting?.resolve({ done: true, value: undefined });
+    });
+    request.once('error', (error: Error) => this.#fail(error));
+    request.once('close', () => this.#fail(new Error('the request was cut off before its end')));
+  }
+
+  #take(piece: Buffer): void {
+    if (this.#failure !== undefined) return;
+    this.#size += piece.length;
+    if (this.#size > this.#limit) {
+      this.#fail(new PayloadTooLarge(TOO_LARGE));
+      this.#request.destroy();
+      return;
+    }
+    const waiting = this.#waiting;
+    if (waiting !== undefined) {
+      this.#waiting = undefined;
+      waiting.resolve({ done: false, value: piece });
+      return;
+    }
+    this.#queue.push(piece);
+    if (this.#queue.length >= QUEUED_PIECES) this.#request.pause();
+  }
+
+  #fail(error: Error): void {
+    if (this.#ended || this.#failure !== undefined) return;
+    this.#failure = error;
+    const waiting = this.#waiting;
+    this.#waiting = undefined;
+    waiting?.reject(error);
   }
 }
 
@@ -60,7 +137,7 @@ export function registerRecordingRoute(app: FastifyInstance, room: RoomService):
       const reader =
         boundary === undefined
           ? undefined
-          : new MultipartReader(limited(request.raw, MAX_BODY_BYTES), boundary);
+          : new MultipartReader(new RequestBytes(request.raw, MAX_BODY_BYTES), boundary);
       try {
         const ack = await room.appendRecording(
           request.params.token,

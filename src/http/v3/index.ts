@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { NotAcceptable } from '../../domain/errors.ts';
 import { tokenFromHeader } from '../auth/authenticate.ts';
+import { cookieActor } from '../staff/session-cookie.ts';
 import type { ServerDeps } from '../server.ts';
 import { v3Answer } from '../errors.ts';
 import { registerAttachmentRoutes } from './attachments.routes.ts';
@@ -41,8 +42,9 @@ export function acceptsV3(header: string | undefined): boolean {
 }
 
 /**
- * The V3 scope: every route needs an Accept naming V3 (406 otherwise) and a signed request with the
- * token header (403 otherwise), checked before any handler runs.
+ * The V3 scope: every route needs an Accept naming V3 (406 otherwise) and either a signed request
+ * with the token header or a staff session cookie (with X-CSRF-Token unless GET or HEAD), 403
+ * otherwise, checked before any handler runs.
  */
 export function registerV3(app: FastifyInstance, deps: ServerDeps): void {
   app.addHook('onRequest', async (request, reply) => {
@@ -53,10 +55,14 @@ export function registerV3(app: FastifyInstance, deps: ServerDeps): void {
     return undefined;
   });
   app.addHook('preHandler', async (request) => {
-    request.actor = await deps.services.authenticator.authenticate(
-      tokenFromHeader(request.headers.authorization),
-      request.input.signing,
-    );
+    // The console's requests carry the staff session cookie (and X-CSRF-Token on changes) instead
+    // of a signature; a request with an Authorization header is always judged by its signature.
+    request.actor =
+      (await cookieActor(deps.services, request)) ??
+      (await deps.services.authenticator.authenticate(
+        tokenFromHeader(request.headers.authorization),
+        request.input.signing,
+      ));
   });
   registerExamRoutes(app, deps);
   registerDeprecatedExamRoutes(app, deps);

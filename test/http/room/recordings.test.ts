@@ -6,6 +6,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { HOLD_BYTES } from '../../../src/domain/room/recordings.ts';
 import { createS3Client } from '../../../src/storage/s3.ts';
 import type { ApiClient } from '../../helpers/client.ts';
 import { assertStored } from '../../helpers/files.ts';
@@ -289,6 +290,23 @@ for (const dialect of DIALECTS) {
       const kept = copies[answers.findIndex((answer) => answer.status === 201)];
       await assertStored(server, stored[1]?.file_id ?? 0, kept);
       assert.equal(await fileRecords(), records + 1, 'the other copies left no file record');
+    });
+
+    it('stores chunks whole on both sides of the size it keeps in memory (one synced write) or streams', async () => {
+      clock.current = start;
+      const { id, token } = await student();
+      const sizes = [100, HOLD_BYTES - 4, HOLD_BYTES + 1, 9 * 1024 * 1024];
+      const sent = sizes.map((size) => webm(size));
+      for (const [sequence, bytes] of sent.entries()) {
+        assertAnswer(await send(token, sequence, bytes), 201, { next_sequence: sequence + 1 });
+      }
+      const stored = await rows(id);
+      assert.deepEqual(
+        stored.map((row) => row.sequence),
+        [0, 1, 2, 3],
+      );
+      for (const row of stored) await assertStored(server, row.file_id, sent[row.sequence]);
+      assert.deepEqual(spooled(), [], 'nothing spooled');
     });
 
     it('names every stored chunk <source>-<sequence>, whatever the client called it', async () => {

@@ -1,0 +1,368 @@
+import crypto from 'node:crypto';
+import type { Db } from '../../db/database.ts';
+import type { JobQueue } from '../../jobs/queue.ts';
+import { createOutbox } from '../../mail/outbox.ts';
+import { passwordResetMail, staffInvitationMail } from '../../mail/templates.ts';
+import { hashToken } from '../../security/keys.ts';
+import {
+  hashPassword,
+  MAX_PASSWORD_LENGTH,
+  needsRehash,
+  passwordProblem,
+  verifyAgainstNothing,
+  verifyPassword,
+} from '../../security/passwords.ts';
+import type { Actor } from '../access.ts';
+import type { Clock } from '../clock.ts';
+import { Invalid, NotFound, RateLimited, Unauthorized } from '../errors.ts';
+import type { User } from '../users/user.ts';
+import { findUser } from '../users/users.repository.ts';
+import type { Credentials } from '../users/user.ts';
+import type { UsersService } from '../users/users.service.ts';
+import { ACCOUNT_FREE_FAILURES, ADDRESS_FREE_FAILURES, afterFailure, waitFor } from './sign-in-throttle.ts';
+import {
+  deleteEndedStaffSessions,
+  deleteStaffSession,
+  deleteStaffSessionsOfUser,
+  deleteThrottle,
+  findSignInUser,
+  findStaffSession,
+  findThrottle,
+  hasRecentOneTimeLink,
+  insertOneTimeLink,
+  insertStaffSession,
+  redeemOneTimeLink,
+  spendOneTimeLinksOfUser,
+  type StaffSessionRow,
+  touchStaffSession,
+  writePasswordHash,
+  writeThrottle,
+} from './staff-auth.repository.ts';
+
+/** A session ends this long after its last request. */
+export const SESSION_IDLE_MS = 30 * 60 * 1000;
+/** A session ends this long after sign-in, however active. */
+export const SESSION_ABSOLUTE_MS = 12 * 60 * 60 * 1000;
+/** `last_seen_at` is written at most this often per session (one write a minute, not one a request). */
+export const SESSION_TOUCH_MS = 60 * 1000;
+/** An invitation link works this long. */
+export const INVITATION_MS = 7 * 24 * 60 * 60 * 1000;
+/** A password-reset link works this long. */
+export const PASSWORD_RESET_MS = 60 * 60 * 1000;
+/**
+ * At most one reset email per user in this time: "forgot password" needs no credential, so without
+ * it anyone could fill a colleague's mailbox.
+ */
+export const RESET_EMAIL_INTERVAL_MS = 5 * 60 * 1000;
+
+export type LinkPurpose = 'invitation' | 'password_reset';
+
+/** A signed-in browser, as the transports see it. */
+export interface StaffSession {
+  readonly actor: Actor;
+  /** The signed-in user's email and name, for the console's header. */
+  readonly email: string;
+  readonly name: string;
+  readonly csrfToken: string;
+  readonly createdAt: number;
+  /** When it ends if no request comes first. */
+  readonly idleExpiresAt: number;
+  /** When it ends regardless. */
+  readonly expiresAt: number;
+}
+
+/** Where a sign-in comes from (kept on the session row, and the address is throttled). */
+export interface ClientInfo {
+  readonly ip: string;
+  readonly userAgent: string | null;
+}
+
+/** A sign-in that must wait; `retryAfterSeconds` goes into Retry-After. */
+export class SignInThrottled extends RateLimited {
+  readonly retryAfterSeconds: number;
+  constructor(waitMs: number) {
+    const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+    super(`Too many failed sign-ins: try again in ${seconds} seconds`);
+    this.retryAfterSeconds = seconds;
+  }
+}
+
+export interface StaffAuthService {
+  /**
+   * Signs a user in by email and password and opens a new session (never an existing one). Returns
+   * the cookie's token, shown only now, with the session; throws SignInThrottled while the account or
+   * the address must wait, and Unauthorized (one answer for every reason) otherwise.
+   */
+  signIn(
+    email: string,
+    password: string,
+    client: ClientInfo,
+  ): Promise<{ token: string; session: StaffSession }>;
+  /**
+   * The compat sign-in of the original service's Go client: checks email and password as signIn
+   * does, then issues the user fresh API credentials (the old ones stop working: only their hash is
+   * kept, so they cannot be shown again). Returns the user and the credentials; throws as signIn.
+   */
+  signInForCredentials(
+    email: string,
+    password: string,
+    client: ClientInfo,
+  ): Promise<{ user: User; credentials: Credentials }>;
+  /**
+   * The live session a cookie token names, its last activity moved forward (at most once a minute).
+   * Returns undefined for an unknown, idle, expired or deactivated user's session.
+   */
+  session(token: string): Promise<StaffSession | undefined>;
+  /** Ends the session a token names (nothing happens for an unknown one). */
+  signOut(token: string): Promise<void>;
+  /** Ends every session of the user. Returns how many were open. */
+  signOutEverywhere(userId: number): Promise<number>;
+  /**
+   * Queues a password-reset email when `email` names an active user that was sent none in the last
+   * RESET_EMAIL_INTERVAL_MS (an unused one); otherwise does nothing. Answers
+   * the same either way (resolves with nothing); throws only what the database throws.
+   */
+  requestPasswordReset(email: string): Promise<void>;
+  /**
+   * Creates an invitation link for the user and queues the invitation email. Returns the link and its
+   * expiry; throws NotFound for an unknown user and Invalid for a deactivated one.
+   */
+  invite(userId: number): Promise<{ url: string; expiresAt: number }>;
+  /**
+   * Redeems an invitation or reset token by setting the password; every session of the user ends and
+   * every other unused link is spent. Throws Invalid (`password`: too short or long; `token`: unknown,
+   * used, expired or of a deactivated user).
+   */
+  redeem(purpose: LinkPurpose, token: string, password: string): Promise<void>;
+  /**
+   * Sets a user's password (the CLI), ending its sessions. Throws NotFound or Invalid (`password`).
+   */
+  setPassword(userId: number, password: string): Promise<void>;
+}
+
+function randomToken(): string {
+  return crypto.randomBytes(32).toString('base64url');
+}
+
+/** The account key of the throttle: the email as typed, trimmed, in lower case. */
+function accountKey(email: string): string {
+  return `account:${email.trim().toLowerCase()}`;
+}
+
+function addressKey(ip: string): string {
+  return `address:${ip}`;
+}
+
+/** The console page each link opens. */
+const LINK_PAGES: Readonly<Record<LinkPurpose, string>> = {
+  invitation: '/console/accept-invitation',
+  password_reset: '/console/reset-password',
+};
+
+/** Builds the staff sign-in service. Returns it; throws nothing. */
+export function createStaffAuthService(deps: {
+  db: Db;
+  clock: Clock;
+  jobs: JobQueue;
+  publicUrl: string;
+  users: Pick<UsersService, 'rotateCredentials'>;
+}): StaffAuthService {
+  const { db, clock, jobs, publicUrl, users } = deps;
+  const outbox = createOutbox({ clock, jobs });
+
+  function present(row: StaffSessionRow, user: User): StaffSession {
+    return {
+      actor: { id: user.id, instituteId: user.instituteId, role: user.role },
+      email: user.email,
+      name: user.name,
+      csrfToken: row.csrfToken,
+      createdAt: row.createdAt,
+      idleExpiresAt: Math.min(row.lastSeenAt + SESSION_IDLE_MS, row.expiresAt),
+      expiresAt: row.expiresAt,
+    };
+  }
+
+  async function throttleCheck(keys: readonly string[], now: number): Promise<void> {
+    const states = await Promise.all(keys.map((key) => findThrottle(db, key)));
+    const wait = Math.max(0, ...states.map((state) => waitFor(state, now)));
+    if (wait > 0) throw new SignInThrottled(wait);
+  }
+
+  async function recordFailure(email: string, ip: string, now: number): Promise<void> {
+    for (const [key, free] of [
+      [accountKey(email), ACCOUNT_FREE_FAILURES],
+      [addressKey(ip), ADDRESS_FREE_FAILURES],
+    ] as const) {
+      await writeThrottle(db, key, afterFailure(await findThrottle(db, key), now, free));
+    }
+  }
+
+  /** Checks email and password under the throttle. Returns the user; throws SignInThrottled or Unauthorized. */
+  async function checkPassword(email: string, password: string, client: ClientInfo): Promise<User> {
+    const now = clock.now();
+    await throttleCheck([accountKey(email), addressKey(client.ip)], now);
+    const found = await findSignInUser(db, email.trim());
+    // No password this long can have been set, so it is refused without hashing up to a megabyte.
+    const tooLong = password.length > 4 * MAX_PASSWORD_LENGTH;
+    // Every other refusal spends one scrypt verification, so the time taken does not say which it was.
+    const matches = tooLong
+      ? false
+      : found?.passwordHash !== null && found?.passwordHash !== undefined
+        ? await verifyPassword(password, found.passwordHash)
+        : await verifyAgainstNothing(password);
+    const user = matches && found !== undefined && found.active ? await findUser(db, found.id) : undefined;
+    if (user === undefined || found === undefined) {
+      await recordFailure(email, client.ip, now);
+      throw new Unauthorized(
+        found === undefined ? 'sign-in: unknown email' : `sign-in refused for user ${found.id}`,
+      );
+    }
+    await deleteThrottle(db, accountKey(email));
+    if (found.passwordHash !== null && needsRehash(found.passwordHash)) {
+      await writePasswordHash(db, user.id, await hashPassword(password), now);
+    }
+    return user;
+  }
+
+  async function writePassword(userId: number, password: string): Promise<void> {
+    const hash = await hashPassword(password);
+    const now = clock.now();
+    const written = await db.transaction().execute(async (trx) => {
+      if (!(await writePasswordHash(trx, userId, hash, now))) return false;
+      await deleteStaffSessionsOfUser(trx, userId);
+      await spendOneTimeLinksOfUser(trx, userId, now);
+      return true;
+    });
+    if (!written) throw new NotFound('User', userId);
+  }
+
+  function checkNewPassword(password: string): void {
+    const problem = passwordProblem(password);
+    if (problem !== undefined) throw new Invalid('password', problem);
+  }
+
+  /** Writes a link and its email in one transaction. Returns the link's address and expiry. */
+  async function issueLink(
+    user: User,
+    purpose: LinkPurpose,
+    lifetimeMs: number,
+  ): Promise<{ url: string; expiresAt: number }> {
+    const token = randomToken();
+    const now = clock.now();
+    const expiresAt = now + lifetimeMs;
+    const url = `${publicUrl}${LINK_PAGES[purpose]}?token=${token}`;
+    await db.transaction().execute(async (trx) => {
+      await insertOneTimeLink(trx, {
+        id: hashToken(token),
+        userId: user.id,
+        purpose,
+        createdAt: now,
+        expiresAt,
+      });
+      const content = { name: user.name, email: user.email, url, expiresAt };
+      await outbox.write(trx, {
+        kind: purpose === 'invitation' ? 'staff_invitation' : 'password_reset',
+        to: user.email,
+        message: purpose === 'invitation' ? staffInvitationMail(content) : passwordResetMail(content),
+        studentSessionId: null,
+      });
+    });
+    return { url, expiresAt };
+  }
+
+  return {
+    async signIn(email, password, client) {
+      const user = await checkPassword(email, password, client);
+      const now = clock.now();
+      // Ended sessions of this user are removed here, so the table holds live sessions and a few stale ones.
+      await deleteEndedStaffSessions(db, user.id, now, SESSION_IDLE_MS);
+      const token = randomToken();
+      const row: StaffSessionRow = {
+        id: hashToken(token),
+        userId: user.id,
+        csrfToken: randomToken(),
+        createdAt: now,
+        lastSeenAt: now,
+        expiresAt: now + SESSION_ABSOLUTE_MS,
+      };
+      await insertStaffSession(db, {
+        ...row,
+        ip: client.ip,
+        userAgent: client.userAgent?.slice(0, 500) ?? null,
+      });
+      return { token, session: present(row, user) };
+    },
+
+    async signInForCredentials(email, password, client) {
+      const user = await checkPassword(email, password, client);
+      return users.rotateCredentials(user.id);
+    },
+
+    async session(token) {
+      if (token === '' || token.length > 200) return undefined;
+      const found = await findStaffSession(db, hashToken(token));
+      if (found === undefined || !found.userActive) return undefined;
+      const { session } = found;
+      const now = clock.now();
+      if (now >= session.expiresAt || now >= session.lastSeenAt + SESSION_IDLE_MS) {
+        await deleteStaffSession(db, session.id);
+        return undefined;
+      }
+      const user = await findUser(db, session.userId);
+      if (user === undefined) return undefined;
+      if (now - session.lastSeenAt >= SESSION_TOUCH_MS) {
+        await touchStaffSession(db, session.id, now);
+        return present({ ...session, lastSeenAt: now }, user);
+      }
+      return present(session, user);
+    },
+
+    async signOut(token) {
+      if (token === '' || token.length > 200) return;
+      await deleteStaffSession(db, hashToken(token));
+    },
+
+    signOutEverywhere(userId) {
+      return deleteStaffSessionsOfUser(db, userId);
+    },
+
+    async requestPasswordReset(email) {
+      const found = await findSignInUser(db, email.trim());
+      const user = found?.active === true ? await findUser(db, found.id) : undefined;
+      if (user === undefined) return;
+      const since = clock.now() - RESET_EMAIL_INTERVAL_MS;
+      if (await hasRecentOneTimeLink(db, user.id, 'password_reset', since)) return;
+      await issueLink(user, 'password_reset', PASSWORD_RESET_MS);
+    },
+
+    async invite(userId) {
+      const user = await findUser(db, userId);
+      if (user === undefined) throw new NotFound('User', userId);
+      if (!user.active) throw new Invalid('id', 'names a deactivated user');
+      return issueLink(user, 'invitation', INVITATION_MS);
+    },
+
+    async redeem(purpose, token, password) {
+      checkNewPassword(password);
+      const hash = await hashPassword(password);
+      const now = clock.now();
+      const done = await db.transaction().execute(async (trx) => {
+        const userId = await redeemOneTimeLink(trx, hashToken(token), purpose, now);
+        if (userId === undefined) return false;
+        const user = await findUser(trx, userId);
+        // A deactivated user's link redeems nothing; the transaction rolls the use back.
+        if (user === undefined || !user.active) throw new Invalid('token', 'is invalid or has expired');
+        await writePasswordHash(trx, userId, hash, now);
+        await deleteStaffSessionsOfUser(trx, userId);
+        await spendOneTimeLinksOfUser(trx, userId, now);
+        return true;
+      });
+      if (!done) throw new Invalid('token', 'is invalid or has expired');
+    },
+
+    async setPassword(userId, password) {
+      checkNewPassword(password);
+      await writePassword(userId, password);
+    },
+  };
+}

@@ -1,0 +1,155 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ParamMissing } from '../../domain/errors.ts';
+import { param, type Params } from '../../domain/input.ts';
+import {
+  type ClientInfo,
+  SignInThrottled,
+  type StaffSession,
+} from '../../domain/staff-auth/staff-auth.service.ts';
+import type { ServerDeps } from '../server.ts';
+import { isoTime } from '../time.ts';
+import {
+  isSecureOrigin,
+  requireSameSiteJson,
+  requireSession,
+  sessionCookie,
+  sessionTokenFrom,
+} from './session-cookie.ts';
+import {
+  acceptInvitationSchema,
+  compatSignInSchema,
+  forgotPasswordSchema,
+  resetPasswordSchema,
+  sessionSchema,
+  signInSchema,
+  signOutEverywhereSchema,
+  signOutSchema,
+} from './sign-in.schemas.ts';
+
+/** The answer of forgot-password, the same whatever the email names. */
+export const RESET_REQUESTED =
+  'If this email belongs to an active account, a link to choose a new password is on its way.';
+
+/** A text field of the body; anything else (absent, a number, an object) counts as missing. */
+function text(params: Params, name: string): string {
+  const value = param(params, name);
+  if (typeof value !== 'string' || value === '') throw new ParamMissing(name);
+  return value;
+}
+
+function clientOf(request: FastifyRequest): ClientInfo {
+  const agent = request.headers['user-agent'];
+  return { ip: request.ip, userAgent: typeof agent === 'string' ? agent : null };
+}
+
+/** The JSON of a session: who is signed in, the CSRF token, when the session ends. */
+function presentSession(session: StaffSession) {
+  return {
+    user: {
+      id: session.actor.id,
+      institute_id: session.actor.instituteId,
+      email: session.email,
+      name: session.name,
+      role: session.actor.role,
+    },
+    csrf_token: session.csrfToken,
+    idle_expires_at: isoTime(session.idleExpiresAt),
+    expires_at: isoTime(session.expiresAt),
+  };
+}
+
+/** Runs a throttled sign-in, putting Retry-After on the 429. Returns what `run` returns. */
+async function throttled<T>(reply: FastifyReply, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof SignInThrottled) reply.header('retry-after', String(error.retryAfterSeconds));
+    throw error;
+  }
+}
+
+/**
+ * Staff sign-in over JSON (docs/staff-sign-in.md): `/auth/*` for the console, and the compat
+ * `POST /users/sign_in.json` of the original service's Go client. Errors answer in V3's shape.
+ */
+export function registerStaffSignInRoutes(app: FastifyInstance, deps: ServerDeps): void {
+  const { services, config } = deps;
+  const { staffAuth } = services;
+  const secure = isSecureOrigin(config.publicUrl);
+
+  app.post('/auth/sign_in', { schema: signInSchema }, async (request, reply) => {
+    requireSameSiteJson(request, config.publicUrl);
+    const values = request.input.values;
+    const email = text(values, 'email');
+    const password = text(values, 'password');
+    const { token, session } = await throttled(reply, () =>
+      staffAuth.signIn(email, password, clientOf(request)),
+    );
+    reply.header('set-cookie', sessionCookie(token, secure));
+    reply.header('cache-control', 'no-store');
+    return reply.send(presentSession(session));
+  });
+
+  app.get('/auth/session', { schema: sessionSchema }, async (request, reply) => {
+    const { session } = await requireSession(services, request);
+    reply.header('cache-control', 'no-store');
+    return reply.send(presentSession(session));
+  });
+
+  app.post('/auth/sign_out', { schema: signOutSchema }, async (request, reply) => {
+    const token = sessionTokenFrom(request.headers);
+    if (token !== undefined && (await staffAuth.session(token)) !== undefined) {
+      // A live session is ended only with its CSRF token: another site must not sign people out.
+      await requireSession(services, request);
+      await staffAuth.signOut(token);
+    }
+    reply.header('set-cookie', sessionCookie(undefined, secure));
+    return reply.code(204).send();
+  });
+
+  app.post('/auth/sign_out_everywhere', { schema: signOutEverywhereSchema }, async (request, reply) => {
+    const { session } = await requireSession(services, request);
+    await staffAuth.signOutEverywhere(session.actor.id);
+    reply.header('set-cookie', sessionCookie(undefined, secure));
+    return reply.code(204).send();
+  });
+
+  app.post('/auth/password/forgot', { schema: forgotPasswordSchema }, async (request, reply) => {
+    requireSameSiteJson(request, config.publicUrl);
+    await staffAuth.requestPasswordReset(text(request.input.values, 'email'));
+    return reply.code(202).send({ message: RESET_REQUESTED });
+  });
+
+  app.post('/auth/password/reset', { schema: resetPasswordSchema }, async (request, reply) => {
+    requireSameSiteJson(request, config.publicUrl);
+    const values = request.input.values;
+    await staffAuth.redeem('password_reset', text(values, 'token'), text(values, 'password'));
+    return reply.code(204).send();
+  });
+
+  app.post('/auth/invitations/accept', { schema: acceptInvitationSchema }, async (request, reply) => {
+    requireSameSiteJson(request, config.publicUrl);
+    const values = request.input.values;
+    await staffAuth.redeem('invitation', text(values, 'token'), text(values, 'password'));
+    return reply.code(204).send();
+  });
+
+  // The original service's Go client signs in here for API credentials (docs/staff-sign-in.md).
+  app.post('/users/sign_in.json', { schema: compatSignInSchema }, async (request, reply) => {
+    requireSameSiteJson(request, config.publicUrl);
+    const user = param(request.input.values, 'user');
+    const fields: Params = typeof user === 'object' && user !== null ? (user as Params) : {};
+    const email = text(fields, 'email');
+    const password = text(fields, 'password');
+    const signedIn = await throttled(reply, () =>
+      staffAuth.signInForCredentials(email, password, clientOf(request)),
+    );
+    reply.header('cache-control', 'no-store');
+    return reply.send({
+      id: signedIn.user.id,
+      email: signedIn.user.email,
+      api_token: signedIn.credentials.apiToken,
+      secret_key: signedIn.credentials.secretKey,
+    });
+  });
+}
