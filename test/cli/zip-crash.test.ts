@@ -178,7 +178,8 @@ for (const dialect of DIALECTS) {
         'the restarted worker to finish the export',
         async () => {
           if (recovering.child.exitCode !== null) throw new Error(`worker exited: ${recovering.output()}`);
-          return (await status()) === 'success';
+          // The handler marks the export a success before the worker records the job's outcome.
+          return (await status()) === 'success' && (await job()).status === 'succeeded';
         },
         90_000,
       );
