@@ -18,6 +18,7 @@ import { createSessionFilesService } from './domain/student-sessions/session-fil
 import { createStudentSessionsService } from './domain/student-sessions/student-sessions.service.ts';
 import { createUsersService } from './domain/users/users.service.ts';
 import { createStaffAuthService } from './domain/staff-auth/staff-auth.service.ts';
+import { createAuditService } from './domain/audit/audit.service.ts';
 import { createAuthenticator } from './http/auth/authenticate.ts';
 import { createFilesService } from './domain/files/files.service.ts';
 import type { JobHandler } from './jobs/job.ts';
@@ -116,7 +117,8 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
       clock,
       settings: { noncePolicy: config.noncePolicy, windowSeconds: config.signatureWindowSeconds },
     }),
-    staffAuth: createStaffAuthService({ db, clock, jobs, publicUrl: config.publicUrl, users }),
+    staffAuth: createStaffAuthService({ db, clock, jobs, publicUrl: config.publicUrl, users, keys }),
+    audit: createAuditService({ db, clock }),
     files,
     urlSigner,
     jobs,

@@ -6,9 +6,10 @@ import { type Config, ConfigError, loadConfig } from './config/config.ts';
 import { DomainError } from './domain/errors.ts';
 import { purgeExpiredNonces } from './http/auth/nonce-store.ts';
 import { purgeFinishedHistory } from './jobs/retention.ts';
+import { purgeSignInHistory } from './jobs/sign-in-retention.ts';
 import { createWorker } from './jobs/worker.ts';
 
-/** How often the maintenance sweep (expired nonces, finished history past retention) runs. */
+/** How often the maintenance sweep (expired nonces, history past retention, sign-in leftovers) runs. */
 const MAINTENANCE_INTERVAL_MS = 10 * 60 * 1000;
 
 /** While the HTTP server drains, how often keep-alive connections that went idle are closed. */
@@ -16,7 +17,8 @@ const IDLE_SWEEP_MS = 100;
 
 /**
  * Periodic housekeeping of the worker role: purges expired nonces, then the jobs and sent mail past
- * RETENTION_DAYS. Runs at once, then every MAINTENANCE_INTERVAL_MS; a sweep still running when the
+ * RETENTION_DAYS, then audit events past AUDIT_RETENTION_DAYS with ended staff sessions, spent
+ * one-time links and stale sign-in throttles. Runs at once, then every MAINTENANCE_INTERVAL_MS; a sweep still running when the
  * next is due makes that one skip. Returns a function that stops it and resolves once a sweep in
  * progress has finished (its retention stops after the batch it is in), so the database can be
  * closed after it.
@@ -46,6 +48,21 @@ function startMaintenance(core: Core): () => Promise<void> {
       }
     } catch (error) {
       core.logger.error({ err: error }, 'retention sweep failed');
+    }
+    try {
+      const removed = await purgeSignInHistory(core.database.db, core.database.dialect, {
+        now,
+        auditRetentionDays: core.config.auditRetentionDays,
+        signal: stopping.signal,
+      });
+      if (Object.values(removed).some((count) => count > 0)) {
+        core.logger.info(
+          { ...removed, auditRetentionDays: core.config.auditRetentionDays },
+          'old audit events, ended sessions, spent links and stale throttles removed',
+        );
+      }
+    } catch (error) {
+      core.logger.error({ err: error }, 'sign-in retention sweep failed');
     }
   };
   const start = () => {

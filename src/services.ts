@@ -15,6 +15,7 @@ import type { SessionFilesService } from './domain/student-sessions/session-file
 import type { StudentSessionsService } from './domain/student-sessions/student-sessions.service.ts';
 import type { UsersService } from './domain/users/users.service.ts';
 import type { StaffAuthService } from './domain/staff-auth/staff-auth.service.ts';
+import type { AuditService } from './domain/audit/audit.service.ts';
 import type { Authenticator } from './http/auth/authenticate.ts';
 import type { JobQueue } from './jobs/queue.ts';
 import type { UrlSigner } from './storage/signed-url.ts';
@@ -41,6 +42,8 @@ export interface Services {
   readonly authenticator: Authenticator;
   /** Staff sign-in: passwords, browser sessions, invitation and reset links (docs/staff-sign-in.md). */
   readonly staffAuth: StaffAuthService;
+  /** The audit log of sign-ins and staff writes (docs/audit-log.md). */
+  readonly audit: AuditService;
   readonly files: FilesService;
   readonly urlSigner: UrlSigner;
   /** The durable job queue (enqueue inside the transaction of the change that causes the job). */

@@ -42,6 +42,8 @@ export interface Config {
   readonly jobLeaseMs: number;
   /** Days finished jobs and sent mail are kept before the worker's sweep removes them (`RETENTION_DAYS`). */
   readonly retentionDays: number;
+  /** Days audit events are kept before the worker's sweep removes them (`AUDIT_RETENTION_DAYS`, default 365). */
+  readonly auditRetentionDays: number;
 }
 
 /** Thrown for an invalid environment value; the message names the variable. */
@@ -164,5 +166,6 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     jobLeaseMs: integer(env, 'JOB_LEASE_MS', 60_000, 1000, 60 * 60 * 1000),
     retentionDays: integer(env, 'RETENTION_DAYS', 30, 1, 3650),
+    auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 365, 1, 3650),
   });
 }

@@ -5,6 +5,8 @@ import * as m0002 from './migrations/0002_user_email_case_insensitive.ts';
 import * as m0003 from './migrations/0003_exam_client_fields.ts';
 import * as m0004 from './migrations/0004_room_rate_limits.ts';
 import * as m0005 from './migrations/0005_staff_sign_in.ts';
+import * as m0006 from './migrations/0006_second_factor.ts';
+import * as m0007 from './migrations/0007_audit_events.ts';
 
 /** The migrations in order; each receives the dialect because a few column types differ. */
 function migrationsFor(dialect: Database['dialect']): Record<string, Migration> {
@@ -14,6 +16,8 @@ function migrationsFor(dialect: Database['dialect']): Record<string, Migration> 
     '0003_exam_client_fields': { up: (db) => m0003.up(db) },
     '0004_room_rate_limits': { up: (db) => m0004.up(db) },
     '0005_staff_sign_in': { up: (db) => m0005.up(db) },
+    '0006_second_factor': { up: (db) => m0006.up(db) },
+    '0007_audit_events': { up: (db) => m0007.up(db, dialect) },
   };
 }
 

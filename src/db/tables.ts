@@ -23,6 +23,8 @@ export interface InstitutesTable {
   exam_finalized_emails_enabled: Bool;
   session_retention_period: number | null;
   default_language: string;
+  /** Since 0006_second_factor. */
+  require_second_factor_for_administrators: DefaultedBool;
   created_at: Millis;
   updated_at: Millis;
 }
@@ -298,6 +300,34 @@ export interface SignInThrottlesTable {
   blocked_until: Millis;
 }
 
+/** Since 0006_second_factor: a user's TOTP secret; `enabled_at` is null until enrolment is confirmed. */
+export interface SecondFactorsTable {
+  user_id: number;
+  /** encryptSecret() of the base32 secret. */
+  secret_encrypted: string;
+  created_at: Millis;
+  enabled_at: Millis | null;
+  last_used_step: number | null;
+}
+
+/** Since 0006_second_factor: single-use recovery codes, by their SHA-256. */
+export interface RecoveryCodesTable {
+  id: string;
+  user_id: number;
+  used_at: Millis | null;
+}
+
+/** Since 0006_second_factor: a password sign-in waiting for its second step, by its token's SHA-256. */
+export interface SecondFactorChallengesTable {
+  id: string;
+  user_id: number;
+  created_at: Millis;
+  expires_at: Millis;
+  attempts: number;
+  ip: string | null;
+  user_agent: string | null;
+}
+
 export interface JobsTable {
   id: Id;
   kind: string;
@@ -343,6 +373,24 @@ export interface ExamZipExportsTable {
   updated_at: Millis;
 }
 
+/** Since 0007_audit_events: sign-ins and staff writes (docs/audit-log.md). */
+export interface AuditEventsTable {
+  id: Id;
+  /** Null for a failed sign-in naming no known account. */
+  institute_id: number | null;
+  user_id: number | null;
+  /** `sign_in`, `sign_in_failed`, `sign_out`, ... or `METHOD /api/v3/route/:template`. */
+  action: string;
+  /** The email typed into a sign-in; null for API writes. */
+  email: string | null;
+  target_type: string | null;
+  target_id: number | null;
+  status: number;
+  ip: string | null;
+  user_agent: string | null;
+  created_at: Millis;
+}
+
 export interface Tables {
   institutes: InstitutesTable;
   identity_providers: IdentityProvidersTable;
@@ -365,4 +413,8 @@ export interface Tables {
   staff_sessions: StaffSessionsTable;
   one_time_links: OneTimeLinksTable;
   sign_in_throttles: SignInThrottlesTable;
+  second_factors: SecondFactorsTable;
+  recovery_codes: RecoveryCodesTable;
+  second_factor_challenges: SecondFactorChallengesTable;
+  audit_events: AuditEventsTable;
 }

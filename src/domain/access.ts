@@ -177,3 +177,17 @@ export function canEndSession(actor: Actor, exam: ExamScope, session: { proctorI
     exam.instituteId === actor.instituteId
   );
 }
+
+// ---- Audit log (step 8) ----
+
+/**
+ * Which audit events the actor may read: every institute's (a superuser), its own institute's (an
+ * administrator), or none (undefined: every other role is refused with 403).
+ */
+export function auditLogScope(
+  actor: Actor,
+): { readonly kind: 'all' } | { readonly kind: 'institute'; readonly instituteId: number } | undefined {
+  if (isSuperuser(actor)) return { kind: 'all' };
+  if (baseRole(actor.role) === 'administrator') return { kind: 'institute', instituteId: actor.instituteId };
+  return undefined;
+}

@@ -69,6 +69,9 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ RETENTION_DAYS: '1' }).retentionDays, 1);
     assert.equal(loadConfig({ RETENTION_DAYS: '3650' }).retentionDays, 3650);
     assert.equal(loadConfig({ RETENTION_DAYS: '' }).retentionDays, 30);
+    assert.equal(loadConfig({}).auditRetentionDays, 365);
+    assert.equal(loadConfig({ AUDIT_RETENTION_DAYS: '1' }).auditRetentionDays, 1);
+    assert.equal(loadConfig({ AUDIT_RETENTION_DAYS: '3650' }).auditRetentionDays, 3650);
   });
 
   it('reads each NONCE_POLICY (signature, request, strict), empty as the default signature', () => {
@@ -103,6 +106,9 @@ describe('loadConfig', () => {
     ['RETENTION_DAYS', { RETENTION_DAYS: '3651' }],
     ['RETENTION_DAYS', { RETENTION_DAYS: '7.5' }],
     ['RETENTION_DAYS', { RETENTION_DAYS: 'forever' }],
+    ['AUDIT_RETENTION_DAYS', { AUDIT_RETENTION_DAYS: '0' }],
+    ['AUDIT_RETENTION_DAYS', { AUDIT_RETENTION_DAYS: '3651' }],
+    ['AUDIT_RETENTION_DAYS', { AUDIT_RETENTION_DAYS: 'a year' }],
   ];
   for (const [name, env] of invalid) {
     it(`refuses an invalid ${name} (${Object.values(env)[0]}) with a message naming it`, () => {

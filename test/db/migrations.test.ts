@@ -74,6 +74,10 @@ const TABLES = [
   'staff_sessions',
   'one_time_links',
   'sign_in_throttles',
+  'second_factors',
+  'recovery_codes',
+  'second_factor_challenges',
+  'audit_events',
 ];
 
 describe('migrations', () => {

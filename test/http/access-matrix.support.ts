@@ -158,6 +158,8 @@ export interface World {
   readonly ltiResource: number;
   readonly identityProvider: number;
   readonly globalIdentityProvider: number;
+  /** An audit event of A: the owner's creation of `exam` (every signed write is recorded). */
+  readonly auditEvent: number;
   readonly b: {
     readonly exam: number;
     readonly session: number;
@@ -279,6 +281,13 @@ export async function createWorld(server: TestServer): Promise<World> {
     ),
   };
   await identityProvider('B OIDC', instituteB);
+  const auditEvent = await server.app.database.db
+    .selectFrom('audit_events')
+    .select('id')
+    .where('user_id', '=', owner.id)
+    .where('action', '=', 'POST /api/v3/exams')
+    .orderBy('id')
+    .executeTakeFirstOrThrow();
 
   return {
     server,
@@ -296,6 +305,7 @@ export async function createWorld(server: TestServer): Promise<World> {
     ltiResource,
     identityProvider: await identityProvider('A OIDC', instituteA),
     globalIdentityProvider: await identityProvider('Global OIDC', null),
+    auditEvent: auditEvent.id,
     b,
   };
 }
@@ -821,6 +831,13 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
       ofA: ofInstituteA,
     },
     prepare: () => call({}),
+  },
+
+  // The audit log
+  'GET /audit_events': {
+    list: { key: 'audit_events', ids: (world) => [world.auditEvent], ofA: ofInstituteA },
+    // The matrix's own writes add events by the hundred: read from the fixture's event backwards.
+    prepare: (world) => call({ filter: JSON.stringify({ id: { lte: world.auditEvent } }) }),
   },
 };
 

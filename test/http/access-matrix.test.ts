@@ -38,7 +38,7 @@ const HIDE: Outcome = 'hidden';
  * canManageExam (exam and everything under it), canAddIncident, canCreateExam,
  * canAdministerInstitutes / instituteStanding / usersStanding, configStanding (tool providers, LTI
  * resources; a write by a non-manager is 403 before its parameters, docs/api-v3-lti.md) and
- * canReadIdentityProvider. `listed`/`omitted`: 2xx with or without A's fixture records.
+ * canReadIdentityProvider, auditLogScope. `listed`/`omitted`: 2xx with or without A's fixture records.
  */
 // prettier-ignore
 const EXPECTED: Readonly<Record<string, Row>> = {
@@ -132,6 +132,8 @@ const EXPECTED: Readonly<Record<string, Row>> = {
   'GET /exams/:id/show_lti_student':                         [OK,   OK,   OK,   HIDE, OK,   OK,   OK,   OK,   HIDE, HIDE],
 
   'GET /identity_providers':                                 [LIST, LIST, LIST, LIST, LIST, LIST, LIST, LIST, OMIT, OMIT],
+
+  'GET /audit_events':                                       [LIST, LIST, DENY, DENY, DENY, DENY, DENY, DENY, OMIT, DENY],
 };
 
 /** Routes whose calls could take institute A down with them if the policy failed: run them last. */

@@ -15,6 +15,8 @@ export interface Institute {
   readonly examFinalizedEmailsEnabled: boolean;
   readonly sessionRetentionPeriod: number | null;
   readonly defaultLanguage: string;
+  /** Administrators must sign in with a second factor (docs/staff-sign-in.md, "Second factor"). */
+  readonly requireSecondFactorForAdministrators: boolean;
   readonly createdAt: number;
   readonly updatedAt: number;
 }
@@ -36,6 +38,7 @@ export type InstituteAttributes = {
   readonly callbackUrl: string | null;
   readonly sessionRetentionPeriod: number | null;
   readonly defaultLanguage: string;
+  readonly requireSecondFactorForAdministrators: boolean;
 } & { readonly [K in InstituteEmailSwitch]: boolean };
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -108,6 +111,8 @@ export function readInstituteChanges(params: Params, mode: 'create' | 'update'):
   if (retention !== undefined) changes.sessionRetentionPeriod = retention;
   const language = readLanguage(params, 'default_language');
   if (language !== undefined) changes.defaultLanguage = language;
+  const requireSecondFactor = optionalBoolean(params, 'require_second_factor_for_administrators');
+  if (requireSecondFactor !== undefined) changes.requireSecondFactorForAdministrators = requireSecondFactor;
   return changes;
 }
 
@@ -122,5 +127,6 @@ export function newInstituteDefaults(): Omit<InstituteAttributes, 'name' | 'shor
     examFinalizedEmailsEnabled: true,
     sessionRetentionPeriod: null,
     defaultLanguage: 'en',
+    requireSecondFactorForAdministrators: false,
   };
 }

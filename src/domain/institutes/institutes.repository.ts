@@ -26,6 +26,7 @@ function instituteFromRow(row: InstituteRow): Institute {
     examFinalizedEmailsEnabled: Boolean(row.exam_finalized_emails_enabled),
     sessionRetentionPeriod: row.session_retention_period,
     defaultLanguage: row.default_language,
+    requireSecondFactorForAdministrators: Boolean(row.require_second_factor_for_administrators),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -39,6 +40,8 @@ function columnsFrom(changes: InstituteChanges): Updateable<InstitutesTable> {
   if (changes.sessionRetentionPeriod !== undefined)
     values.session_retention_period = changes.sessionRetentionPeriod;
   if (changes.defaultLanguage !== undefined) values.default_language = changes.defaultLanguage;
+  if (changes.requireSecondFactorForAdministrators !== undefined)
+    values.require_second_factor_for_administrators = changes.requireSecondFactorForAdministrators;
   for (const [key, column] of Object.entries(INSTITUTE_EMAIL_SWITCHES) as [
     InstituteEmailSwitch,
     (typeof INSTITUTE_EMAIL_SWITCHES)[InstituteEmailSwitch],
@@ -68,6 +71,7 @@ export async function insertInstitute(
       exam_finalized_emails_enabled: attributes.examFinalizedEmailsEnabled,
       session_retention_period: attributes.sessionRetentionPeriod,
       default_language: attributes.defaultLanguage,
+      require_second_factor_for_administrators: attributes.requireSecondFactorForAdministrators,
       created_at: now,
       updated_at: now,
     })

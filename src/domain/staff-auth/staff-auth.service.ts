@@ -3,7 +3,7 @@ import type { Db } from '../../db/database.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import { createOutbox } from '../../mail/outbox.ts';
 import { passwordResetMail, staffInvitationMail } from '../../mail/templates.ts';
-import { hashToken } from '../../security/keys.ts';
+import { hashToken, type ServerKeys } from '../../security/keys.ts';
 import {
   hashPassword,
   MAX_PASSWORD_LENGTH,
@@ -19,6 +19,24 @@ import type { User } from '../users/user.ts';
 import { findUser } from '../users/users.repository.ts';
 import type { Credentials } from '../users/user.ts';
 import type { UsersService } from '../users/users.service.ts';
+import {
+  CHALLENGE_ATTEMPTS,
+  CHALLENGE_MS,
+  countChallengeAttempt,
+  deleteChallenge,
+  deleteChallengesOfUser,
+  deleteSecondFactor,
+  enableSecondFactor,
+  findChallenge,
+  hasSecondFactor,
+  insertChallenge,
+  looksLikeTotp,
+  mustEnrol,
+  replaceRecoveryCodes,
+  startEnrolment,
+  useRecoveryCode,
+  useTotp,
+} from './second-factor.ts';
 import { ACCOUNT_FREE_FAILURES, ADDRESS_FREE_FAILURES, afterFailure, waitFor } from './sign-in-throttle.ts';
 import {
   deleteEndedStaffSessions,
@@ -69,7 +87,19 @@ export interface StaffSession {
   readonly idleExpiresAt: number;
   /** When it ends regardless. */
   readonly expiresAt: number;
+  /** Whether the user has an enabled second factor. */
+  readonly secondFactor: boolean;
+  /**
+   * An administrator of an institute that requires a second factor, without one yet: the session
+   * may enrol one and nothing else (its `/api/v3` calls are refused).
+   */
+  readonly enrolmentOnly: boolean;
 }
+
+/** A password sign-in: a session, or (the user has a second factor) the token of the pending second step. */
+export type SignInResult =
+  | { readonly token: string; readonly session: StaffSession; readonly pending?: undefined }
+  | { readonly pending: { readonly token: string; readonly expiresAt: number } };
 
 /** Where a sign-in comes from (kept on the session row, and the address is throttled). */
 export interface ClientInfo {
@@ -91,13 +121,41 @@ export interface StaffAuthService {
   /**
    * Signs a user in by email and password and opens a new session (never an existing one). Returns
    * the cookie's token, shown only now, with the session; throws SignInThrottled while the account or
-   * the address must wait, and Unauthorized (one answer for every reason) otherwise.
+   * the address must wait, and Unauthorized (one answer for every reason) otherwise. A user with a
+   * second factor gets no session yet: the answer is the pending second step's token instead.
    */
-  signIn(
-    email: string,
-    password: string,
+  signIn(email: string, password: string, client: ClientInfo): Promise<SignInResult>;
+  /**
+   * The second step of a sign-in: a TOTP code or an unused recovery code for the pending token.
+   * Returns the new session as signIn does; throws SignInThrottled, or Unauthorized for a wrong code
+   * (counted by the throttle and by the pending step, which is spent after CHALLENGE_ATTEMPTS) and
+   * for an unknown, spent or expired token.
+   */
+  completeSignIn(
+    pendingToken: string,
+    code: string,
     client: ClientInfo,
   ): Promise<{ token: string; session: StaffSession }>;
+  /**
+   * Starts enrolling a second factor: a new secret, pending until confirmed. Returns the base32
+   * secret; throws Invalid when the user already has one enabled.
+   */
+  startSecondFactor(userId: number): Promise<string>;
+  /**
+   * Confirms enrolment with a code of the pending secret, enabling it. Returns the recovery codes
+   * (shown only now); throws Invalid (`code`) for a wrong code or no pending enrolment.
+   */
+  confirmSecondFactor(userId: number, code: string): Promise<string[]>;
+  /**
+   * Removes the user's second factor after checking the password again (under the sign-in
+   * throttle). Throws SignInThrottled, or Invalid (`password`) for a wrong one.
+   */
+  disableSecondFactor(userId: number, password: string, client: ClientInfo): Promise<void>;
+  /**
+   * Replaces the recovery codes after checking a TOTP code. Returns the new codes; throws Invalid
+   * (`code`) for a wrong code or a user without a second factor.
+   */
+  regenerateRecoveryCodes(userId: number, code: string): Promise<string[]>;
   /**
    * The compat sign-in of the original service's Go client: checks email and password as signIn
    * does, then issues the user fresh API credentials (the old ones stop working: only their hash is
@@ -131,9 +189,9 @@ export interface StaffAuthService {
   /**
    * Redeems an invitation or reset token by setting the password; every session of the user ends and
    * every other unused link is spent. Throws Invalid (`password`: too short or long; `token`: unknown,
-   * used, expired or of a deactivated user).
+   * used, expired or of a deactivated user). Returns the user whose password was set (for the audit log).
    */
-  redeem(purpose: LinkPurpose, token: string, password: string): Promise<void>;
+  redeem(purpose: LinkPurpose, token: string, password: string): Promise<Actor>;
   /**
    * Sets a user's password (the CLI), ending its sessions. Throws NotFound or Invalid (`password`).
    */
@@ -166,12 +224,20 @@ export function createStaffAuthService(deps: {
   jobs: JobQueue;
   publicUrl: string;
   users: Pick<UsersService, 'rotateCredentials'>;
+  keys: Pick<ServerKeys, 'encryption'>;
 }): StaffAuthService {
   const { db, clock, jobs, publicUrl, users } = deps;
+  const key = deps.keys.encryption;
   const outbox = createOutbox({ clock, jobs });
 
-  function present(row: StaffSessionRow, user: User): StaffSession {
+  async function present(row: StaffSessionRow, user: User): Promise<StaffSession> {
+    const [secondFactor, enrolmentOnly] = await Promise.all([
+      hasSecondFactor(db, user.id),
+      mustEnrol(db, user),
+    ]);
     return {
+      secondFactor,
+      enrolmentOnly,
       actor: { id: user.id, instituteId: user.instituteId, role: user.role },
       email: user.email,
       name: user.name,
@@ -230,6 +296,7 @@ export function createStaffAuthService(deps: {
     const written = await db.transaction().execute(async (trx) => {
       if (!(await writePasswordHash(trx, userId, hash, now))) return false;
       await deleteStaffSessionsOfUser(trx, userId);
+      await deleteChallengesOfUser(trx, userId);
       await spendOneTimeLinksOfUser(trx, userId, now);
       return true;
     });
@@ -270,31 +337,124 @@ export function createStaffAuthService(deps: {
     return { url, expiresAt };
   }
 
+  /** Opens a new session for a user who passed every step. Returns its cookie token and the session. */
+  async function openSession(
+    user: User,
+    client: ClientInfo,
+  ): Promise<{ token: string; session: StaffSession }> {
+    const now = clock.now();
+    // Ended sessions of this user are removed here, so the table holds live sessions and a few stale ones.
+    await deleteEndedStaffSessions(db, user.id, now, SESSION_IDLE_MS);
+    const token = randomToken();
+    const row: StaffSessionRow = {
+      id: hashToken(token),
+      userId: user.id,
+      csrfToken: randomToken(),
+      createdAt: now,
+      lastSeenAt: now,
+      expiresAt: now + SESSION_ABSOLUTE_MS,
+    };
+    await insertStaffSession(db, {
+      ...row,
+      ip: client.ip,
+      userAgent: client.userAgent?.slice(0, 500) ?? null,
+    });
+    return { token, session: await present(row, user) };
+  }
+
   return {
     async signIn(email, password, client) {
       const user = await checkPassword(email, password, client);
+      if (await hasSecondFactor(db, user.id)) {
+        const token = randomToken();
+        const now = clock.now();
+        const expiresAt = now + CHALLENGE_MS;
+        await insertChallenge(db, {
+          id: hashToken(token),
+          userId: user.id,
+          expiresAt,
+          attempts: 0,
+          createdAt: now,
+          ip: client.ip,
+          userAgent: client.userAgent?.slice(0, 500) ?? null,
+        });
+        return { pending: { token, expiresAt } };
+      }
+      return openSession(user, client);
+    },
+
+    async completeSignIn(pendingToken, code, client) {
       const now = clock.now();
-      // Ended sessions of this user are removed here, so the table holds live sessions and a few stale ones.
-      await deleteEndedStaffSessions(db, user.id, now, SESSION_IDLE_MS);
-      const token = randomToken();
-      const row: StaffSessionRow = {
-        id: hashToken(token),
-        userId: user.id,
-        csrfToken: randomToken(),
-        createdAt: now,
-        lastSeenAt: now,
-        expiresAt: now + SESSION_ABSOLUTE_MS,
-      };
-      await insertStaffSession(db, {
-        ...row,
-        ip: client.ip,
-        userAgent: client.userAgent?.slice(0, 500) ?? null,
+      const found = pendingToken.length > 200 ? undefined : await findChallenge(db, hashToken(pendingToken));
+      if (found === undefined || now >= found.expiresAt) {
+        if (found !== undefined) await deleteChallenge(db, found.id);
+        throw new Unauthorized('second step: unknown or expired pending token');
+      }
+      const user = await findUser(db, found.userId);
+      if (user === undefined || !user.active) throw new Unauthorized('second step: user gone');
+      const keysOf = [accountKey(user.email), addressKey(client.ip)];
+      await throttleCheck(keysOf, now);
+      const accepted = looksLikeTotp(code)
+        ? await useTotp(db, key, user.id, code, now)
+        : await useRecoveryCode(db, user.id, code, now);
+      if (!accepted) {
+        await recordFailure(user.email, client.ip, now);
+        if (found.attempts + 1 >= CHALLENGE_ATTEMPTS) await deleteChallenge(db, found.id);
+        else await countChallengeAttempt(db, found.id, found.attempts + 1);
+        throw new Unauthorized(`second step refused for user ${user.id}`);
+      }
+      await deleteChallenge(db, found.id);
+      await deleteThrottle(db, accountKey(user.email));
+      return openSession(user, client);
+    },
+
+    async startSecondFactor(userId) {
+      const secret = await startEnrolment(db, key, userId, clock.now());
+      if (secret === undefined) throw new Invalid('second_factor', 'is already enabled');
+      return secret;
+    },
+
+    async confirmSecondFactor(userId, code) {
+      if (!(await useTotp(db, key, userId, code, clock.now(), true))) {
+        throw new Invalid('code', 'is not valid');
+      }
+      const now = clock.now();
+      return db.transaction().execute(async (trx) => {
+        await enableSecondFactor(trx, userId, now);
+        return replaceRecoveryCodes(trx, userId);
       });
-      return { token, session: present(row, user) };
+    },
+
+    async disableSecondFactor(userId, password, client) {
+      const user = await findUser(db, userId);
+      const found = user === undefined ? undefined : await findSignInUser(db, user.email);
+      if (user === undefined || found === undefined) throw new NotFound('User', userId);
+      const now = clock.now();
+      await throttleCheck([accountKey(user.email), addressKey(client.ip)], now);
+      const matches =
+        found.passwordHash !== null && password.length <= 4 * MAX_PASSWORD_LENGTH
+          ? await verifyPassword(password, found.passwordHash)
+          : false;
+      if (!matches) {
+        await recordFailure(user.email, client.ip, now);
+        throw new Invalid('password', 'is not correct');
+      }
+      await db.transaction().execute((trx) => deleteSecondFactor(trx, userId));
+    },
+
+    async regenerateRecoveryCodes(userId, code) {
+      if (!looksLikeTotp(code) || !(await useTotp(db, key, userId, code, clock.now()))) {
+        throw new Invalid('code', 'is not valid');
+      }
+      return db.transaction().execute((trx) => replaceRecoveryCodes(trx, userId));
     },
 
     async signInForCredentials(email, password, client) {
       const user = await checkPassword(email, password, client);
+      // The Go client cannot answer a second step, so a user with a second factor cannot sign in here.
+      if (await hasSecondFactor(db, user.id)) {
+        throw new Unauthorized(`compat sign-in refused for user ${user.id}: second factor enabled`);
+      }
       return users.rotateCredentials(user.id);
     },
 
@@ -348,16 +508,18 @@ export function createStaffAuthService(deps: {
       const now = clock.now();
       const done = await db.transaction().execute(async (trx) => {
         const userId = await redeemOneTimeLink(trx, hashToken(token), purpose, now);
-        if (userId === undefined) return false;
+        if (userId === undefined) return undefined;
         const user = await findUser(trx, userId);
         // A deactivated user's link redeems nothing; the transaction rolls the use back.
         if (user === undefined || !user.active) throw new Invalid('token', 'is invalid or has expired');
         await writePasswordHash(trx, userId, hash, now);
         await deleteStaffSessionsOfUser(trx, userId);
+        await deleteChallengesOfUser(trx, userId);
         await spendOneTimeLinksOfUser(trx, userId, now);
-        return true;
+        return user;
       });
-      if (!done) throw new Invalid('token', 'is invalid or has expired');
+      if (done === undefined) throw new Invalid('token', 'is invalid or has expired');
+      return { id: done.id, instituteId: done.instituteId, role: done.role };
     },
 
     async setPassword(userId, password) {

@@ -84,12 +84,18 @@ export async function requireSession(
 /**
  * How an `/api/v3` request is authenticated by cookie: only when it has no Authorization header (a
  * signed request is always judged by its signature) and carries the session cookie. Returns the
- * actor, undefined when the request does not use the cookie; throws Unauthorized as requireSession.
+ * actor, undefined when the request does not use the cookie; throws Unauthorized as requireSession,
+ * and for a session limited to enrolling a second factor.
  */
 export async function cookieActor(services: Services, request: FastifyRequest): Promise<Actor | undefined> {
   if (request.headers.authorization !== undefined) return undefined;
   if (sessionTokenFrom(request.headers) === undefined) return undefined;
-  return (await requireSession(services, request)).session.actor;
+  const { session } = await requireSession(services, request);
+  // An administrator who must enrol a second factor may do only that (docs/staff-sign-in.md).
+  if (session.enrolmentOnly) {
+    throw new Unauthorized(`user ${session.actor.id} must enrol a second factor first`);
+  }
+  return session.actor;
 }
 
 /**

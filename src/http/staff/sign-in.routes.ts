@@ -6,8 +6,10 @@ import {
   SignInThrottled,
   type StaffSession,
 } from '../../domain/staff-auth/staff-auth.service.ts';
+import { recordingRefusal, recordSignInEvent } from '../audit.ts';
 import type { ServerDeps } from '../server.ts';
 import { isoTime } from '../time.ts';
+import { registerSecondFactorRoutes } from './second-factor.routes.ts';
 import {
   isSecureOrigin,
   requireSameSiteJson,
@@ -31,19 +33,20 @@ export const RESET_REQUESTED =
   'If this email belongs to an active account, a link to choose a new password is on its way.';
 
 /** A text field of the body; anything else (absent, a number, an object) counts as missing. */
-function text(params: Params, name: string): string {
+export function text(params: Params, name: string): string {
   const value = param(params, name);
   if (typeof value !== 'string' || value === '') throw new ParamMissing(name);
   return value;
 }
 
-function clientOf(request: FastifyRequest): ClientInfo {
+/** Where a request comes from: its address and User-Agent. Returns them. */
+export function clientOf(request: FastifyRequest): ClientInfo {
   const agent = request.headers['user-agent'];
   return { ip: request.ip, userAgent: typeof agent === 'string' ? agent : null };
 }
 
 /** The JSON of a session: who is signed in, the CSRF token, when the session ends. */
-function presentSession(session: StaffSession) {
+export function presentSession(session: StaffSession) {
   return {
     user: {
       id: session.actor.id,
@@ -55,11 +58,22 @@ function presentSession(session: StaffSession) {
     csrf_token: session.csrfToken,
     idle_expires_at: isoTime(session.idleExpiresAt),
     expires_at: isoTime(session.expiresAt),
+    second_factor_enabled: session.secondFactor,
+    second_factor_enrolment_required: session.enrolmentOnly,
+  };
+}
+
+/** The JSON of a sign-in that waits for its second step. */
+function presentPending(pending: { token: string; expiresAt: number }) {
+  return {
+    second_factor_required: true,
+    pending_token: pending.token,
+    expires_at: isoTime(pending.expiresAt),
   };
 }
 
 /** Runs a throttled sign-in, putting Retry-After on the 429. Returns what `run` returns. */
-async function throttled<T>(reply: FastifyReply, run: () => Promise<T>): Promise<T> {
+export async function throttled<T>(reply: FastifyReply, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
@@ -76,15 +90,21 @@ export function registerStaffSignInRoutes(app: FastifyInstance, deps: ServerDeps
   const { services, config } = deps;
   const { staffAuth } = services;
   const secure = isSecureOrigin(config.publicUrl);
+  registerSecondFactorRoutes(app, deps);
 
   app.post('/auth/sign_in', { schema: signInSchema }, async (request, reply) => {
     requireSameSiteJson(request, config.publicUrl);
     const values = request.input.values;
     const email = text(values, 'email');
     const password = text(values, 'password');
-    const { token, session } = await throttled(reply, () =>
-      staffAuth.signIn(email, password, clientOf(request)),
+    const result = await throttled(reply, () =>
+      recordingRefusal(services, request, email, () => staffAuth.signIn(email, password, clientOf(request))),
     );
+    reply.header('cache-control', 'no-store');
+    // A user with a second factor gets no cookie yet (docs/staff-sign-in.md, "Second factor").
+    if (result.pending !== undefined) return reply.code(202).send(presentPending(result.pending));
+    const { token, session } = result;
+    await recordSignInEvent(services, request, { action: 'sign_in', actor: session.actor, status: 200 });
     reply.header('set-cookie', sessionCookie(token, secure));
     reply.header('cache-control', 'no-store');
     return reply.send(presentSession(session));
@@ -100,8 +120,9 @@ export function registerStaffSignInRoutes(app: FastifyInstance, deps: ServerDeps
     const token = sessionTokenFrom(request.headers);
     if (token !== undefined && (await staffAuth.session(token)) !== undefined) {
       // A live session is ended only with its CSRF token: another site must not sign people out.
-      await requireSession(services, request);
+      const { session } = await requireSession(services, request);
       await staffAuth.signOut(token);
+      await recordSignInEvent(services, request, { action: 'sign_out', actor: session.actor, status: 204 });
     }
     reply.header('set-cookie', sessionCookie(undefined, secure));
     return reply.code(204).send();
@@ -110,6 +131,11 @@ export function registerStaffSignInRoutes(app: FastifyInstance, deps: ServerDeps
   app.post('/auth/sign_out_everywhere', { schema: signOutEverywhereSchema }, async (request, reply) => {
     const { session } = await requireSession(services, request);
     await staffAuth.signOutEverywhere(session.actor.id);
+    await recordSignInEvent(services, request, {
+      action: 'sign_out_everywhere',
+      actor: session.actor,
+      status: 204,
+    });
     reply.header('set-cookie', sessionCookie(undefined, secure));
     return reply.code(204).send();
   });
@@ -123,14 +149,16 @@ export function registerStaffSignInRoutes(app: FastifyInstance, deps: ServerDeps
   app.post('/auth/password/reset', { schema: resetPasswordSchema }, async (request, reply) => {
     requireSameSiteJson(request, config.publicUrl);
     const values = request.input.values;
-    await staffAuth.redeem('password_reset', text(values, 'token'), text(values, 'password'));
+    const actor = await staffAuth.redeem('password_reset', text(values, 'token'), text(values, 'password'));
+    await recordSignInEvent(services, request, { action: 'password_changed', actor, status: 204 });
     return reply.code(204).send();
   });
 
   app.post('/auth/invitations/accept', { schema: acceptInvitationSchema }, async (request, reply) => {
     requireSameSiteJson(request, config.publicUrl);
     const values = request.input.values;
-    await staffAuth.redeem('invitation', text(values, 'token'), text(values, 'password'));
+    const actor = await staffAuth.redeem('invitation', text(values, 'token'), text(values, 'password'));
+    await recordSignInEvent(services, request, { action: 'password_changed', actor, status: 204 });
     return reply.code(204).send();
   });
 
@@ -142,8 +170,16 @@ export function registerStaffSignInRoutes(app: FastifyInstance, deps: ServerDeps
     const email = text(fields, 'email');
     const password = text(fields, 'password');
     const signedIn = await throttled(reply, () =>
-      staffAuth.signInForCredentials(email, password, clientOf(request)),
+      recordingRefusal(services, request, email, () =>
+        staffAuth.signInForCredentials(email, password, clientOf(request)),
+      ),
     );
+    const { user: who } = signedIn;
+    await recordSignInEvent(services, request, {
+      action: 'api_credentials_issued',
+      actor: { id: who.id, instituteId: who.instituteId, role: who.role },
+      status: 200,
+    });
     reply.header('cache-control', 'no-store');
     return reply.send({
       id: signedIn.user.id,

@@ -5,7 +5,7 @@ import { errorBody } from '../v3/common.schemas.ts';
  * OpenAPI document; the service checks every value itself.
  */
 
-const failure = (description: string) => ({ description, ...errorBody }) as const;
+export const failure = (description: string) => ({ description, ...errorBody }) as const;
 
 const signedInUser = {
   type: 'object',
@@ -18,7 +18,7 @@ const signedInUser = {
   },
 } as const;
 
-const sessionAnswer = {
+export const sessionAnswer = {
   type: 'object',
   properties: {
     user: signedInUser,
@@ -32,21 +32,28 @@ const sessionAnswer = {
       description: 'The session ends then unless used',
     },
     expires_at: { type: 'string', format: 'date-time', description: 'The session ends then regardless' },
+    second_factor_enabled: { type: 'boolean', description: 'The user has a second factor (TOTP)' },
+    second_factor_enrolment_required: {
+      type: 'boolean',
+      description:
+        'The institute requires a second factor of administrators and this one has none: until it is ' +
+        'enrolled, the session may only enrol it (its /api/v3 calls answer 403)',
+    },
   },
 } as const;
 
 const passwordField = { type: 'string', minLength: 12, maxLength: 1024 } as const;
 
-const jsonOnly = failure('The body is not application/json (cross-site forms are refused)');
-const refused = failure(
+export const jsonOnly = failure('The body is not application/json (cross-site forms are refused)');
+export const refused = failure(
   'Refused: a cross-origin request, or (sign-in) a wrong email or password, said alike',
 );
-const throttled = {
+export const throttled = {
   ...failure('Too many failed sign-ins for this account or address'),
   headers: { 'Retry-After': { type: 'integer', description: 'Seconds' } },
 } as const;
-const noContent = (description: string) => ({ description, type: 'null' }) as const;
-const csrfHeaders = {
+export const noContent = (description: string) => ({ description, type: 'null' }) as const;
+export const csrfHeaders = {
   type: 'object',
   properties: {
     'x-csrf-token': { type: 'string', description: 'The csrf_token of the session' },
@@ -64,6 +71,17 @@ export const signInSchema = {
   },
   response: {
     200: { description: 'Signed in; Set-Cookie carries the session', ...sessionAnswer },
+    202: {
+      description:
+        'The password was right and the user has a second factor: no session yet. Send a code with ' +
+        'pending_token to POST /auth/sign_in/second_factor within 5 minutes',
+      type: 'object',
+      properties: {
+        second_factor_required: { type: 'boolean' },
+        pending_token: { type: 'string' },
+        expires_at: { type: 'string', format: 'date-time' },
+      },
+    },
     403: refused,
     415: jsonOnly,
     429: throttled,

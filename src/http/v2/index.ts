@@ -4,6 +4,7 @@ import { registerV2AttachmentRoutes } from './attachments.routes.ts';
 import { registerV2DocumentRoutes } from './documents.routes.ts';
 import { registerV2ExamRoutes } from './exams.routes.ts';
 import { registerV2StudentSessionRoutes } from './student-sessions.routes.ts';
+import { registerAuditHook } from '../audit.ts';
 
 /**
  * The V2 scope (legacy, under /api): `api_token` travels as an ordinary, signed parameter; no header,
@@ -17,6 +18,8 @@ export function registerV2(app: FastifyInstance, deps: ServerDeps): void {
       request.input.signing,
     );
   });
+  // Successful signed writes go into the audit log, as in V3.
+  registerAuditHook(app, deps.services);
   registerV2ExamRoutes(app, deps);
   registerV2StudentSessionRoutes(app, deps);
   registerV2DocumentRoutes(app, deps);

@@ -20,6 +20,8 @@ import { registerSessionActionRoutes } from './session-actions.routes.ts';
 import { registerSessionFileRoutes } from './session-files.routes.ts';
 import { registerZipRoutes } from './zip.routes.ts';
 import { registerStudentSessionRoutes } from './student-sessions.routes.ts';
+import { registerAuditHook } from '../audit.ts';
+import { registerAuditEventRoutes } from './audit-events.routes.ts';
 
 const V3_MEDIA_TYPES = ['application/vnd.service.v3', 'application/vnd.procwise.v3'];
 
@@ -64,6 +66,8 @@ export function registerV3(app: FastifyInstance, deps: ServerDeps): void {
         request.input.signing,
       ));
   });
+  // Successful writes of any authenticated caller, signed or cookie, go into the audit log.
+  registerAuditHook(app, deps.services);
   registerExamRoutes(app, deps);
   registerDeprecatedExamRoutes(app, deps);
   registerDocumentRoutes(app, deps);
@@ -80,4 +84,5 @@ export function registerV3(app: FastifyInstance, deps: ServerDeps): void {
   registerToolProviderRoutes(app, deps);
   registerLtiResourceRoutes(app, deps);
   registerIdentityProviderRoutes(app, deps);
+  registerAuditEventRoutes(app, deps);
 }

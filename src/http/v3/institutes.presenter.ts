@@ -15,6 +15,7 @@ export function presentInstituteV3(institute: Institute): Record<string, unknown
     exam_finalized_emails_enabled: institute.examFinalizedEmailsEnabled,
     session_retention_period: institute.sessionRetentionPeriod,
     default_language: institute.defaultLanguage,
+    require_second_factor_for_administrators: institute.requireSecondFactorForAdministrators,
     created_at: isoTime(institute.createdAt),
     updated_at: isoTime(institute.updatedAt),
   };

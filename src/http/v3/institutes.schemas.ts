@@ -25,6 +25,10 @@ export const instituteRecord = {
     exam_finalized_emails_enabled: flag,
     session_retention_period: { ...nullableInteger, description: 'Days; null keeps sessions' },
     default_language: { type: 'string', description: 'A language tag such as en or de-CH' },
+    require_second_factor_for_administrators: {
+      ...flag,
+      description: 'Administrators must enrol and use a second factor (TOTP) to use the console',
+    },
     created_at: nullableTime,
     updated_at: nullableTime,
   },
@@ -44,6 +48,7 @@ const instituteInput = {
     exam_finalized_emails_enabled: { type: 'boolean', default: true },
     session_retention_period: { type: ['integer', 'null'], minimum: 1, description: 'Days' },
     default_language: { type: 'string', default: 'en' },
+    require_second_factor_for_administrators: { type: 'boolean', default: false },
   },
 } as const;
 

@@ -67,6 +67,8 @@ for (const dialect of DIALECTS) {
         'POST /api/v3/exams',
         'GET /api/v3/exams',
         'POST /auth/sign_in',
+        'POST /auth/sign_in/second_factor',
+        'POST /auth/second_factor/start',
         'POST /users/sign_in.json',
       ]) {
         assert.ok(keys.includes(known), `${known} missing`);
@@ -107,14 +109,39 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    it('refuses every second-factor enrolment route to a live cookie without X-CSRF-Token, and to an ended session (403)', async () => {
+      const enrolment = routes.filter((route) => route.path.startsWith('/auth/second_factor/'));
+      assert.equal(enrolment.length, 4);
+      for (const route of enrolment) {
+        const cases: Record<string, string>[] = [
+          { cookie: live.cookie },
+          { cookie: live.cookie, 'x-csrf-token': 'not-the-token' },
+          { cookie: ended.cookie, 'x-csrf-token': ended.csrf },
+          {},
+        ];
+        for (const headers of cases) {
+          const answer = await httpRequest({
+            url: `${server.baseUrl}${route.path}`,
+            method: route.method,
+            headers: { 'content-type': 'application/json', ...headers },
+            body: '{"code":"000000","password":"whatever it is"}',
+          });
+          assert.equal(answer.status, 403, `${route.method} ${route.path} ${JSON.stringify(headers)}`);
+          assert.deepEqual(answer.json, NOT_AUTHORIZED);
+        }
+      }
+    });
+
     it('refuses a form post (415) and a foreign Origin (403) on every sign-in route that reads a body', async () => {
       const bodies = routes.filter(
         (route) =>
           route.method === 'POST' &&
           (route.path.startsWith('/auth/') || route.path === '/users/sign_in.json') &&
-          !route.path.startsWith('/auth/sign_out'),
+          !route.path.startsWith('/auth/sign_out') &&
+          // Enrolment needs a session and its CSRF token (the case below), not the sign-in rules.
+          !route.path.startsWith('/auth/second_factor/'),
       );
-      assert.equal(bodies.length, 5);
+      assert.equal(bodies.length, 6);
       for (const route of bodies) {
         const form = await httpRequest({
           url: `${server.baseUrl}${route.path}`,

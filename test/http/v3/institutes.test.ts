@@ -33,6 +33,7 @@ const INSTITUTE_FIELDS = [
   'exam_finalized_emails_enabled',
   'session_retention_period',
   'default_language',
+  'require_second_factor_for_administrators',
   'created_at',
   'updated_at',
 ] as const;
@@ -130,6 +131,7 @@ for (const dialect of DIALECTS) {
         for (const flag of EMAIL_SWITCHES) assert.equal(institute[flag], true, `${flag} defaults to true`);
         assert.equal(institute.session_retention_period, null);
         assert.equal(institute.default_language, 'en');
+        assert.equal(institute.require_second_factor_for_administrators, false);
         assert.match(String(institute.created_at), ISO_MILLIS);
         assert.equal(institute.created_at, new Date(clock.now()).toISOString());
         assert.equal(institute.updated_at, institute.created_at);

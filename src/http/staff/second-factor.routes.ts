@@ -1,0 +1,70 @@
+import type { FastifyInstance } from 'fastify';
+import { otpauthUri } from '../../security/totp.ts';
+import { recordSignInEvent } from '../audit.ts';
+import type { ServerDeps } from '../server.ts';
+import {
+  confirmSecondFactorSchema,
+  disableSecondFactorSchema,
+  recoveryCodesSchema,
+  secondStepSchema,
+  startSecondFactorSchema,
+} from './second-factor.schemas.ts';
+import { isSecureOrigin, requireSameSiteJson, requireSession, sessionCookie } from './session-cookie.ts';
+import { clientOf, presentSession, text, throttled } from './sign-in.routes.ts';
+
+/**
+ * The second factor (docs/staff-sign-in.md, "Second factor"): the second step of a sign-in, and
+ * enrolment for a signed-in user (cookie and CSRF token). Errors answer in V3's shape.
+ */
+export function registerSecondFactorRoutes(app: FastifyInstance, deps: ServerDeps): void {
+  const { services, config } = deps;
+  const { staffAuth } = services;
+  const secure = isSecureOrigin(config.publicUrl);
+
+  app.post('/auth/sign_in/second_factor', { schema: secondStepSchema }, async (request, reply) => {
+    requireSameSiteJson(request, config.publicUrl);
+    const values = request.input.values;
+    const pendingToken = text(values, 'pending_token');
+    const code = text(values, 'code');
+    const { token, session } = await throttled(reply, () =>
+      staffAuth.completeSignIn(pendingToken, code, clientOf(request)),
+    );
+    await recordSignInEvent(services, request, { action: 'sign_in', actor: session.actor, status: 200 });
+    reply.header('set-cookie', sessionCookie(token, secure));
+    reply.header('cache-control', 'no-store');
+    return reply.send(presentSession(session));
+  });
+
+  app.post('/auth/second_factor/start', { schema: startSecondFactorSchema }, async (request, reply) => {
+    const { session } = await requireSession(services, request);
+    const secret = await staffAuth.startSecondFactor(session.actor.id);
+    reply.header('cache-control', 'no-store');
+    return reply.send({ secret, otpauth_uri: otpauthUri(session.email, secret) });
+  });
+
+  app.post('/auth/second_factor/confirm', { schema: confirmSecondFactorSchema }, async (request, reply) => {
+    const { session } = await requireSession(services, request);
+    const codes = await staffAuth.confirmSecondFactor(session.actor.id, text(request.input.values, 'code'));
+    reply.header('cache-control', 'no-store');
+    return reply.send({ recovery_codes: codes });
+  });
+
+  app.post('/auth/second_factor/disable', { schema: disableSecondFactorSchema }, async (request, reply) => {
+    const { session } = await requireSession(services, request);
+    const password = text(request.input.values, 'password');
+    await throttled(reply, () =>
+      staffAuth.disableSecondFactor(session.actor.id, password, clientOf(request)),
+    );
+    return reply.code(204).send();
+  });
+
+  app.post('/auth/second_factor/recovery_codes', { schema: recoveryCodesSchema }, async (request, reply) => {
+    const { session } = await requireSession(services, request);
+    const codes = await staffAuth.regenerateRecoveryCodes(
+      session.actor.id,
+      text(request.input.values, 'code'),
+    );
+    reply.header('cache-control', 'no-store');
+    return reply.send({ recovery_codes: codes });
+  });
+}
