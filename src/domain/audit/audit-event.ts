@@ -28,7 +28,10 @@ export type SignInAction =
   | 'sign_out'
   | 'sign_out_everywhere'
   | 'password_changed'
-  | 'api_credentials_issued';
+  | 'api_credentials_issued'
+  | 'second_factor_enabled'
+  | 'second_factor_disabled'
+  | 'recovery_codes_regenerated';
 
 /** What a listing may filter and sort on. */
 export const AUDIT_EVENT_LIST_FIELDS: ListFields = {

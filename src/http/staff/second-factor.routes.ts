@@ -45,6 +45,11 @@ export function registerSecondFactorRoutes(app: FastifyInstance, deps: ServerDep
   app.post('/auth/second_factor/confirm', { schema: confirmSecondFactorSchema }, async (request, reply) => {
     const { session } = await requireSession(services, request);
     const codes = await staffAuth.confirmSecondFactor(session.actor.id, text(request.input.values, 'code'));
+    await recordSignInEvent(services, request, {
+      action: 'second_factor_enabled',
+      actor: session.actor,
+      status: 200,
+    });
     reply.header('cache-control', 'no-store');
     return reply.send({ recovery_codes: codes });
   });
@@ -55,6 +60,11 @@ export function registerSecondFactorRoutes(app: FastifyInstance, deps: ServerDep
     await throttled(reply, () =>
       staffAuth.disableSecondFactor(session.actor.id, password, clientOf(request)),
     );
+    await recordSignInEvent(services, request, {
+      action: 'second_factor_disabled',
+      actor: session.actor,
+      status: 204,
+    });
     return reply.code(204).send();
   });
 
@@ -64,6 +74,11 @@ export function registerSecondFactorRoutes(app: FastifyInstance, deps: ServerDep
       session.actor.id,
       text(request.input.values, 'code'),
     );
+    await recordSignInEvent(services, request, {
+      action: 'recovery_codes_regenerated',
+      actor: session.actor,
+      status: 200,
+    });
     reply.header('cache-control', 'no-store');
     return reply.send({ recovery_codes: codes });
   });

@@ -13,7 +13,8 @@ export const auditEventRecord = {
       type: 'string',
       description:
         'sign_in, sign_in_failed, sign_out, sign_out_everywhere, password_changed, ' +
-        'api_credentials_issued, or the method and route template of an API write ' +
+        'api_credentials_issued, second_factor_enabled, second_factor_disabled, ' +
+        'recovery_codes_regenerated, or the method and route template of an API write ' +
         '(`POST /api/v3/exams`)',
     },
     email: { ...nullableString, description: 'The email typed into a sign-in; null for API writes' },

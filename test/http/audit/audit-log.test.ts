@@ -144,7 +144,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(tokens, []);
     });
 
-    it('records a sign-in with a second factor once, when the second step opens the session', async () => {
+    it('records a sign-in with a second factor once, when the second step opens the session, and each change of the second factor', async () => {
       const user = await staffUser(server, instituteA, 'teacher');
       const enrolling = await signIn(server, user.email);
       const headers = { cookie: enrolling.cookie, 'x-csrf-token': enrolling.csrf };
@@ -164,8 +164,8 @@ for (const dialect of DIALECTS) {
       const pending = String((password.json as Json).pending_token);
       assert.deepEqual(
         (await allEvents({ user_id: { eq: user.id } })).map((event) => event.action),
-        ['sign_in'],
-        'the password step alone is no sign-in yet',
+        ['second_factor_enabled', 'sign_in'],
+        'the password step alone is no sign-in yet (newest first)',
       );
       const second = await postJson(server, '/auth/sign_in/second_factor', {
         pending_token: pending,
@@ -176,7 +176,33 @@ for (const dialect of DIALECTS) {
         (await allEvents({ user_id: { eq: user.id } })).map((event) => [event.action, event.status]),
         [
           ['sign_in', 200],
+          ['second_factor_enabled', 200],
           ['sign_in', 200],
+        ],
+      );
+
+      clock.current += 30 * 1000;
+      const regenerated = await postJson(
+        server,
+        '/auth/second_factor/recovery_codes',
+        { code: codeNow() },
+        headers,
+      );
+      assert.equal(regenerated.status, 200, regenerated.text);
+      const disabled = await postJson(
+        server,
+        '/auth/second_factor/disable',
+        { password: GOOD_PASSWORD },
+        headers,
+      );
+      assert.equal(disabled.status, 204, disabled.text);
+      assert.deepEqual(
+        (await allEvents({ user_id: { eq: user.id } }))
+          .slice(0, 2)
+          .map((event) => [event.action, event.status]),
+        [
+          ['second_factor_disabled', 204],
+          ['recovery_codes_regenerated', 200],
         ],
       );
     });
