@@ -17,7 +17,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as delay } from 'node:timers/promises';
-import pg from 'pg';
 import {
   type Benchmark,
   type BenchmarkReport,
@@ -27,6 +26,7 @@ import {
   type Target,
 } from './benchmark.ts';
 import { freePort, INVIGIL, NODE, type ServerChild, startServer } from './processes.ts';
+import { createPrivateSchema } from './postgres-schema.ts';
 import type { LoadPlan, LoadResult } from './room-load.ts';
 import { chunkPayload, PAYLOAD_SEEDS, sha256 } from './room-payload.ts';
 import { createExam, createTeacher, serviceEnv } from './service.ts';
@@ -58,7 +58,6 @@ const ROUNDING = 50;
 const CANDIDATES_TARGET = 2_000;
 const RATIO_TARGET = 0.6;
 
-const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://127.0.0.1:5432/test';
 /**
  * For investigating one server: BENCH_ROOM_SUBJECTS (`sink,sqlite,postgres`, the default) picks the
  * servers, BENCH_ROOM_STEPS (`1000,1500`) replaces the ramp by fixed steps.
@@ -386,24 +385,8 @@ function sqliteDatabase(file: string): BenchDatabase {
   };
 }
 
-function postgresAddress(base: string): string {
-  const url = new URL(base);
-  if (url.username === '') url.username = os.userInfo().username;
-  return url.toString();
-}
-
 async function postgresDatabase(): Promise<BenchDatabase> {
-  const schema = `bench_${crypto.randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: postgresAddress(POSTGRES_URL) });
-  await admin.connect();
-  try {
-    await admin.query(`create schema ${schema}`);
-  } finally {
-    await admin.end();
-  }
-  const url = `${POSTGRES_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-  const client = new pg.Client({ connectionString: postgresAddress(url) });
-  await client.connect();
+  const { url, client, drop } = await createPrivateSchema();
   return {
     label: 'PostgreSQL',
     url,
@@ -438,13 +421,7 @@ async function postgresDatabase(): Promise<BenchDatabase> {
       }>(FILES_SQL, [afterId]);
       return rows.rows.map((row) => ({ ...row, size: Number(row.size) }));
     },
-    async close() {
-      try {
-        await client.query(`drop schema ${schema} cascade`);
-      } finally {
-        await client.end();
-      }
-    },
+    close: drop,
   };
 }
 

@@ -18,12 +18,10 @@
  */
 import fs from 'node:fs';
 import http from 'node:http';
-import crypto from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
-import pg from 'pg';
 import {
   type Benchmark,
   type BenchmarkReport,
@@ -33,6 +31,7 @@ import {
   type Target,
 } from './benchmark.ts';
 import { freePort, INVIGIL, type ServerChild, startServer } from './processes.ts';
+import { createPrivateSchema } from './postgres-schema.ts';
 import { createExam, createTeacher, serviceEnv } from './service.ts';
 import { type ExamFill, type Loaded, loadPostgres, loadSqlite, STATUS_SHARES } from './session-rows.ts';
 import { type Credentials, nonceSource, signedParams, v3Headers } from './signed-client.ts';
@@ -58,8 +57,6 @@ const HISTORY_DAYS = 180;
 /** …and the filter keeps those of the last FILTER_DAYS days with one of LISTED_STATUSES. */
 const FILTER_DAYS = 120;
 const LISTED_STATUSES = ['registered', 'email_sent'];
-
-const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://127.0.0.1:5432/test';
 
 function progress(message: string): void {
   process.stderr.write(`  [session-listing] ${message}\n`);
@@ -173,24 +170,8 @@ function sqliteDatabase(dataDir: string): BenchDatabase {
   };
 }
 
-function postgresAddress(base: string): string {
-  const url = new URL(base);
-  if (url.username === '') url.username = os.userInfo().username;
-  return url.toString();
-}
-
 async function postgresDatabase(): Promise<BenchDatabase> {
-  const schema = `bench_${crypto.randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: postgresAddress(POSTGRES_URL) });
-  await admin.connect();
-  try {
-    await admin.query(`create schema ${schema}`);
-  } finally {
-    await admin.end();
-  }
-  const url = `${POSTGRES_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-  const client = new pg.Client({ connectionString: postgresAddress(url) });
-  await client.connect();
+  const { url, client, drop } = await createPrivateSchema();
   const text = (rows: readonly Record<string, unknown>[]) => rows.map((row) => String(row['QUERY PLAN']));
   return {
     label: 'PostgreSQL',
@@ -233,13 +214,7 @@ async function postgresDatabase(): Promise<BenchDatabase> {
       }
       return times;
     },
-    async close() {
-      try {
-        await client.query(`drop schema ${schema} cascade`);
-      } finally {
-        await client.end();
-      }
-    },
+    close: drop,
   };
 }
 

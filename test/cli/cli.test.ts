@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { openDatabase } from '../../src/db/database.ts';
 import { ApiClient } from '../helpers/client.ts';
 import { httpRequest } from '../helpers/http.ts';
-import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/server.ts';
+import { createTestDatabase, DIALECTS, type TestDatabase, openTestDatabase } from '../helpers/server.ts';
 import { type CliRun, INVIGIL_BIN, runCli } from '../helpers/cli.ts';
 
 /** Every migration in src/db/migrations, by name, in the order they apply. */
@@ -83,11 +83,7 @@ for (const dialect of DIALECTS) {
       assert.match(String(user?.secret_key), /^[0-9a-f]{48}$/);
 
       // Credentials at rest: only a hash of the token and a ciphertext of the secret are stored.
-      const opened = openDatabase(
-        database.url.startsWith('sqlite:')
-          ? { kind: 'sqlite', path: database.url.slice(7) }
-          : { kind: 'postgres', url: database.url },
-      );
+      const opened = openTestDatabase(database);
       try {
         const row = await opened.db
           .selectFrom('users')
@@ -185,12 +181,7 @@ for (const dialect of DIALECTS) {
     it('worker honours JOB_LEASE_MS, sweeps jobs and sent mail past RETENTION_DAYS at start and logs how many', async () => {
       const DAY = 24 * 60 * 60 * 1000;
       const now = Date.now();
-      const open = () =>
-        openDatabase(
-          database.url.startsWith('sqlite:')
-            ? { kind: 'sqlite', path: database.url.slice(7) }
-            : { kind: 'postgres', url: database.url },
-        );
+      const open = () => openTestDatabase(database);
       const seeded = open();
       const job = async (status: string, finishedAt: number | null, runAt: number) => {
         const row = await seeded.db

@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { openDatabase } from '../../src/db/database.ts';
-import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/server.ts';
+import { createTestDatabase, DIALECTS, type TestDatabase, openTestDatabase } from '../helpers/server.ts';
 import { type CliRun, runCli } from '../helpers/cli.ts';
 
 const SAML_METADATA = `<?xml version="1.0" encoding="UTF-8"?>
@@ -45,11 +44,7 @@ for (const dialect of DIALECTS) {
     let oidcFile: string;
 
     async function metadataOf(id: unknown): Promise<string> {
-      const opened = openDatabase(
-        database.url.startsWith('sqlite:')
-          ? { kind: 'sqlite', path: database.url.slice(7) }
-          : { kind: 'postgres', url: database.url },
-      );
+      const opened = openTestDatabase(database);
       try {
         const row = await opened.db
           .selectFrom('identity_providers')

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { openDatabase } from '../../src/db/database.ts';
 import { type CliRun, runCli } from '../helpers/cli.ts';
-import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/server.ts';
+import { createTestDatabase, DIALECTS, type TestDatabase, openTestDatabase } from '../helpers/server.ts';
 
 type Json = Record<string, unknown>;
 
@@ -23,11 +22,7 @@ for (const dialect of DIALECTS) {
       database = await createTestDatabase(dialect);
       env = { DATABASE_URL: database.url, DATA_DIR: database.dataDir };
       json(await runCli(['migrate'], env));
-      const opened = openDatabase(
-        database.url.startsWith('sqlite:')
-          ? { kind: 'sqlite', path: database.url.slice('sqlite:'.length) }
-          : { kind: 'postgres', url: database.url },
-      );
+      const opened = openTestDatabase(database);
       try {
         for (const [name, status] of [
           ['held', 'held'],

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { openDatabase } from '../../src/db/database.ts';
 import { verifyPassword } from '../../src/security/passwords.ts';
 import { type CliRun, runCli } from '../helpers/cli.ts';
-import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/server.ts';
+import { createTestDatabase, DIALECTS, type TestDatabase, openTestDatabase } from '../helpers/server.ts';
 
 /** The staff sign-in commands (docs/staff-sign-in.md), each dialect on a database of its own. */
 
@@ -67,11 +66,7 @@ for (const dialect of DIALECTS) {
       );
       assert.deepEqual(json(set), { password_set: { user_id: user?.id } });
 
-      const opened = openDatabase(
-        database.url.startsWith('sqlite:')
-          ? { kind: 'sqlite', path: database.url.slice(7) }
-          : { kind: 'postgres', url: database.url },
-      );
+      const opened = openTestDatabase(database);
       try {
         const row = await opened.db
           .selectFrom('users')

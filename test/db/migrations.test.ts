@@ -4,10 +4,10 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Migrator, sql } from 'kysely';
-import { type Database, openDatabase } from '../../src/db/database.ts';
+import { type Database } from '../../src/db/database.ts';
 import * as m0001 from '../../src/db/migrations/0001_initial.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
-import { createTestDatabase, type DialectName, DIALECTS } from '../helpers/server.ts';
+import { createTestDatabase, type DialectName, DIALECTS, openTestDatabase } from '../helpers/server.ts';
 
 const MIGRATIONS = path.join(
   path.dirname(fileURLToPath(import.meta.url)),
@@ -25,11 +25,7 @@ const MIGRATIONS = path.join(
  */
 async function withInitialSchema(dialect: DialectName, check: (database: Database) => Promise<void>) {
   const target = await createTestDatabase(dialect);
-  const database = openDatabase(
-    dialect === 'sqlite'
-      ? { kind: 'sqlite', path: target.url.slice('sqlite:'.length) }
-      : { kind: 'postgres', url: target.url },
-  );
+  const database = openTestDatabase(target);
   try {
     const schema =
       database.dialect === 'postgres'
@@ -96,11 +92,7 @@ describe('migrations', () => {
   for (const dialect of DIALECTS) {
     it(`create the whole data model on ${dialect}, once`, async () => {
       const target = await createTestDatabase(dialect);
-      const database = openDatabase(
-        dialect === 'sqlite'
-          ? { kind: 'sqlite', path: target.url.slice('sqlite:'.length) }
-          : { kind: 'postgres', url: target.url },
-      );
+      const database = openTestDatabase(target);
       try {
         const names = fs
           .readdirSync(MIGRATIONS)

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { openDatabase, type Database } from '../../src/db/database.ts';
+import { type Database } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import { prepared } from '../../src/db/prepared.ts';
 import { createNonceStore } from '../../src/http/auth/nonce-store.ts';
-import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/server.ts';
+import { createTestDatabase, DIALECTS, type TestDatabase, openTestDatabase } from '../helpers/server.ts';
 
 for (const dialect of DIALECTS) {
   describe(`prepared queries and the grouped nonce store [${dialect}]`, () => {
@@ -14,11 +14,7 @@ for (const dialect of DIALECTS) {
 
     before(async () => {
       target = await createTestDatabase(dialect);
-      database = openDatabase(
-        dialect === 'sqlite'
-          ? { kind: 'sqlite', path: target.url.slice('sqlite:'.length) }
-          : { kind: 'postgres', url: target.url },
-      );
+      database = openTestDatabase(target);
       await migrateToLatest(database);
       const institute = await database.db
         .insertInto('institutes')

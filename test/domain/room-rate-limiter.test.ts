@@ -7,11 +7,17 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import pino from 'pino';
-import { openDatabase, type Database } from '../../src/db/database.ts';
+import { type Database } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import { createRateLimiter, type RateLimiter } from '../../src/domain/room/rate-limiter.ts';
 import { purgeRateLimitWindows } from '../../src/domain/room/rate-limits.repository.ts';
-import { createTestDatabase, DIALECTS, TestClock, type TestDatabase } from '../helpers/server.ts';
+import {
+  createTestDatabase,
+  DIALECTS,
+  TestClock,
+  type TestDatabase,
+  openTestDatabase,
+} from '../helpers/server.ts';
 
 const MAX = 10;
 const WINDOW_MS = 60_000;
@@ -25,11 +31,7 @@ for (const dialect of DIALECTS) {
 
     before(async () => {
       target = await createTestDatabase(dialect);
-      database = openDatabase(
-        dialect === 'sqlite'
-          ? { kind: 'sqlite', path: target.url.slice('sqlite:'.length) }
-          : { kind: 'postgres', url: target.url },
-      );
+      database = openTestDatabase(target);
       await migrateToLatest(database);
     });
 
@@ -109,11 +111,7 @@ for (const dialect of DIALECTS) {
 
     it('keeps deciding, exactly, from its own counts when a flush fails', async () => {
       // A second handle on the same database, closed: every statement through it fails.
-      const closed = openDatabase(
-        dialect === 'sqlite'
-          ? { kind: 'sqlite', path: target.url.slice('sqlite:'.length) }
-          : { kind: 'postgres', url: target.url },
-      );
+      const closed = openTestDatabase(target);
       await closed.destroy();
       const offline = limiterFor(closed.db);
       const name = `k${key}`;

@@ -6,6 +6,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { type App, createApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/config.ts';
+import { type Database, openDatabase } from '../../src/db/database.ts';
 import type { Role } from '../../src/domain/access.ts';
 import type { Clock } from '../../src/domain/clock.ts';
 import { type LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../storage/s3rver.ts';
@@ -70,6 +71,18 @@ export async function createTestDatabase(dialect: DialectName): Promise<TestData
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Opens a test database directly (no server), for a test that reads or writes rows itself. Returns
+ * the open database; the caller destroys it. Throws what openDatabase throws.
+ */
+export function openTestDatabase(target: TestDatabase): Database {
+  return openDatabase(
+    target.url.startsWith('sqlite:')
+      ? { kind: 'sqlite', path: target.url.slice('sqlite:'.length) }
+      : { kind: 'postgres', url: target.url },
+  );
 }
 
 export interface TestServer {

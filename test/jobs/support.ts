@@ -1,11 +1,16 @@
 import pino from 'pino';
-import { type Database, openDatabase } from '../../src/db/database.ts';
+import { type Database } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import type { Clock } from '../../src/domain/clock.ts';
 import type { JobHandler } from '../../src/jobs/job.ts';
 import { createJobQueue, type JobQueue } from '../../src/jobs/queue.ts';
 import { createWorker, type Worker, type WorkerOptions } from '../../src/jobs/worker.ts';
-import { createTestDatabase, type DialectName, type TestDatabase } from '../helpers/server.ts';
+import {
+  createTestDatabase,
+  type DialectName,
+  type TestDatabase,
+  openTestDatabase,
+} from '../helpers/server.ts';
 
 export const silent = pino({ level: 'silent' });
 
@@ -28,11 +33,7 @@ export async function openJobsDatabase(dialect: DialectName): Promise<JobsDataba
   const target = await createTestDatabase(dialect);
   let opened: Database[] = [];
   const connect = () => {
-    const database = openDatabase(
-      dialect === 'sqlite'
-        ? { kind: 'sqlite', path: target.url.slice('sqlite:'.length) }
-        : { kind: 'postgres', url: target.url },
-    );
+    const database = openTestDatabase(target);
     opened.push(database);
     return database;
   };
