@@ -1,11 +1,14 @@
 // One lint tool: ESLint with typescript-eslint's type-aware rules. Formatting is Prettier's job.
 import js from '@eslint/js';
+import svelte from 'eslint-plugin-svelte';
 import tseslint from 'typescript-eslint';
+import svelteConfig from './console/svelte.config.js';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'test-output/', 'bench/results/', 'scratch/'] },
+  { ignores: ['node_modules/', 'data/', 'dist/', 'test-output/', 'bench/results/', 'scratch/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
+  ...svelte.configs.recommended,
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
@@ -38,5 +41,20 @@ export default tseslint.config(
     files: ['src/http/room/page/**/*.js'],
     rules: { 'no-undef': 'off' },
   },
-  { files: ['eslint.config.js'], ...tseslint.configs.disableTypeChecked },
+  {
+    // The console's Svelte components: TypeScript inside, type-checked against console/tsconfig.json;
+    // svelte-check and tsc know the browser's globals, so no-undef stays off there.
+    files: ['console/**/*.svelte', 'console/**/*.svelte.ts'],
+    languageOptions: {
+      parserOptions: {
+        projectService: true,
+        extraFileExtensions: ['.svelte'],
+        parser: tseslint.parser,
+        svelteConfig,
+      },
+    },
+    rules: { 'no-undef': 'off' },
+  },
+  { files: ['console/**/*.ts'], rules: { 'no-undef': 'off' } },
+  { files: ['eslint.config.js', 'console/svelte.config.js'], ...tseslint.configs.disableTypeChecked },
 );

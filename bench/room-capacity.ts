@@ -67,6 +67,10 @@ const FIXED_STEPS = (process.env.BENCH_ROOM_STEPS ?? '')
   .split(',')
   .filter((each) => each !== '')
   .map(Number);
+/** A server that used less CPU than this in a second between steps has worked off its backlog. */
+const SETTLED_CPU_MS = 100;
+/** The V8 heap flags `bin/invigil` starts Invigil with; the sink gets the same. */
+const SERVICE_NODE_FLAGS = ['--max-semi-space-size=16', '--initial-old-space-size=128'];
 /** Load generator processes (BENCH_LOADERS, default 1); candidates are dealt between them. */
 const LOADERS = Math.max(1, Number(process.env.BENCH_LOADERS ?? '1') || 1);
 
@@ -217,12 +221,17 @@ async function runLoad(
 
 /** Runs one step of `candidates` against a subject. Returns its figures. */
 async function step(subject: Subject, tokens: readonly string[], workDir: string): Promise<Step> {
-  // A server still working off an earlier step's backlog would move the sequences under the step.
+  // A server still working off an earlier step's backlog would move the sequences under the step
+  // (chunks whose senders gave up are stored and recorded later; the recorders would then resend
+  // them, answered 200). So the step waits until the stored sequences stayed the same for a second
+  // and the server was idle in it (its CPU time grew by less than SETTLED_CPU_MS).
   let next = await subject.nextSequences(tokens);
-  for (let round = 0; round < 30; round += 1) {
+  for (let round = 0; round < 60; round += 1) {
+    const cpuAtStart = cpuMs(subject.pid);
     await delay(1_000);
     const again = await subject.nextSequences(tokens);
-    if (JSON.stringify(again) === JSON.stringify(next)) break;
+    const idle = cpuMs(subject.pid) - cpuAtStart < SETTLED_CPU_MS;
+    if (idle && JSON.stringify(again) === JSON.stringify(next)) break;
     next = again;
   }
   const cpuBefore = cpuMs(subject.pid);
@@ -515,12 +524,18 @@ async function invigilSubject(
 
 /** Starts the bare sink. */
 async function sinkSubject(dataDir: string): Promise<Subject> {
+  const launcher = fs.readFileSync(INVIGIL, 'utf8');
+  for (const flag of SERVICE_NODE_FLAGS) {
+    if (!launcher.includes(flag))
+      throw new Error(`bin/invigil no longer passes ${flag}: update SERVICE_NODE_FLAGS`);
+  }
   const port = await freePort();
   const directory = path.join(dataDir, 'sink');
   const server = await startServer({
     label: 'node:http upload sink',
     command: NODE,
-    args: [path.join(ROOT, 'bench', 'upload-sink.ts')],
+    // The V8 heap flags bin/invigil runs the service with, so the two differ in their work only.
+    args: [...SERVICE_NODE_FLAGS, path.join(ROOT, 'bench', 'upload-sink.ts')],
     env: {
       ...process.env,
       SINK_PORT: String(port),

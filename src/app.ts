@@ -19,6 +19,13 @@ import { createStudentSessionsService } from './domain/student-sessions/student-
 import { createUsersService } from './domain/users/users.service.ts';
 import { createStaffAuthService } from './domain/staff-auth/staff-auth.service.ts';
 import { createAuditService } from './domain/audit/audit.service.ts';
+import { createStudentImportService } from './domain/student-sessions/student-import.service.ts';
+import { createEmailPreviewService } from './domain/student-sessions/email-preview.service.ts';
+import { createMonitorService } from './domain/monitor/monitor.service.ts';
+import { createOidcSignInService } from './domain/staff-auth/oidc-sign-in.service.ts';
+import { createAccountService } from './domain/staff-auth/account.service.ts';
+import { createInvitationsService } from './domain/staff-auth/invitations.service.ts';
+import { createOutboxService } from './mail/outbox.service.ts';
 import { createAuthenticator } from './http/auth/authenticate.ts';
 import { createFilesService } from './domain/files/files.service.ts';
 import type { JobHandler } from './jobs/job.ts';
@@ -97,6 +104,7 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
   const jobs = createJobQueue({ db, clock });
   const examStaff = createExamStaffService({ db, clock, keys });
   const photos = createPhotosService({ db, clock, files });
+  const staffAuth = createStaffAuthService({ db, clock, jobs, publicUrl: config.publicUrl, users, keys });
   const services: Services = {
     institutes: createInstitutesService({ db, clock, files }),
     users,
@@ -104,6 +112,9 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
     documents: createDocumentsService({ db, clock, files }),
     attachments: createAttachmentsService({ db, clock, files }),
     studentSessions: createStudentSessionsService({ db, clock, files }),
+    studentImport: createStudentImportService({ db, clock }),
+    emailPreview: createEmailPreviewService({ db, clock, publicUrl: config.publicUrl }),
+    monitor: createMonitorService({ db, clock }),
     examStaff,
     toolProviders: createToolProvidersService({ db, clock, keys }),
     ltiResources: createLtiResourcesService({ db, clock, keys }),
@@ -117,8 +128,13 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
       clock,
       settings: { noncePolicy: config.noncePolicy, windowSeconds: config.signatureWindowSeconds },
     }),
-    staffAuth: createStaffAuthService({ db, clock, jobs, publicUrl: config.publicUrl, users, keys }),
+    staffAuth,
     audit: createAuditService({ db, clock }),
+    oidcSignIn: createOidcSignInService({ db, clock, keys, publicUrl: config.publicUrl, staffAuth }),
+    account: createAccountService({ db, clock, keys, staffAuth, users }),
+    // Without SMTP an invitation is held, so the administrator is given the link to pass on.
+    invitations: createInvitationsService({ db, users, staffAuth, showLink: config.smtpUrl === undefined }),
+    outbox: createOutboxService({ db, clock, jobs, logger }),
     files,
     urlSigner,
     jobs,

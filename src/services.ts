@@ -16,6 +16,13 @@ import type { StudentSessionsService } from './domain/student-sessions/student-s
 import type { UsersService } from './domain/users/users.service.ts';
 import type { StaffAuthService } from './domain/staff-auth/staff-auth.service.ts';
 import type { AuditService } from './domain/audit/audit.service.ts';
+import type { StudentImportService } from './domain/student-sessions/student-import.service.ts';
+import type { EmailPreviewService } from './domain/student-sessions/email-preview.service.ts';
+import type { MonitorService } from './domain/monitor/monitor.service.ts';
+import type { OidcSignInService } from './domain/staff-auth/oidc-sign-in.service.ts';
+import type { AccountService } from './domain/staff-auth/account.service.ts';
+import type { InvitationsService } from './domain/staff-auth/invitations.service.ts';
+import type { OutboxService } from './mail/outbox.service.ts';
 import type { Authenticator } from './http/auth/authenticate.ts';
 import type { JobQueue } from './jobs/queue.ts';
 import type { UrlSigner } from './storage/signed-url.ts';
@@ -28,6 +35,12 @@ export interface Services {
   readonly documents: DocumentsService;
   readonly attachments: AttachmentsService;
   readonly studentSessions: StudentSessionsService;
+  /** Bulk import of student sessions, all or nothing (docs/api-v3-student-sessions.md). */
+  readonly studentImport: StudentImportService;
+  /** Previews of the emails send_emails sends (docs/api-v3-student-sessions.md). */
+  readonly emailPreview: EmailPreviewService;
+  /** The live monitor of an exam's sessions (docs/live-monitor.md). */
+  readonly monitor: MonitorService;
   readonly examStaff: ExamStaffService;
   readonly toolProviders: ToolProvidersService;
   readonly ltiResources: LtiResourcesService;
@@ -44,6 +57,14 @@ export interface Services {
   readonly staffAuth: StaffAuthService;
   /** The audit log of sign-ins and staff writes (docs/audit-log.md). */
   readonly audit: AuditService;
+  /** Staff sign-in through an institute's OpenID Connect provider (docs/staff-sign-in.md). */
+  readonly oidcSignIn: OidcSignInService;
+  /** A signed-in user's own password and API credentials (docs/staff-sign-in.md, "My account"). */
+  readonly account: AccountService;
+  /** Invitations sent through the API (docs/api-v3-institutes-users.md). */
+  readonly invitations: InvitationsService;
+  /** Staff's view of the outbox: list, read, redeliver (docs/mail.md). */
+  readonly outbox: OutboxService;
   readonly files: FilesService;
   readonly urlSigner: UrlSigner;
   /** The durable job queue (enqueue inside the transaction of the change that causes the job). */

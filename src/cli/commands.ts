@@ -7,6 +7,7 @@ import { presentInstituteV3 } from '../http/v3/institutes.presenter.ts';
 import { presentUserV3, userInstitutes } from '../http/v3/users.presenter.ts';
 import { runIdpCommand } from './idp.ts';
 import { runMailReadCommand } from './mail.ts';
+import { firstLineOfStdin } from './stdin.ts';
 import { UsageError } from './usage.ts';
 
 export const USAGE = `Usage: invigil <command>
@@ -20,7 +21,10 @@ export const USAGE = `Usage: invigil <command>
   user invite --id ID        queue an invitation email; print its one-time link
   user set-password --id ID  set the password read from standard input (first line)
   idp create --name NAME --protocol saml|oidc --metadata FILE|TEXT [--institute ID]
-  idp list [--institute ID]
+  idp create --institute ID --name NAME --issuer URL --client-id ID [--scopes "openid email profile"]
+                             an OpenID Connect provider staff sign in with; the client
+                             secret is read from standard input (first line)
+  idp list [--institute ID]  (identity-provider is another name for idp)
   mail redeliver             queue held and failed emails for delivery again
   mail list [--status held|failed|sent|queued] [--limit N]
                              the newest emails in the outbox (no bodies)
@@ -51,24 +55,6 @@ function options(args: string[], names: readonly string[]): Record<string, strin
 function wholeNumber(flag: string, value: string): number {
   if (!/^\d+$/.test(value)) throw new UsageError(`--${flag} must be a whole number`);
   return Number(value);
-}
-
-/**
- * The first line of standard input, without its line end (a password piped in or typed). Returns
- * it; the rest of the input is ignored. Reads at most a little more than the longest password.
- */
-async function firstLineOfStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of process.stdin) {
-    const buffer = chunk as Buffer;
-    chunks.push(buffer);
-    size += buffer.length;
-    if (buffer.includes(10) || size > 8192) break;
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
-  const end = text.search(/\r?\n/);
-  return end === -1 ? text : text.slice(0, end);
 }
 
 async function withCore(config: Config, run: (core: Core) => Promise<void>): Promise<void> {
@@ -137,7 +123,7 @@ export async function runCommand(config: Config, argv: string[]): Promise<void> 
     });
     return;
   }
-  if (group === 'idp') return runIdpCommand(config, action, rest);
+  if (group === 'idp' || group === 'identity-provider') return runIdpCommand(config, action, rest);
   if (group === 'mail' && action === 'redeliver' && rest.length === 0) {
     await withCore(config, async ({ services }) => {
       print({ requeued: await services.mail.redeliver() });

@@ -4,6 +4,7 @@ import { type Core, createCore } from '../app.ts';
 import type { Config } from '../config/config.ts';
 import { Invalid } from '../domain/errors.ts';
 import { presentIdentityProviderV3 } from '../http/v3/identity-providers.presenter.ts';
+import { firstLineOfStdin } from './stdin.ts';
 import { UsageError } from './usage.ts';
 
 function print(result: unknown): void {
@@ -73,6 +74,38 @@ async function withCore(config: Config, run: (core: Core) => Promise<void>): Pro
 }
 
 /**
+ * `idp create --institute ID --name NAME --issuer URL --client-id ID [--scopes "openid email"]`: an
+ * OpenID Connect provider staff sign in with (docs/staff-sign-in.md, "OpenID Connect"), its client
+ * secret read from the first line of standard input so it appears in no process list or shell
+ * history. Prints `{"identity_provider": ..., "redirect_uri": ...}` (never the secret); throws
+ * UsageError, or a domain error for a bad issuer, scope, secret or an unknown institute.
+ */
+async function createOidcProvider(config: Config, args: string[]): Promise<void> {
+  const opts = options(
+    args,
+    ['institute', 'name', 'issuer', 'client-id', 'scopes'],
+    ['institute', 'name', 'issuer', 'client-id'],
+  );
+  const instituteId = instituteOption(opts.institute);
+  if (instituteId === null) throw new UsageError('--institute is required');
+  const clientSecret = await firstLineOfStdin();
+  await withCore(config, async ({ services }) => {
+    const created = await services.identityProviders.createOidc({
+      instituteId,
+      name: opts.name ?? '',
+      issuer: opts.issuer ?? '',
+      clientId: opts['client-id'] ?? '',
+      clientSecret,
+      scopes: opts.scopes?.split(/\s+/).filter((scope) => scope !== ''),
+    });
+    print({
+      identity_provider: presentIdentityProviderV3(created),
+      redirect_uri: `${config.publicUrl}/auth/oidc/callback`,
+    });
+  });
+}
+
+/**
  * Runs `idp create --name NAME --protocol saml|oidc --metadata FILE|TEXT [--institute ID]`, printing
  * `{"identity_provider": ...}`, or `idp list [--institute ID]`, printing `{"identity_providers": [...]}`
  * (every configuration, or an institute's own and the global ones). Throws UsageError for a bad
@@ -83,6 +116,9 @@ export async function runIdpCommand(
   action: string | undefined,
   args: string[],
 ): Promise<void> {
+  if (action === 'create' && args.some((arg) => arg === '--issuer' || arg.startsWith('--issuer='))) {
+    return createOidcProvider(config, args);
+  }
   if (action === 'create') {
     const opts = options(
       args,

@@ -3,22 +3,18 @@ import { createCore } from '../app.ts';
 import type { Config } from '../config/config.ts';
 import { NotFoundMessage } from '../domain/errors.ts';
 import { findOutboxMessage, listOutboxMessages, type OutboxSummary } from '../mail/outbox.repository.ts';
-import { OUTBOX_STATUSES, type OutboxMessage, type OutboxStatus } from '../mail/outbox.ts';
+import {
+  OUTBOX_STATUS_FILTER_NAMES,
+  type OutboxMessage,
+  type OutboxStatus,
+  outboxStatusesOf,
+} from '../mail/outbox.ts';
 import { UsageError } from './usage.ts';
 
 /** How many messages `mail list` shows without `--limit`. */
 const DEFAULT_LIMIT = 50;
 /** The most `--limit` accepts: a listing is for reading, not for exporting the outbox. */
 const MAX_LIMIT = 1000;
-
-/**
- * What `--status` accepts: the outbox's own statuses, and `queued` for the two that are on their way
- * (`pending`, `sending`), the word an operator looks for.
- */
-const STATUS_CHOICES: Readonly<Record<string, readonly OutboxStatus[]>> = {
-  ...Object.fromEntries(OUTBOX_STATUSES.map((status) => [status, [status]])),
-  queued: ['pending', 'sending'],
-};
 
 function print(result: unknown): void {
   process.stdout.write(`${JSON.stringify(result)}\n`);
@@ -39,6 +35,7 @@ function presentSummary(message: OutboxSummary): Record<string, unknown> {
     attempts: message.attempts,
     last_error: message.lastError,
     student_session_id: message.studentSessionId,
+    institute_id: message.instituteId,
     created_at: iso(message.createdAt),
     sent_at: iso(message.sentAt),
     next_attempt_at: iso(message.nextAttemptAt),
@@ -65,9 +62,10 @@ function listOptions(args: string[]): { statuses: readonly OutboxStatus[] | unde
   }
   let statuses: readonly OutboxStatus[] | undefined;
   if (values.status !== undefined) {
-    statuses = Object.hasOwn(STATUS_CHOICES, values.status) ? STATUS_CHOICES[values.status] : undefined;
+    // The same filter as GET /api/v3/outbox?status= (OUTBOX_STATUS_FILTERS).
+    statuses = outboxStatusesOf(values.status);
     if (statuses === undefined) {
-      throw new UsageError(`--status must be one of ${Object.keys(STATUS_CHOICES).join(', ')}`);
+      throw new UsageError(`--status must be one of ${OUTBOX_STATUS_FILTER_NAMES.join(', ')}`);
     }
   }
   let limit = DEFAULT_LIMIT;

@@ -29,6 +29,17 @@ const pgTypes = {
   },
 };
 
+/** The pool behind each PostgreSQL Kysely instance, found from its adapter (shared by its transactions). */
+const postgresPools = new WeakMap<object, pg.Pool>();
+
+/**
+ * The connection pool of `db` when it is on PostgreSQL, for a hot path that runs its own statements
+ * (db/prepared.ts: named statements, parsed and planned once per connection). Undefined on SQLite.
+ */
+export function postgresPool(db: Db): pg.Pool | undefined {
+  return postgresPools.get(db.getExecutor().adapter);
+}
+
 /** How long a PostgreSQL connect attempt, or a wait for a free pooled client, may take. */
 export const CONNECT_TIMEOUT_MS = 5000;
 
@@ -69,6 +80,7 @@ export function openDatabase(config: DatabaseConfig): Database {
   pool.on('error', ignore);
   pool.on('connect', (client) => client.on('error', ignore));
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  postgresPools.set(db.getExecutor().adapter, pool);
   return wrap(db, 'postgres');
 }
 

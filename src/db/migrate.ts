@@ -7,6 +7,9 @@ import * as m0004 from './migrations/0004_room_rate_limits.ts';
 import * as m0005 from './migrations/0005_staff_sign_in.ts';
 import * as m0006 from './migrations/0006_second_factor.ts';
 import * as m0007 from './migrations/0007_audit_events.ts';
+import * as m0008 from './migrations/0008_oidc_logins.ts';
+import * as m0009 from './migrations/0009_outbox_institute.ts';
+import * as m0010 from './migrations/0010_monitor_indexes.ts';
 
 /** The migrations in order; each receives the dialect because a few column types differ. */
 function migrationsFor(dialect: Database['dialect']): Record<string, Migration> {
@@ -18,6 +21,9 @@ function migrationsFor(dialect: Database['dialect']): Record<string, Migration> 
     '0005_staff_sign_in': { up: (db) => m0005.up(db) },
     '0006_second_factor': { up: (db) => m0006.up(db) },
     '0007_audit_events': { up: (db) => m0007.up(db, dialect) },
+    '0008_oidc_logins': { up: (db) => m0008.up(db) },
+    '0009_outbox_institute': { up: (db) => m0009.up(db) },
+    '0010_monitor_indexes': { up: (db) => m0010.up(db) },
   };
 }
 

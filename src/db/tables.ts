@@ -360,6 +360,8 @@ export interface OutboxTable {
   student_session_id: number | null;
   created_at: Millis;
   sent_at: Millis | null;
+  /** The institute the email belongs to (0009); null for old mail no institute could be found for. */
+  institute_id: number | null;
 }
 
 export interface ExamZipExportsTable {
@@ -391,6 +393,18 @@ export interface AuditEventsTable {
   created_at: Millis;
 }
 
+/** Since 0008_oidc_logins: pending OpenID Connect sign-ins (docs/staff-sign-in.md, "OpenID Connect"). */
+export interface OidcLoginsTable {
+  id: string;
+  identity_provider_id: number;
+  browser_hash: string;
+  code_verifier_encrypted: string;
+  nonce: string;
+  return_to: string;
+  created_at: Millis;
+  expires_at: Millis;
+}
+
 export interface Tables {
   institutes: InstitutesTable;
   identity_providers: IdentityProvidersTable;
@@ -417,4 +431,5 @@ export interface Tables {
   recovery_codes: RecoveryCodesTable;
   second_factor_challenges: SecondFactorChallengesTable;
   audit_events: AuditEventsTable;
+  oidc_logins: OidcLoginsTable;
 }

@@ -191,3 +191,16 @@ export function auditLogScope(
   if (baseRole(actor.role) === 'administrator') return { kind: 'institute', instituteId: actor.instituteId };
   return undefined;
 }
+
+// ---- The outbox (step 8) ----
+
+/**
+ * Which outbox emails the actor may read and redeliver: the same rule as the audit log. Every
+ * institute's and those of no institute (a superuser), its own institute's (an administrator), or
+ * none (undefined: every other role is refused with 403).
+ */
+export function outboxScope(
+  actor: Actor,
+): { readonly kind: 'all' } | { readonly kind: 'institute'; readonly instituteId: number } | undefined {
+  return auditLogScope(actor);
+}

@@ -144,16 +144,64 @@ function exact(schema: unknown): void {
   for (const key of ['allOf', 'anyOf', 'oneOf'] as const) exact(schema[key]);
 }
 
+/** The media type a V3 request names in Accept, offered as the header's default in the document. */
+const V3_MEDIA_TYPE = 'application/vnd.procwise.v3';
+/** Said of each signing parameter and the token header of a V3 route in the document. */
+const SIGNED_ONLY =
+  'Required for a signed request (docs/signing.md); not sent with the console session cookie.';
+
+/**
+ * Marks `names` as not required in a request schema (querystring, body or headers) and says in
+ * their descriptions that signed requests need them, down through allOf/anyOf/oneOf. Changes the
+ * schema in place.
+ */
+function signedOnly(schema: unknown, names: readonly string[]): void {
+  if (!isObject(schema)) return;
+  if (Array.isArray(schema.required)) {
+    const required = schema.required.filter((name) => !names.includes(String(name)));
+    if (required.length > 0) schema.required = required;
+    else delete schema.required;
+  }
+  if (isObject(schema.properties)) {
+    for (const name of names) {
+      const property = schema.properties[name];
+      if (!isObject(property)) continue;
+      const said = typeof property.description === 'string' ? `${property.description}. ` : '';
+      property.description = `${said}${SIGNED_ONLY}`;
+    }
+  }
+  for (const key of ['allOf', 'anyOf', 'oneOf'] as const) {
+    const parts = schema[key];
+    if (Array.isArray(parts)) for (const part of parts) signedOnly(part, names);
+  }
+}
+
+/**
+ * A V3 route's request as the document gives it: the signing parameters and the token header are
+ * required only of a signed request, since the staff session cookie replaces them (docs/
+ * staff-sign-in.md, "The console speaks V3"), so `/api/docs` "Try it out" can send a request
+ * without them; Accept offers the V3 media type as its default. Changes `copy` in place.
+ */
+function documentCookieRequests(copy: Json): void {
+  signedOnly(copy.querystring, SIGNING_PARAMS);
+  signedOnly(copy.body, SIGNING_PARAMS);
+  signedOnly(copy.headers, ['authorization']);
+  const headers = isObject(copy.headers) && isObject(copy.headers.properties) ? copy.headers.properties : {};
+  if (isObject(headers.accept)) headers.accept.default ??= V3_MEDIA_TYPE;
+}
+
 /**
  * Completes one route's schema for the OpenAPI document (the swagger `transform`): a description
- * for every answer, the failures common to the route's API family, exact answer shapes. The route
- * itself keeps its schema; only the document changes. Returns the completed copy.
+ * for every answer, the failures common to the route's API family, exact answer shapes, and for V3
+ * the signing parameters required of signed requests only. The route itself keeps its schema; only
+ * the document changes. Returns the completed copy.
  */
 export function completeRouteSchema(schema: object | undefined, url: string): Json | undefined {
   if (schema === undefined) return undefined;
   const family = familyOf(url);
   const copy = structuredClone(schema) as Json;
   if (family === undefined || copy.hide === true) return copy;
+  if (family === 'v3') documentCookieRequests(copy);
   const response: Json = isObject(copy.response) ? copy.response : {};
   const hasPathParams = isObject(copy.params);
   // An expiring file address answers the file itself, as stored, under its original name.

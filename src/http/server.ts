@@ -18,6 +18,7 @@ import type { Clock } from '../domain/clock.ts';
 import { DomainError, PayloadTooLarge } from '../domain/errors.ts';
 import type { Services } from '../services.ts';
 import type { Upload } from '../storage/upload.ts';
+import { docsPageOptions } from './docs/docs-page.ts';
 import { registerFileRoutes } from './files.routes.ts';
 import { completeRouteSchema, ignoredParams, ignoredParamsHeader } from './openapi.ts';
 import { registerRoomPage } from './room/page.routes.ts';
@@ -36,6 +37,8 @@ import { registerV2 } from './v2/index.ts';
 import { registerUploads } from './uploads.ts';
 import { registerV3 } from './v3/index.ts';
 import { registerStaffSignInRoutes } from './staff/sign-in.routes.ts';
+import { registerAccountRoutes } from './staff/account.routes.ts';
+import { registerConsoleRoutes } from './console/console.routes.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -307,7 +310,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
           'candidate exam room. V3 lives under /api/v3 (Accept: application/vnd.procwise.v3, header ' +
           '`Authorization: Token token=<api_token>`), the legacy V2 under /api (`api_token` as a signed ' +
           'parameter), the room under /api/room/<token> (the token is the credential). Every V3 and V2 call ' +
-          'carries timestamp, nonce and signature (HMAC-SHA256 of the sorted parameters; docs/signing.md). ' +
+          'carries timestamp, nonce and signature (HMAC-SHA256 of the sorted parameters; docs/signing.md), ' +
+          'except a V3 call from a browser signed in to the console: its session cookie (and X-CSRF-Token on ' +
+          'changes) stands in for them, which is how "Try it out" on this page works once signed in. ' +
           'V3 ignores parameters a route does not know and names them in the X-Ignored-Params header.',
       },
       components: {
@@ -318,11 +323,19 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
             name: 'Authorization',
             description: 'Token token=<api_token>',
           },
+          session: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'invigil_session',
+            description:
+              'The console session (POST /auth/sign_in), V3 only, with X-CSRF-Token on every method but GET and HEAD',
+          },
         },
       },
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/api/docs' });
+  // Swagger UI with "Try it out" over the console's session cookie, under a strict CSP.
+  await app.register(swaggerUi, docsPageOptions());
 
   app.get('/healthz', { schema: { hide: true } }, async (_request, reply) => {
     const ok = await database.ping();
@@ -334,6 +347,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   registerFileRoutes(app, deps);
   // Staff sign-in (cookie sessions for the console) and the compat sign-in for API credentials.
   registerStaffSignInRoutes(app, deps);
+  // My account: a signed-in user's own password and API credentials.
+  registerAccountRoutes(app, deps);
   await app.register(
     (scope, _options, done) => {
       registerV3(scope, deps);
@@ -344,6 +359,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // The candidate room: unsigned (its token is the credential), JSON errors, its own rate limit.
   await app.register((scope) => registerRoomRoutes(scope, deps), { prefix: '/api/room' });
   registerRoomPage(app, deps);
+  // The exam office console (a built single-page app) and `/` pointing at it.
+  registerConsoleRoutes(app);
   await app.register(
     (scope, _options, done) => {
       registerV2(scope, deps);

@@ -66,6 +66,12 @@ export const SPOOL_SWEEP_INTERVAL_MS = 10 * 60 * 1000;
 /** How many leading bytes of an upload are kept for recognising its type. */
 const SNIFF_BYTES = 4096;
 
+/**
+ * Most text fields a multipart body may carry (more: 413). The signed fields and a route's
+ * parameters are a dozen; the bound only keeps a body from being a pile of tiny fields.
+ */
+export const MAX_MULTIPART_FIELDS = 200;
+
 /** Spool files are named `<32 hex>.upload`; the sweep touches nothing else. */
 const SPOOL_FILE = /^[0-9a-f]{32}\.upload$/;
 
@@ -257,6 +263,11 @@ async function spool(
   };
 }
 
+/** The bytes a text field's value held (a field sent as JSON arrives parsed). Returns them. */
+function textBytes(value: unknown): number {
+  return Buffer.byteLength(typeof value === 'string' ? value : (JSON.stringify(value) ?? ''));
+}
+
 /** Stops every write still running for the request and removes every file it spooled. */
 async function discard(state: SpoolState): Promise<void> {
   state.ended = true;
@@ -336,31 +347,56 @@ export async function registerUploads(
   });
 
   await app.register(multipart, {
-    attachFieldsToBody: true,
     limits: {
       fileSize: config.maxUploadBytes,
       files: 5,
-      fields: 200,
+      fields: MAX_MULTIPART_FIELDS,
+      // A longer field is cut by the reader, and refused below: it could only be over the total.
       fieldSize: config.maxBodyBytes,
-      parts: 210,
+      parts: MAX_MULTIPART_FIELDS + 10,
     },
-    async onFile(this: FastifyRequest, part: MultipartFile) {
-      const state = this.spool;
-      if (state === null) {
-        part.file.resume();
-        throw new Unauthorized('file part without a checked credential');
+  });
+
+  /** Checks a file part's credential (before a byte of it is written), then spools it. */
+  async function receiveFile(request: FastifyRequest, part: MultipartFile): Promise<void> {
+    const state = request.spool;
+    if (state === null) {
+      part.file.resume();
+      throw new Unauthorized('file part without a checked credential');
+    }
+    state.fileStarted = true;
+    try {
+      if (state.clearance === 'body') await checkFromFields(state, part.fields, services);
+      if (state.clearance !== 'cleared') throw new Unauthorized('file part without a checked credential');
+      if (state.ended) throw new MalformedBody('Bad Request');
+    } catch (error) {
+      part.file.resume();
+      state.closeConnection();
+      throw error;
+    }
+    request.uploads.push(await spool(part, state, directory, config.maxUploadBytes));
+  }
+
+  // The body is read here, part by part, rather than by the plugin's attachFieldsToBody, so the text
+  // fields can be bounded as they arrive: together they may hold MAX_BODY_BYTES, as a JSON or form
+  // body may (each is cut at that size by the reader, so one over it is refused too), and at most
+  // MAX_MULTIPART_FIELDS of them (the reader's FST_FIELDS_LIMIT, 413). Without the total, 200 fields
+  // of MAX_BODY_BYTES each would sit in memory. `request.body` keeps the plugin's shape: every part
+  // so far by field name.
+  app.addHook('preValidation', async (request: FastifyRequest) => {
+    if (!request.isMultipart()) return;
+    let total = 0;
+    for await (const part of request.parts()) {
+      request.body = part.fields;
+      if (part.type === 'file') {
+        await receiveFile(request, part);
+        continue;
       }
-      state.fileStarted = true;
-      try {
-        if (state.clearance === 'body') await checkFromFields(state, part.fields, services);
-        if (state.clearance !== 'cleared') throw new Unauthorized('file part without a checked credential');
-        if (state.ended) throw new MalformedBody('Bad Request');
-      } catch (error) {
-        part.file.resume();
-        state.closeConnection();
-        throw error;
+      total += Buffer.byteLength(part.fieldname) + textBytes(part.value);
+      if (part.valueTruncated || part.fieldnameTruncated || total > config.maxBodyBytes) {
+        request.spool?.closeConnection();
+        throw new PayloadTooLarge('Payload Too Large');
       }
-      this.uploads.push(await spool(part, state, directory, config.maxUploadBytes));
-    },
+    }
   });
 }

@@ -1,6 +1,8 @@
 import { type ExpressionBuilder, type Selectable, sql } from 'kysely';
 import type { Db, DialectName } from '../db/database.ts';
 import type { OutboxTable, Tables } from '../db/tables.ts';
+import { applyConditions, applyOrderAndPage } from '../db/list-query.ts';
+import type { ListQuery, Page } from '../domain/listing.ts';
 import { ACTIVE_JOB_STATUSES } from '../jobs/job.ts';
 import {
   MAIL_DELIVER_JOB,
@@ -39,6 +41,7 @@ function messageFromRow(row: OutboxRow): OutboxMessage {
     studentSessionId: row.student_session_id,
     createdAt: row.created_at,
     sentAt: row.sent_at,
+    instituteId: row.institute_id,
   };
 }
 
@@ -62,9 +65,20 @@ export async function insertOutboxMessage(
     readonly to: string;
     readonly message: RenderedMail;
     readonly studentSessionId: number | null;
+    /** Left out: the institute of the student session's exam, read in the same statement. */
+    readonly instituteId?: number | null;
     readonly now: number;
   },
 ): Promise<number> {
+  const sessionId = mail.studentSessionId;
+  const institute =
+    mail.instituteId !== undefined || sessionId === null
+      ? (mail.instituteId ?? null)
+      : db
+          .selectFrom('student_sessions')
+          .innerJoin('exams', 'exams.id', 'student_sessions.exam_id')
+          .select('exams.institute_id')
+          .where('student_sessions.id', '=', sessionId);
   const row = await db
     .insertInto('outbox')
     .values({
@@ -77,6 +91,7 @@ export async function insertOutboxMessage(
       attempts: 0,
       next_attempt_at: mail.now,
       student_session_id: mail.studentSessionId,
+      institute_id: institute,
       created_at: mail.now,
     })
     .returning('id')
@@ -247,6 +262,7 @@ export async function listOutboxMessages(
       'student_session_id',
       'created_at',
       'sent_at',
+      'institute_id',
     ])
     .orderBy('id', 'desc')
     .limit(filter.limit);
@@ -256,4 +272,69 @@ export async function listOutboxMessages(
     const { text: _text, html: _html, ...summary } = messageFromRow({ ...row, text_body: '', html_body: '' });
     return summary;
   });
+}
+
+/** Which messages a staff listing may return: every one (a superuser) or one institute's. */
+export type OutboxScope =
+  { readonly kind: 'all' } | { readonly kind: 'institute'; readonly instituteId: number };
+
+/**
+ * One page of the messages in `scope`, only those in `statuses` when that is given, filtered, sorted
+ * and paged by `list`. The bodies are left out, as in listOutboxMessages. Returns the page with the
+ * total count of matching messages.
+ */
+export async function listOutboxPage(
+  db: Db,
+  filter: { readonly scope: OutboxScope; readonly statuses?: readonly OutboxStatus[] },
+  list: ListQuery,
+): Promise<Page<OutboxSummary>> {
+  let scoped = db.selectFrom('outbox');
+  if (filter.scope.kind === 'institute')
+    scoped = scoped.where('outbox.institute_id', '=', filter.scope.instituteId);
+  if (filter.statuses !== undefined) scoped = scoped.where('outbox.status', 'in', [...filter.statuses]);
+  const base = applyConditions(scoped, list, 'outbox');
+  const columns = [
+    'outbox.id',
+    'outbox.kind',
+    'outbox.to_address',
+    'outbox.subject',
+    'outbox.status',
+    'outbox.attempts',
+    'outbox.next_attempt_at',
+    'outbox.last_error',
+    'outbox.student_session_id',
+    'outbox.created_at',
+    'outbox.sent_at',
+    'outbox.institute_id',
+  ] as const;
+  const [countRow, rows] = await Promise.all([
+    base.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
+    applyOrderAndPage(base.select(columns), list, 'outbox').execute(),
+  ]);
+  const items = rows.map((row) => {
+    const { text: _text, html: _html, ...summary } = messageFromRow({ ...row, text_body: '', html_body: '' });
+    return summary;
+  });
+  return { items, total: Number(countRow.count), page: list.page, limit: list.limit };
+}
+
+/**
+ * Puts one message back to `pending`, error cleared, if it is in one of `statuses` (checked in the
+ * same statement, so of two racing calls one wins). Run it in the transaction that enqueues its job.
+ * Returns the message as it now is, or undefined when it is missing or in another status.
+ */
+export async function requeueOutboxMessage(
+  db: Db,
+  id: number,
+  statuses: readonly OutboxStatus[],
+  now: number,
+): Promise<OutboxMessage | undefined> {
+  const row = await db
+    .updateTable('outbox')
+    .set({ status: 'pending', last_error: null, next_attempt_at: now })
+    .where('id', '=', id)
+    .where('status', 'in', [...statuses])
+    .returningAll()
+    .executeTakeFirst();
+  return row === undefined ? undefined : messageFromRow(row);
 }

@@ -18,6 +18,31 @@ import type { RenderedMail } from './templates.ts';
 export const OUTBOX_STATUSES = ['pending', 'sending', 'sent', 'held', 'failed'] as const;
 export type OutboxStatus = (typeof OUTBOX_STATUSES)[number];
 
+/**
+ * The status filter of an outbox listing, the one definition for `GET /api/v3/outbox?status=` and
+ * `invigil mail list --status`: each status names itself, and `queued` the two on their way
+ * (`pending`, `sending`), the word an operator looks for. The order is the one documented.
+ */
+export const OUTBOX_STATUS_FILTERS = {
+  held: ['held'],
+  failed: ['failed'],
+  sent: ['sent'],
+  queued: ['pending', 'sending'],
+  pending: ['pending'],
+  sending: ['sending'],
+} as const satisfies Readonly<Record<string, readonly OutboxStatus[]>>;
+export type OutboxStatusFilter = keyof typeof OUTBOX_STATUS_FILTERS;
+
+/** The names OUTBOX_STATUS_FILTERS accepts, in its order. */
+export const OUTBOX_STATUS_FILTER_NAMES = Object.keys(OUTBOX_STATUS_FILTERS) as readonly OutboxStatusFilter[];
+
+/** The statuses a filter name stands for, or undefined for a name that is not one. Returns them. */
+export function outboxStatusesOf(name: string): readonly OutboxStatus[] | undefined {
+  return Object.hasOwn(OUTBOX_STATUS_FILTERS, name)
+    ? OUTBOX_STATUS_FILTERS[name as OutboxStatusFilter]
+    : undefined;
+}
+
 /** The kinds of email, one per template. */
 export const MAIL_KINDS = ['exam_link', 'exam_finished', 'staff_invitation', 'password_reset'] as const;
 export type MailKind = (typeof MAIL_KINDS)[number];
@@ -48,6 +73,8 @@ export interface OutboxMessage {
   readonly studentSessionId: number | null;
   readonly createdAt: number;
   readonly sentAt: number | null;
+  /** The institute the email belongs to: whose administrators read it (null: superusers only). */
+  readonly instituteId: number | null;
 }
 
 /** An email to write. */
@@ -57,6 +84,11 @@ export interface NewMail {
   readonly message: RenderedMail;
   /** The session the email is about, if any (kept for support; set null when the session goes). */
   readonly studentSessionId: number | null;
+  /**
+   * The institute the email belongs to. Left out, it is the institute of the student session's exam
+   * (none without a session); a staff email names its user's.
+   */
+  readonly instituteId?: number | null;
 }
 
 /** The payload of a `mail.deliver` job. */

@@ -15,36 +15,39 @@ const DSYNC: number = fs.constants.O_DSYNC ?? 0;
 const WRITE_ONCE = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | DSYNC;
 
 /**
- * Writes `pieces` to a new file `file` with one vectored write, synced before it resolves (O_DSYNC,
- * else fdatasync), and closes it. Plain callbacks: a chunk-heavy load pays for every stream, promise
- * and handle object on the main thread. Rejects with the first failure (the file may be left behind).
+ * Writes `pieces` to a new file `file` with one vectored write, synced before it calls back
+ * (O_DSYNC, else fdatasync), and closes it. Plain callbacks: a chunk-heavy load pays for every
+ * stream, promise and handle object on the main thread. Calls back with the first failure (the file
+ * may be left behind) or null.
  */
-function writeWhole(file: string, pieces: readonly Buffer[], size: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    fs.open(file, WRITE_ONCE, 0o600, (openError, fd) => {
-      if (openError !== null) {
-        reject(openError);
-        return;
+function writeWhole(
+  file: string,
+  pieces: readonly Buffer[],
+  size: number,
+  done: (error: Error | null) => void,
+): void {
+  fs.open(file, WRITE_ONCE, 0o600, (openError, fd) => {
+    if (openError !== null) {
+      done(openError);
+      return;
+    }
+    // Closed here rather than in the thread pool: closing a file whose data is already synced
+    // is a quick system call, cheaper than a trip to the pool and back (the open, the write and
+    // the rename, which can wait on the disk, stay there).
+    const closeAfter = (failure: Error | null): void => {
+      let error = failure;
+      try {
+        fs.closeSync(fd);
+      } catch (closeError) {
+        error ??= closeError as Error;
       }
-      // Closed here rather than in the thread pool: closing a file whose data is already synced
-      // is a quick system call, cheaper than a trip to the pool and back (the open, the write and
-      // the rename, which can wait on the disk, stay there).
-      const closeAfter = (failure: Error | null): void => {
-        let error = failure;
-        try {
-          fs.closeSync(fd);
-        } catch (closeError) {
-          error ??= closeError as Error;
-        }
-        if (error === null) resolve();
-        else reject(error);
-      };
-      fs.writev(fd, pieces, (writeError, written) => {
-        if (writeError !== null) closeAfter(writeError);
-        else if (written !== size) closeAfter(new Error(`short write: ${written} of ${size} bytes`));
-        else if (DSYNC !== 0) closeAfter(null);
-        else fs.fdatasync(fd, closeAfter);
-      });
+      done(error);
+    };
+    fs.writev(fd, pieces, (writeError, written) => {
+      if (writeError !== null) closeAfter(writeError);
+      else if (written !== size) closeAfter(new Error(`short write: ${written} of ${size} bytes`));
+      else if (DSYNC !== 0) closeAfter(null);
+      else fs.fdatasync(fd, closeAfter);
     });
   });
 }
@@ -65,21 +68,44 @@ export function createLocalStorage(root: string): Storage {
     return path.join(root, key);
   }
 
-  /** Renames a finished temporary file into place, creating its fan-out folder the first time. */
-  async function publish(temporary: string, file: string): Promise<void> {
-    const folder = path.dirname(file);
-    if (!folders.has(folder)) {
-      await fs.promises.mkdir(folder, { recursive: true });
-      folders.add(folder);
-    }
-    try {
-      await fs.promises.rename(temporary, file);
-    } catch (error) {
-      // The folder was removed behind our back (an operator's clean-up): made again, tried once more.
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      await fs.promises.mkdir(folder, { recursive: true });
-      await fs.promises.rename(temporary, file);
-    }
+  /**
+   * Renames a finished temporary file into place, creating its fan-out folder the first time (and
+   * again if an operator's clean-up removed it). Calls back with the failure or null.
+   */
+  function publish(
+    temporary: string,
+    folder: string,
+    file: string,
+    done: (error: Error | null) => void,
+  ): void {
+    const rename = (again: boolean): void => {
+      fs.rename(temporary, file, (error) => {
+        if (error === null || error.code !== 'ENOENT' || again) {
+          done(error);
+          return;
+        }
+        folders.delete(folder);
+        makeFolder(() => rename(true));
+      });
+    };
+    const makeFolder = (then: () => void): void => {
+      fs.mkdir(folder, { recursive: true }, (error) => {
+        if (error !== null) {
+          done(error);
+          return;
+        }
+        folders.add(folder);
+        then();
+      });
+    };
+    if (folders.has(folder)) rename(false);
+    else makeFolder(() => rename(false));
+  }
+
+  /** Where a key's file lives, and its fan-out folder (for a key made here, so already checked). */
+  function placeOf(key: string): { folder: string; file: string } {
+    const folder = `${root}${path.sep}${key.slice(0, 2)}`;
+    return { folder, file: `${folder}${path.sep}${key.slice(3)}` };
   }
 
   return {
@@ -98,7 +124,10 @@ export function createLocalStorage(root: string): Storage {
           measure,
           fs.createWriteStream(temporary, { flags: 'wx', mode: 0o600, flush: true }),
         );
-        await publish(temporary, pathOf(key));
+        const { folder, file } = placeOf(key);
+        await new Promise<void>((resolve, reject) => {
+          publish(temporary, folder, file, (error) => (error === null ? resolve() : reject(error)));
+        });
       } catch (error) {
         await fs.promises.rm(temporary, { force: true });
         throw error;
@@ -107,25 +136,33 @@ export function createLocalStorage(root: string): Storage {
       return stored;
     },
 
-    async putBytes(pieces) {
+    putBytes(pieces) {
       const key = newStorageKey();
-      const temporary = path.join(tmp, `${key.slice(3)}.part`);
+      const temporary = `${tmp}${path.sep}${key.slice(3)}.part`;
+      const { folder, file } = placeOf(key);
       let size = 0;
       for (const piece of pieces) size += piece.length;
-      // The write runs in the thread pool while the bytes are hashed here.
-      const writing = writeWhole(temporary, pieces, size);
-      const hash = crypto.createHash('sha256');
-      for (const piece of pieces) hash.update(piece);
-      const sha256 = hash.digest('hex');
-      try {
-        await writing;
-        await publish(temporary, pathOf(key));
-      } catch (error) {
-        await fs.promises.rm(temporary, { force: true });
-        throw error;
-      }
-      const stored: StoredObject = { key, size, sha256 };
-      return stored;
+      return new Promise<StoredObject>((resolve, reject) => {
+        let sha256 = '';
+        const fail = (error: Error): void => {
+          fs.rm(temporary, { force: true }, () => reject(error));
+        };
+        // The write runs in the thread pool while the bytes are hashed here (below, before any of
+        // these callbacks can run).
+        writeWhole(temporary, pieces, size, (writeError) => {
+          if (writeError !== null) {
+            fail(writeError);
+            return;
+          }
+          publish(temporary, folder, file, (error) => {
+            if (error === null) resolve({ key, size, sha256 });
+            else fail(error);
+          });
+        });
+        const hash = crypto.createHash('sha256');
+        for (const piece of pieces) hash.update(piece);
+        sha256 = hash.digest('hex');
+      });
     },
 
     async get(key) {

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { OUTBOX_STATUS_FILTER_NAMES, OUTBOX_STATUS_FILTERS } from '../../src/mail/outbox.ts';
+import { listOutboxSchema } from '../../src/http/v3/outbox.schemas.ts';
 import { type CliRun, runCli } from '../helpers/cli.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase, openTestDatabase } from '../helpers/server.ts';
 
@@ -17,6 +19,7 @@ for (const dialect of DIALECTS) {
     let database: TestDatabase;
     let env: Record<string, string>;
     const ids: Record<string, number> = {};
+    let instituteId: number;
 
     before(async () => {
       database = await createTestDatabase(dialect);
@@ -24,6 +27,24 @@ for (const dialect of DIALECTS) {
       json(await runCli(['migrate'], env));
       const opened = openTestDatabase(database);
       try {
+        instituteId = (
+          await opened.db
+            .insertInto('institutes')
+            .values({
+              name: 'Mail Institute',
+              short_name: 'MI',
+              check_requirements_emails_enabled: true,
+              reminder_emails_enabled: true,
+              exam_link_emails_enabled: true,
+              exam_changed_emails_enabled: true,
+              exam_finalized_emails_enabled: true,
+              default_language: 'en',
+              created_at: 0,
+              updated_at: 0,
+            })
+            .returning('id')
+            .executeTakeFirstOrThrow()
+        ).id;
         for (const [name, status] of [
           ['held', 'held'],
           ['failed', 'failed'],
@@ -45,6 +66,8 @@ for (const dialect of DIALECTS) {
               last_error: status === 'failed' ? '550 mailbox unavailable' : null,
               created_at: SENT_AT,
               sent_at: status === 'sent' ? SENT_AT : null,
+              // One email of no institute (a superuser's, say); the others belong to the institute.
+              institute_id: status === 'held' ? null : instituteId,
             })
             .returning('id')
             .executeTakeFirstOrThrow();
@@ -81,6 +104,7 @@ for (const dialect of DIALECTS) {
         attempts: 1,
         last_error: null,
         student_session_id: null,
+        institute_id: instituteId,
         created_at: '2026-11-21T09:30:00.000Z',
         sent_at: '2026-11-21T09:30:00.000Z',
         next_attempt_at: '2026-11-21T09:30:00.000Z',
@@ -88,6 +112,35 @@ for (const dialect of DIALECTS) {
       for (const message of messages) {
         assert.ok(!('text' in message) && !('html' in message), 'no body in a listing');
       }
+      assert.equal(messages.find((message) => message.status === 'held')?.institute_id, null);
+    });
+
+    it('filters with the definition the V3 outbox listing uses: every name, and nothing else', async () => {
+      const schemaEnum = (listOutboxSchema.querystring.properties.status as { enum: readonly string[] }).enum;
+      assert.deepEqual([...schemaEnum], [...OUTBOX_STATUS_FILTER_NAMES]);
+      assert.deepEqual([...OUTBOX_STATUS_FILTER_NAMES].sort(), [
+        'failed',
+        'held',
+        'pending',
+        'queued',
+        'sending',
+        'sent',
+      ]);
+      for (const name of OUTBOX_STATUS_FILTER_NAMES) {
+        const { messages } = json(await runCli(['mail', 'list', '--status', name], env)) as {
+          messages: Json[];
+        };
+        const wanted: readonly string[] = OUTBOX_STATUS_FILTERS[name];
+        assert.ok(messages.length > 0, name);
+        for (const message of messages) assert.ok(wanted.includes(String(message.status)), name);
+        assert.equal(messages.length, wanted.length, name);
+      }
+      const bad = await runCli(['mail', 'list', '--status', 'lost'], env);
+      assert.equal(bad.code, 2);
+      assert.match(
+        bad.stderr,
+        new RegExp(`--status must be one of ${OUTBOX_STATUS_FILTER_NAMES.join(', ')}`),
+      );
     });
 
     it('filters by status, queued meaning pending and sending, and limits the count', async () => {

@@ -74,6 +74,7 @@ const TABLES = [
   'recovery_codes',
   'second_factor_challenges',
   'audit_events',
+  'oidc_logins',
 ];
 
 describe('migrations', () => {

@@ -13,7 +13,7 @@ export const SCREENSHOT_DIR = path.resolve(import.meta.dirname, '../../test-outp
  * Flags for headless Chromium on a machine with a closed network, as root: no sandbox, no GPU, no
  * background calls to Google; a fake camera, microphone and screen, allowed without a prompt.
  */
-const FLAGS = [
+export const CHROMIUM_FLAGS = [
   '--headless=new',
   '--no-sandbox',
   '--disable-gpu',
@@ -47,7 +47,7 @@ export async function launchChromium(viewport = { width: 1280, height: 900 }): P
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM_PATH,
     headless: true,
-    args: FLAGS,
+    args: CHROMIUM_FLAGS,
     ignoreDefaultArgs: ['--headless'],
     viewport,
   });
@@ -61,3 +61,21 @@ export async function launchChromium(viewport = { width: 1280, height: 900 }): P
 }
 
 export type { Browser };
+
+/**
+ * Starts Chromium as a browser whose contexts are separate cookie jars (one per signed-in user, one
+ * for a candidate), each with `viewport`. Throws when Chromium is not installed.
+ */
+export async function launchChromiumBrowser(): Promise<Browser> {
+  if (!fs.existsSync(CHROMIUM_PATH)) {
+    throw new Error(
+      `Chromium is not at ${CHROMIUM_PATH}: install Debian's chromium package (apt-get install chromium)`,
+    );
+  }
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: CHROMIUM_FLAGS,
+    ignoreDefaultArgs: ['--headless'],
+  });
+}

@@ -17,6 +17,7 @@ import type { TestServer } from '../helpers/server.ts';
 import type { Scalar } from '../helpers/signing.ts';
 import type { PhotoKind } from '../../src/domain/student-sessions/photos.service.ts';
 import { insertSessionFile } from '../../src/domain/room/room.repository.ts';
+import { holdOutboxMessage } from '../../src/mail/outbox.repository.ts';
 
 // ---- Actors and outcomes ----
 
@@ -418,6 +419,34 @@ export async function freshLtiResource(world: World): Promise<number> {
   return resource.id;
 }
 
+/** A new email of A in the outbox: the exam link of a fresh session of a fresh exam. Returns its id. */
+export async function freshEmail(world: World, options: { held?: boolean } = {}): Promise<number> {
+  const { app } = world.server;
+  const owner = world.members.owner.actor;
+  const { exam } = await freshExam(world);
+  const session = await app.services.studentSessions.create(owner, exam, sessionParams());
+  await app.services.mail.sendExamEmails(owner, exam);
+  const row = await app.database.db
+    .selectFrom('outbox')
+    .select('id')
+    .where('student_session_id', '=', session.id)
+    .executeTakeFirstOrThrow();
+  // As a worker without SMTP_URL keeps it: an email that may be delivered again.
+  if (options.held) await holdOutboxMessage(app.database.db, row.id, app.clock.now());
+  return row.id;
+}
+
+/** The email of A the outbox reads look for, one per world (made on first use). */
+const worldEmails = new Map<World, number>();
+
+async function worldEmail(world: World): Promise<number> {
+  const known = worldEmails.get(world);
+  if (known !== undefined) return known;
+  const id = await freshEmail(world);
+  worldEmails.set(world, id);
+  return id;
+}
+
 /** A new, empty institute (only a superuser may destroy one, and not its own). */
 export async function freshInstitute(world: World): Promise<number> {
   const { institutes } = world.server.app.services;
@@ -662,6 +691,16 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
     prepare: async (world, actor) =>
       call({ id: await freshSession(world), comment: `Seen by ${actor}`, offset_time: 30 }),
   },
+  'POST /exams/:exam_id/student_sessions/import': {
+    scope: 'exam_id',
+    prepare: (world) =>
+      call({ exam_id: world.exam, students: JSON.stringify([sessionParams(), sessionParams()]) }),
+  },
+  'GET /exams/:id/email_preview': {
+    scope: 'id',
+    prepare: (world) => call({ id: world.exam, kind: 'exam_link', student_session_id: world.session }),
+  },
+  'GET /exams/:id/monitor': { scope: 'id', prepare: (world) => examRead(world) },
 
   // Photos
   'DELETE /student_sessions/:id/id_card': {
@@ -838,6 +877,24 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
     list: { key: 'audit_events', ids: (world) => [world.auditEvent], ofA: ofInstituteA },
     // The matrix's own writes add events by the hundred: read from the fixture's event backwards.
     prepare: (world) => call({ filter: JSON.stringify({ id: { lte: world.auditEvent } }) }),
+  },
+
+  // The outbox (administrators and superusers)
+  'GET /outbox': {
+    list: { key: 'messages', ids: (world) => [worldEmails.get(world) ?? 0], ofA: ofInstituteA },
+    // Emails written by other calls come later: read from the fixture's email backwards.
+    prepare: async (world) => call({ filter: JSON.stringify({ id: { lte: await worldEmail(world) } }) }),
+  },
+  'GET /outbox/:id': { scope: 'id', prepare: async (world) => call({ id: await worldEmail(world) }) },
+  'POST /outbox/:id/redeliver': {
+    scope: 'id',
+    prepare: async (world) => call({ id: await freshEmail(world, { held: true }) }),
+  },
+
+  // Invitations (the users' administrators)
+  'POST /institutes/:institute_id/users/:id/invite': {
+    scope: 'institute_id',
+    prepare: (world) => call({ institute_id: world.instituteA, id: world.targetTeacher.id }),
   },
 };
 

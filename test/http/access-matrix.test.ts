@@ -38,7 +38,7 @@ const HIDE: Outcome = 'hidden';
  * canManageExam (exam and everything under it), canAddIncident, canCreateExam,
  * canAdministerInstitutes / instituteStanding / usersStanding, configStanding (tool providers, LTI
  * resources; a write by a non-manager is 403 before its parameters, docs/api-v3-lti.md) and
- * canReadIdentityProvider, auditLogScope. `listed`/`omitted`: 2xx with or without A's fixture records.
+ * canReadIdentityProvider, auditLogScope, outboxScope. `listed`/`omitted`: 2xx with or without A's fixture records.
  */
 // prettier-ignore
 const EXPECTED: Readonly<Record<string, Row>> = {
@@ -82,6 +82,9 @@ const EXPECTED: Readonly<Record<string, Row>> = {
   'PUT /student_sessions/:id':                               [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],
   'DELETE /student_sessions/:id':                            [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],
   'POST /student_sessions/:id/incidents':                    [OK,   OK,   OK,   HIDE, OK,   OK,   OK,   DENY, HIDE, HIDE],
+  'POST /exams/:exam_id/student_sessions/import':            [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],
+  'GET /exams/:id/email_preview':                            [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],
+  'GET /exams/:id/monitor':                                  [OK,   OK,   OK,   HIDE, OK,   OK,   OK,   OK,   HIDE, HIDE],
 
   'DELETE /student_sessions/:id/id_card':                    [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],
   'DELETE /student_sessions/:id/face_photo':                 [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],
@@ -134,6 +137,11 @@ const EXPECTED: Readonly<Record<string, Row>> = {
   'GET /identity_providers':                                 [LIST, LIST, LIST, LIST, LIST, LIST, LIST, LIST, OMIT, OMIT],
 
   'GET /audit_events':                                       [LIST, LIST, DENY, DENY, DENY, DENY, DENY, DENY, OMIT, DENY],
+
+  'GET /outbox':                                             [LIST, LIST, DENY, DENY, DENY, DENY, DENY, DENY, OMIT, DENY],
+  'GET /outbox/:id':                                         [OK,   OK,   DENY, DENY, DENY, DENY, DENY, DENY, HIDE, DENY],
+  'POST /outbox/:id/redeliver':                              [OK,   OK,   DENY, DENY, DENY, DENY, DENY, DENY, HIDE, DENY],
+  'POST /institutes/:institute_id/users/:id/invite':         [OK,   OK,   DENY, DENY, DENY, DENY, DENY, DENY, HIDE, HIDE],
 };
 
 /** Routes whose calls could take institute A down with them if the policy failed: run them last. */

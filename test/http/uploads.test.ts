@@ -5,10 +5,12 @@ import net from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
-import { spoolDirectory } from '../../src/http/uploads.ts';
+import { MAX_MULTIPART_FIELDS, spoolDirectory } from '../../src/http/uploads.ts';
 import { NOT_AUTHORIZED } from '../helpers/answers.ts';
 import { V3_ACCEPT } from '../helpers/client.ts';
 import { httpRequest } from '../helpers/http.ts';
+import { SAMPLE, v3Multipart } from '../helpers/multipart.ts';
+import { v2Multipart } from '../helpers/v2-multipart.ts';
 import { canonical, hmac, nextNonce } from '../helpers/signing.ts';
 import { DIALECTS, startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -158,11 +160,12 @@ for (const dialect of DIALECTS) {
     let server: TestServer;
     let apiToken: string;
     let secretKey: string;
+    let admin: Awaited<ReturnType<TestServer['user']>>;
 
     before(async () => {
       server = await startTestServer(dialect);
       const institute = await server.institute();
-      const admin = await server.user(institute, 'administrator');
+      admin = await server.user(institute, 'administrator');
       apiToken = admin.credentials.apiToken;
       secretKey = admin.credentials.secretKey;
     });
@@ -288,6 +291,149 @@ for (const dialect of DIALECTS) {
       await assert.rejects(request.answer, /closed without an answer/);
       await sending;
       assert.deepEqual(spoolFiles(server), []);
+    });
+
+    describe('the text fields of a multipart body with a checked credential', () => {
+      /** A whole multipart body: the text fields (each `[name, value]`), then one small PDF part. */
+      function multipartBytes(fields: readonly (readonly [string, string])[], fileField: string): Buffer {
+        const chunks: Buffer[] = [];
+        for (const [name, value] of fields) {
+          chunks.push(
+            Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n`),
+            Buffer.from(value),
+            Buffer.from('\r\n'),
+          );
+        }
+        chunks.push(
+          Buffer.from(
+            `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${fileField}"; filename="a.pdf"\r\n` +
+              'Content-Type: application/pdf\r\n\r\n',
+          ),
+          SAMPLE.pdf,
+          Buffer.from(`\r\n--${BOUNDARY}--\r\n`),
+        );
+        return Buffer.concat(chunks);
+      }
+
+      /** Sends a whole body over a bare socket (the server may answer and close before its end). */
+      async function sendWhole(target: string, headers: Record<string, string>, body: Buffer) {
+        const request = rawRequest(
+          server.baseUrl,
+          requestHead('POST', target, {
+            'Content-Type': `multipart/form-data; boundary=${BOUNDARY}`,
+            'Content-Length': String(body.length),
+            ...headers,
+          }),
+        );
+        for (let at = 0; at < body.length && !(await isClosed(request)); at += 64 * 1024) {
+          await request.send(body.subarray(at, at + 64 * 1024));
+        }
+        const answer = await request.answer;
+        request.cut();
+        return answer;
+      }
+
+      const signedLooking = [
+        ['timestamp', '1'],
+        ['nonce', '1'],
+        ['signature', '0'.repeat(64)],
+      ] as const;
+      const tooMuch: readonly (readonly [string, () => (readonly [string, string])[]])[] = [
+        ['one text field over MAX_BODY_BYTES', () => [...signedLooking, ['note', 'x'.repeat(MEGABYTE + 1)]]],
+        [
+          'text fields that together pass MAX_BODY_BYTES',
+          () => [
+            ...signedLooking,
+            ...Array.from({ length: 17 }, (_v, index) => [`note${index}`, 'x'.repeat(64 * 1024)] as const),
+          ],
+        ],
+        [
+          `more than ${MAX_MULTIPART_FIELDS} text fields`,
+          () => [
+            ...signedLooking,
+            ...Array.from({ length: MAX_MULTIPART_FIELDS }, (_v, index) => [`f${index}`, '1'] as const),
+          ],
+        ],
+      ];
+      const wires: readonly (readonly [string, () => string, () => Record<string, string>, unknown])[] = [
+        [
+          'V3 (JSON)',
+          () => '/api/v3/exams/1/documents/1/attachments',
+          () => ({ Accept: V3_ACCEPT, Authorization: `Token token=${apiToken}` }),
+          { error: 'Payload Too Large' },
+        ],
+        ['V2 (empty)', () => `/api/documents/1/add_attachment?api_token=${apiToken}`, () => ({}), undefined],
+      ];
+      for (const [wire, target, headers, body] of wires) {
+        for (const [name, fields] of tooMuch) {
+          it(`answers 413 in ${wire} to ${name}, and keeps nothing`, async () => {
+            const answer = await sendWhole(target(), headers(), multipartBytes(fields(), 'document'));
+            assert.equal(answer.status, 413, answer.body);
+            if (body === undefined) assert.equal(answer.body, '');
+            else assert.deepEqual(JSON.parse(answer.body), body);
+            // A file part read before the refusal (busboy hands on files past the field limit) goes
+            // with the request.
+            await eventually('the spool directory is empty again', () => spoolFiles(server).length === 0);
+            const health = await httpRequest({ url: `${server.baseUrl}/healthz` });
+            assert.equal(health.status, 200);
+          });
+        }
+      }
+
+      it('answers 413 in V2 (empty) to a text field over MAX_BODY_BYTES after the file part that cleared api_token', async () => {
+        const fields = signedV2Fields(apiToken, secretKey, { id: '1' });
+        const body = Buffer.concat([
+          Buffer.from(multipartPrefix(fields, 'file')),
+          SAMPLE.pdf,
+          Buffer.from(
+            `\r\n--${BOUNDARY}\r\nContent-Disposition: form-data; name="note"\r\n\r\n${'x'.repeat(MEGABYTE + 1)}` +
+              `\r\n--${BOUNDARY}--\r\n`,
+          ),
+        ]);
+        const answer = await sendWhole('/api/documents/1/add_attachment', {}, body);
+        assert.equal(answer.status, 413, answer.body);
+        assert.equal(answer.body, '');
+        // The file spooled before the field goes with the request.
+        await eventually('the spool directory is empty again', () => spoolFiles(server).length === 0);
+      });
+
+      it('takes text fields up to the limits beside a file, signed, in V3 and V2', async () => {
+        const exam = await admin.client.v3('POST', '/exams', {
+          name: 'Exam with long notes',
+          type: 'classroom',
+          duration_minutes: 60,
+        });
+        assert.equal(exam.status, 201, exam.text);
+        const examId = (exam.json as { exam: { id: number } }).exam.id;
+        const pdf = {
+          field: 'document',
+          fileName: 'a.pdf',
+          contentType: 'application/pdf',
+          bytes: SAMPLE.pdf,
+        };
+        const many = Object.fromEntries(
+          Array.from({ length: MAX_MULTIPART_FIELDS - 10 }, (_v, index) => [`f${index}`, '1']),
+        );
+        const v3 = await v3Multipart(
+          admin.client,
+          'POST',
+          '/exams/:exam_id/attachments',
+          { exam_id: examId, note: 'x'.repeat(MEGABYTE - 8 * 1024), ...many },
+          [pdf],
+        );
+        assert.equal(v3.status, 201, v3.text.slice(0, 300));
+        const document = await admin.client.v3('GET', '/exams/:exam_id/documents', { exam_id: examId });
+        const documentId = (document.json as { documents: { id: number }[] }).documents[0]?.id;
+        assert.ok(documentId !== undefined, document.text);
+        const v2 = await v2Multipart(
+          admin.client,
+          'POST',
+          '/documents/:id/add_attachment',
+          { id: documentId, note: 'x'.repeat(MEGABYTE / 2) },
+          [{ ...pdf, field: 'file' }],
+        );
+        assert.equal(v2.status, 200, v2.text.slice(0, 300));
+      });
     });
 
     it('answers a request line over the header limit with 431 and Connection: close, so the next call works', async () => {

@@ -31,7 +31,10 @@ export type SignInAction =
   | 'api_credentials_issued'
   | 'second_factor_enabled'
   | 'second_factor_disabled'
-  | 'recovery_codes_regenerated';
+  | 'recovery_codes_regenerated'
+  | 'password_confirmation_failed'
+  | 'api_secret_revealed'
+  | 'api_credentials_rotated';
 
 /** What a listing may filter and sort on. */
 export const AUDIT_EVENT_LIST_FIELDS: ListFields = {

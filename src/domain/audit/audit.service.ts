@@ -37,6 +37,8 @@ export interface AuditedSignIn {
   readonly actor?: Actor | undefined;
   /** The email typed into a sign-in (kept for failures), never the password. */
   readonly email?: string | undefined;
+  /** The record the sign-in went through: an OpenID Connect sign-in names its identity provider. */
+  readonly target?: { readonly type: 'identity_providers'; readonly id: number } | undefined;
   readonly status: number;
   readonly client: AuditClient;
 }
@@ -90,8 +92,8 @@ export function createAuditService(deps: { readonly db: Db; readonly clock: Cloc
         userId: who?.id ?? null,
         action: event.action,
         email,
-        targetType: null,
-        targetId: null,
+        targetType: event.target?.type ?? null,
+        targetId: event.target?.id ?? null,
         status: event.status,
         ip: event.client.ip,
         userAgent: clip(event.client.userAgent, USER_AGENT_MAX),

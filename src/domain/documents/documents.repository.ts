@@ -1,5 +1,6 @@
 import { type ExpressionBuilder, type Selectable, sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { prepared } from '../../db/prepared.ts';
 import { applyConditions, applyOrderAndPage } from '../../db/list-query.ts';
 import type { DocumentsTable, Tables } from '../../db/tables.ts';
 import type { ListQuery, Page } from '../listing.ts';
@@ -42,9 +43,14 @@ export function findDocument(db: Db, id: number): Promise<ExamDocument | undefin
   return selectOne(db, id);
 }
 
+/** The exam's document row (every poll of a room reads it), compiled once. */
+const documentOfExam = prepared([1] as [number], (db, examId) =>
+  selectDocuments(db).where('documents.exam_id', '=', examId),
+);
+
 /** Returns the exam's document, or undefined when it has none. */
 export async function findDocumentOfExam(db: Db, examId: number): Promise<ExamDocument | undefined> {
-  const row = await selectDocuments(db).where('documents.exam_id', '=', examId).executeTakeFirst();
+  const [row] = await documentOfExam(db, [examId]);
   return row === undefined ? undefined : documentFromRow(row);
 }
 

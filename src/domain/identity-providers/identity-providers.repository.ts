@@ -109,3 +109,60 @@ export async function listIdentityProviders(
     limit: list.limit,
   };
 }
+
+/** A provider with its stored metadata, for the sign-in flow only (never answered to a client). */
+export interface ProviderWithMetadata {
+  readonly id: number;
+  readonly instituteId: number | null;
+  readonly name: string;
+  readonly protocol: IdpProtocol;
+  readonly metadata: string;
+}
+
+/** The provider `id` names with its metadata, or undefined. */
+export async function findProviderWithMetadata(
+  db: Db,
+  id: number,
+): Promise<ProviderWithMetadata | undefined> {
+  const row = await db
+    .selectFrom('identity_providers')
+    .select(['id', 'institute_id', 'name', 'protocol', 'metadata'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+  const protocol = IDP_PROTOCOLS.find((known) => known === row?.protocol);
+  if (row === undefined || protocol === undefined) return undefined;
+  return { id: row.id, instituteId: row.institute_id, name: row.name, protocol, metadata: row.metadata };
+}
+
+/**
+ * Every OIDC provider that belongs to an institute, with its metadata and its institute's name,
+ * by institute name, provider name and id. Returns them (whether each can sign in is the caller's
+ * question: its metadata must hold a sign-in configuration).
+ */
+export async function listInstituteOidcProviders(
+  db: Db,
+): Promise<(ProviderWithMetadata & { instituteId: number; instituteName: string })[]> {
+  const rows = await db
+    .selectFrom('identity_providers')
+    .innerJoin('institutes', 'institutes.id', 'identity_providers.institute_id')
+    .select([
+      'identity_providers.id',
+      'identity_providers.name',
+      'identity_providers.metadata',
+      'institutes.id as institute_id',
+      'institutes.name as institute_name',
+    ])
+    .where('identity_providers.protocol', '=', 'oidc')
+    .orderBy('institutes.name')
+    .orderBy('identity_providers.name')
+    .orderBy('identity_providers.id')
+    .execute();
+  return rows.map((row) => ({
+    id: row.id,
+    instituteId: row.institute_id,
+    instituteName: row.institute_name,
+    name: row.name,
+    protocol: 'oidc',
+    metadata: row.metadata,
+  }));
+}

@@ -18,6 +18,7 @@ import {
   listAllIdentityProviders,
   listIdentityProviders,
 } from './identity-providers.repository.ts';
+import { type NewOidcProvider, oidcMetadataFor, sealOidcMetadata } from './oidc-config.ts';
 
 /**
  * Identity-provider configurations: the API lists them, the CLI (an operator) adds and lists them.
@@ -35,6 +36,12 @@ export interface IdentityProvidersService {
    */
   create(input: NewIdentityProvider): Promise<IdentityProvider>;
   /**
+   * Adds an OpenID Connect provider the institute's staff sign in with (docs/staff-sign-in.md,
+   * "OpenID Connect"); its client secret is stored encrypted. Returns it; throws NotFound
+   * (Institute), ParamMissing, or Invalid (issuer, client_id, client_secret, scopes).
+   */
+  createOidc(input: NewOidcProvider): Promise<IdentityProvider>;
+  /**
    * Every configuration (operator listing), or those an institute's users may use: its own and the
    * global ones. Returns them by id; throws NotFound (Institute).
    */
@@ -42,8 +49,8 @@ export interface IdentityProvidersService {
 }
 
 /**
- * Builds the identity-provider use cases over the database and the clock (`keys` is wired for
- * the sign-in flow). Returns the service; throws nothing.
+ * Builds the identity-provider use cases over the database and the clock; `keys` encrypts OIDC
+ * client secrets. Returns the service; throws nothing.
  */
 export function createIdentityProvidersService(deps: {
   db: Db;
@@ -51,6 +58,7 @@ export function createIdentityProvidersService(deps: {
   keys: ServerKeys;
 }): IdentityProvidersService {
   const { db, clock } = deps;
+  const key = deps.keys.encryption;
 
   async function requireInstitute(instituteId: number): Promise<void> {
     if ((await findInstitute(db, instituteId)) === undefined) throw new NotFound('Institute', instituteId);
@@ -73,9 +81,21 @@ export function createIdentityProvidersService(deps: {
     async create(input) {
       const protocol = checkNewIdentityProvider(input);
       if (input.instituteId !== null) await requireInstitute(input.instituteId);
+      // A client secret given in OIDC metadata is never stored in clear.
+      const metadata = protocol === 'oidc' ? sealOidcMetadata(input.metadata, key) : input.metadata;
       return insertIdentityProvider(
         db,
-        { name: input.name.trim(), protocol, metadata: input.metadata, instituteId: input.instituteId },
+        { name: input.name.trim(), protocol, metadata, instituteId: input.instituteId },
+        clock.now(),
+      );
+    },
+
+    async createOidc(input) {
+      const metadata = oidcMetadataFor(input, key);
+      await requireInstitute(input.instituteId);
+      return insertIdentityProvider(
+        db,
+        { name: input.name.trim(), protocol: 'oidc', metadata, instituteId: input.instituteId },
         clock.now(),
       );
     },

@@ -1,20 +1,25 @@
-import { type Updateable, sql } from 'kysely';
+import { type Compilable, sql, type Updateable } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { prepared } from '../../db/prepared.ts';
+import { isSqlite, type SqliteStatements, sqliteStatements } from '../../db/sqlite-dialect.ts';
 import type { StudentSessionsTable } from '../../db/tables.ts';
 import { isUniqueViolation } from '../../db/unique.ts';
 import type { SessionStatus } from '../student-sessions/status.ts';
 import { CHECK_FIELDS, type CheckField } from '../student-sessions/student-session.ts';
 import type { CheckChanges, SessionUpload } from './room.ts';
 
+// The room's queries run for every poll, event and chunk of every candidate, so those on these
+// paths are compiled once (prepared) rather than built with the query builder on every call.
+
+const sessionIdByToken = prepared(['token'] as [string], (db, token) =>
+  db.selectFrom('student_sessions').select('id').where('token', '=', token),
+);
+
 /** The id of the session a room token names, or undefined. */
 export async function findSessionIdByToken(db: Db, token: string): Promise<number | undefined> {
   // No token holds a NUL, and PostgreSQL text cannot hold one: asked as it is, the query fails.
   if (token.includes('\u0000')) return undefined;
-  const row = await db
-    .selectFrom('student_sessions')
-    .select('id')
-    .where('token', '=', token)
-    .executeTakeFirst();
+  const [row] = await sessionIdByToken(db, [token]);
   return row?.id;
 }
 
@@ -72,28 +77,44 @@ export async function updateRoomChecks(
   await db.updateTable('student_sessions').set(set).where('id', '=', id).execute();
 }
 
-/** How many files of each kind the session holds, by kind (a kind without files is absent). */
-export async function sessionFileCounts(db: Db, sessionId: number): Promise<Map<string, number>> {
-  const rows = await db
+const fileCounts = prepared([1] as [number], (db, sessionId) =>
+  db
     .selectFrom('session_files')
     .select(['kind', (eb) => eb.fn.countAll<number>().as('count')])
     .where('student_session_id', '=', sessionId)
-    .groupBy('kind')
-    .execute();
+    .groupBy('kind'),
+);
+
+/** How many files of each kind the session holds, by kind (a kind without files is absent). */
+export async function sessionFileCounts(db: Db, sessionId: number): Promise<Map<string, number>> {
+  const rows = await fileCounts(db, [sessionId]);
   return new Map(rows.map((row) => [row.kind, Number(row.count)]));
 }
 
-/** The next free sequence of the session's files of `kind`: one above the highest, 0 for none. */
-export async function nextSequence(db: Db, sessionId: number, kind: string): Promise<number> {
-  const row = await db
+const highestSequence = prepared([1, 'kind'] as [number, string], (db, sessionId, kind) =>
+  db
     .selectFrom('session_files')
     .select((eb) => eb.fn.max<number | null>('sequence').as('highest'))
     .where('student_session_id', '=', sessionId)
-    .where('kind', '=', kind)
-    .executeTakeFirst();
+    .where('kind', '=', kind),
+);
+
+/** The next free sequence of the session's files of `kind`: one above the highest, 0 for none. */
+export async function nextSequence(db: Db, sessionId: number, kind: string): Promise<number> {
+  const [row] = await highestSequence(db, [sessionId, kind]);
   const highest = row?.highest;
   return highest === null || highest === undefined ? 0 : Number(highest) + 1;
 }
+
+const fileTypeAt = prepared([1, 'kind', 2] as [number, string, number], (db, sessionId, kind, sequence) =>
+  db
+    .selectFrom('session_files')
+    .innerJoin('files', 'files.id', 'session_files.file_id')
+    .select('files.content_type')
+    .where('session_files.student_session_id', '=', sessionId)
+    .where('session_files.kind', '=', kind)
+    .where('session_files.sequence', '=', sequence),
+);
 
 /** The content type of the session's file of `kind` at `sequence`, or undefined when there is none. */
 export async function sessionFileType(
@@ -102,14 +123,7 @@ export async function sessionFileType(
   kind: string,
   sequence: number,
 ): Promise<string | undefined> {
-  const row = await db
-    .selectFrom('session_files')
-    .innerJoin('files', 'files.id', 'session_files.file_id')
-    .select('files.content_type')
-    .where('session_files.student_session_id', '=', sessionId)
-    .where('session_files.kind', '=', kind)
-    .where('session_files.sequence', '=', sequence)
-    .executeTakeFirst();
+  const [row] = await fileTypeAt(db, [sessionId, kind, sequence]);
   return row?.content_type;
 }
 
@@ -170,6 +184,19 @@ export async function findSessionUpload(
   };
 }
 
+const incidentInsert = prepared(
+  [1, 'kind', 'comment', 2, 3, 4] as [number, string, string, number | null, number, number],
+  (db, sessionId, kind, comment, offsetTime, createdAt, updatedAt) =>
+    db.insertInto('incidents').values({
+      student_session_id: sessionId,
+      kind,
+      comment,
+      offset_time: offsetTime,
+      created_at: createdAt,
+      updated_at: updatedAt,
+    }),
+);
+
 /** Records an incident the room reported, with its kind. Returns nothing. */
 export async function insertRoomIncident(
   db: Db,
@@ -177,17 +204,7 @@ export async function insertRoomIncident(
   incident: { kind: string; comment: string; offsetTime: number | null },
   now: number,
 ): Promise<void> {
-  await db
-    .insertInto('incidents')
-    .values({
-      student_session_id: sessionId,
-      kind: incident.kind,
-      comment: incident.comment,
-      offset_time: incident.offsetTime,
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
+  await incidentInsert(db, [sessionId, incident.kind, incident.comment, incident.offsetTime, now, now]);
 }
 
 /** The attachments of a document, oldest first, with the id of the file each holds. */
@@ -225,104 +242,212 @@ export interface ChunkRow {
   readonly now: number;
 }
 
-/** Rows per statement: well inside both databases' limits on bound values (six or five a row). */
-const ROWS_PER_STATEMENT = 400;
-
-/** Writes the chunks' file records in one statement. Returns their ids, in the order given. */
-async function insertChunkFiles(trx: Db, rows: readonly ChunkRow[]): Promise<number[]> {
-  const inserted = await trx
-    .insertInto('files')
-    .values(
-      rows.map((row) => ({
-        storage_key: row.storageKey,
-        original_name: row.originalName,
-        content_type: row.contentType,
-        size: row.size,
-        sha256: row.sha256,
-        created_at: row.now,
-      })),
-    )
-    .returning(['id', 'storage_key'])
-    .execute();
-  // Matched by storage key (unique), since neither database promises the order of RETURNING.
-  const ids = new Map(inserted.map((file) => [file.storage_key, file.id]));
-  return rows.map((row) => {
-    const id = ids.get(row.storageKey);
-    if (id === undefined) throw new Error(`no file record was written for ${row.storageKey}`);
-    return id;
-  });
-}
+/**
+ * Rows per group statement on PostgreSQL. Each row count has its own statement text, compiled once
+ * (groupStatement), so this also bounds how many texts are kept; a larger group is written in
+ * slices of this many.
+ */
+const ROWS_PER_STATEMENT = 64;
 
 /**
- * Records the chunks' places in one statement, each only if it is the next of its recording (one
- * above the highest stored, 0 for none), its session is still `exam_started` and its exam not
- * deleted; the unique index turns a racing twin into no row rather than an error. No two of
- * `chunks` may belong to the same recording (the statement cannot see its own rows). Returns the
- * file ids of the chunks recorded.
+ * The runner of a group statement for `rows` rows, compiled once per row count and database: the
+ * chunk path writes a group every few milliseconds, and compiling it with the query builder for
+ * each group cost more than running it.
  */
-async function insertNextChunks(
-  trx: Db,
-  chunks: readonly { readonly row: ChunkRow; readonly fileId: number }[],
-): Promise<Set<number>> {
-  // Every value cast: PostgreSQL reads untyped parameters in a VALUES list as text.
-  const values = chunks.map(
-    ({ row, fileId }) =>
-      sql`(cast(${row.sessionId} as integer), cast(${row.kind} as text), cast(${fileId} as integer), cast(${row.sequence} as integer), cast(${row.now} as bigint))`,
-  );
-  const result = await sql<{ file_id: number }>`
-    insert into session_files (student_session_id, kind, file_id, sequence, created_at)
-    select s.id, v.column2, v.column3, v.column4, v.column5
-    from (values ${sql.join(values)}) as v
-    inner join student_sessions s on s.id = v.column1
-    inner join exams e on e.id = s.exam_id
-    where s.status = ${'exam_started'} and e.status <> ${'deleted'}
-      and coalesce((select max(f.sequence) from session_files f
-        where f.student_session_id = v.column1 and f.kind = v.column2), -1) + 1 = v.column4
-    on conflict do nothing
-    returning file_id`.execute(trx);
-  return new Set(result.rows.map((row) => Number(row.file_id)));
-}
-
-/**
- * Writes a group of chunks: their file records in one statement, their places in as few as can be
- * (one, unless a recording has two chunks in the group), and removes the records of those refused.
- * Returns, in the order given, whether each was recorded.
- */
-async function writeChunks(trx: Db, rows: readonly ChunkRow[]): Promise<boolean[]> {
-  const recorded: boolean[] = [];
-  for (let offset = 0; offset < rows.length; offset += ROWS_PER_STATEMENT) {
-    const slice = rows.slice(offset, offset + ROWS_PER_STATEMENT);
-    const ids = await insertChunkFiles(trx, slice);
-    let waiting = slice.map((row, index) => ({ row, fileId: ids[index] ?? 0 }));
-    const placed = new Set<number>();
-    while (waiting.length > 0) {
-      const seen = new Set<string>();
-      const now: typeof waiting = [];
-      const later: typeof waiting = [];
-      for (const chunk of waiting) {
-        const recording = `${chunk.row.sessionId}:${chunk.row.kind}`;
-        (seen.has(recording) ? later : now).push(chunk);
-        seen.add(recording);
-      }
-      for (const id of await insertNextChunks(trx, now)) placed.add(id);
-      waiting = later;
-    }
-    const refused = ids.filter((id) => !placed.has(id));
-    if (refused.length > 0) await trx.deleteFrom('files').where('id', 'in', refused).execute();
-    recorded.push(...ids.map((id) => placed.has(id)));
+function groupStatement<Row>(
+  runners: Map<number, (db: Db, values: unknown[]) => Promise<Row[]>>,
+  rows: number,
+  columns: number,
+  build: (db: Db, values: readonly unknown[]) => Compilable<Row>,
+): (db: Db, values: unknown[]) => Promise<Row[]> {
+  let runner = runners.get(rows);
+  if (runner === undefined) {
+    // Distinct placeholder values, so prepared() can check that each lands in its own place.
+    const placeholders: unknown[] = Array.from({ length: rows * columns }, (_, index) => `v${index}`);
+    runner = prepared(placeholders, (db, ...values) => build(db, values));
+    runners.set(rows, runner);
   }
-  return recorded;
+  return runner;
+}
+
+/** The columns of a chunk in the PostgreSQL group statement, in order, with their types. */
+const CHUNK_COLUMNS = [
+  ['session_id', 'integer'],
+  ['kind', 'text'],
+  ['storage_key', 'text'],
+  ['original_name', 'text'],
+  ['content_type', 'text'],
+  ['size', 'bigint'],
+  ['sha256', 'text'],
+  ['sequence', 'integer'],
+  ['now', 'bigint'],
+] as const;
+
+const chunkStatements = new Map<number, (db: Db, values: unknown[]) => Promise<{ storage_key: string }[]>>();
+
+/**
+ * Records a group of chunks on PostgreSQL in one statement, so one round trip and one commit: each
+ * gets its place in its recording only if it is the next one (one above the highest stored, 0 for
+ * none), its session is still `exam_started` and its exam not deleted, and its file record only
+ * with its place. The file ids are drawn first, the places inserted (the unique index turning a
+ * racing twin into no row), then the file records of the places that were inserted; the foreign
+ * key is checked at the end of the statement, when both are in. No two of `rows` may belong to the
+ * same recording (the statement cannot see its own rows). Returns the storage keys recorded.
+ */
+async function insertChunksOnPostgres(db: Db, rows: readonly ChunkRow[]): Promise<Set<string>> {
+  const run = groupStatement(chunkStatements, rows.length, CHUNK_COLUMNS.length, (builder, values) => {
+    // Every value cast: PostgreSQL reads untyped parameters in a VALUES list as text.
+    const tuples = rows.map((_, index) => {
+      const at = index * CHUNK_COLUMNS.length;
+      const cells = CHUNK_COLUMNS.map(
+        ([, type], column) => sql`cast(${values[at + column]} as ${sql.raw(type)})`,
+      );
+      return sql`(${sql.join(cells)})`;
+    });
+    const names = sql.raw(CHUNK_COLUMNS.map(([name]) => name).join(', '));
+    // The statuses are literals, so the statement binds only the rows' values.
+    const statement = sql<{ storage_key: string }>`
+      with v (${names}) as (values ${sql.join(tuples)}),
+      next as (
+        select v.*, nextval(pg_get_serial_sequence('files', 'id')) as file_id
+        from v
+        inner join student_sessions s on s.id = v.session_id
+        inner join exams e on e.id = s.exam_id
+        where s.status = 'exam_started' and e.status <> 'deleted'
+          and coalesce((select max(f.sequence) from session_files f
+            where f.student_session_id = v.session_id and f.kind = v.kind), -1) + 1 = v.sequence
+      ),
+      placed as (
+        insert into session_files (student_session_id, kind, file_id, sequence, created_at)
+        select session_id, kind, file_id, sequence, now from next
+        on conflict do nothing
+        returning file_id
+      )
+      insert into files (id, storage_key, original_name, content_type, size, sha256, created_at)
+      select next.file_id, next.storage_key, next.original_name, next.content_type, next.size,
+        next.sha256, next.now
+      from next inner join placed on placed.file_id = next.file_id
+      returning storage_key`;
+    return { compile: () => statement.compile(builder) };
+  });
+  const values: unknown[] = [];
+  for (const row of rows) {
+    values.push(
+      row.sessionId,
+      row.kind,
+      row.storageKey,
+      row.originalName,
+      row.contentType,
+      row.size,
+      row.sha256,
+      row.sequence,
+      row.now,
+    );
+  }
+  const recorded = await run(db, values);
+  return new Set(recorded.map((row) => row.storage_key));
+}
+
+/** What became of a chunk's rows: recorded (true), refused (false), or the database's failure. */
+type ChunkOutcome = boolean | { readonly failure: unknown };
+
+/**
+ * Writes a group of chunks on PostgreSQL: in rounds holding at most one chunk of each recording
+ * (a recording's second chunk must see its first), each round in statements of ROWS_PER_STATEMENT,
+ * each statement atomic on its own. Returns, in the order given, each chunk's outcome: a statement
+ * that fails fails its chunks and those not yet written, and leaves the earlier ones recorded.
+ */
+async function writeChunksOnPostgres(db: Db, rows: readonly ChunkRow[]): Promise<ChunkOutcome[]> {
+  const outcomes: ChunkOutcome[] = rows.map(() => false);
+  let waiting = rows.map((row, index) => ({ row, index }));
+  while (waiting.length > 0) {
+    const seen = new Set<string>();
+    const now: typeof waiting = [];
+    const later: typeof waiting = [];
+    for (const chunk of waiting) {
+      const recording = `${chunk.row.sessionId}:${chunk.row.kind}`;
+      (seen.has(recording) ? later : now).push(chunk);
+      seen.add(recording);
+    }
+    for (let offset = 0; offset < now.length; offset += ROWS_PER_STATEMENT) {
+      const slice = now.slice(offset, offset + ROWS_PER_STATEMENT);
+      try {
+        const recorded = await insertChunksOnPostgres(
+          db,
+          slice.map((chunk) => chunk.row),
+        );
+        for (const chunk of slice) outcomes[chunk.index] = recorded.has(chunk.row.storageKey);
+      } catch (failure) {
+        for (const chunk of [...now.slice(offset), ...later]) outcomes[chunk.index] = { failure };
+        return outcomes;
+      }
+    }
+    waiting = later;
+  }
+  return outcomes;
+}
+
+/** A chunk's file record, for the SQLite path (writeChunksOnSqlite). */
+const SQLITE_FILE_INSERT = `insert into files (storage_key, original_name, content_type, size, sha256, created_at)
+  values (?, ?, ?, ?, ?, ?) returning id`;
+/** A chunk's place, on insertChunksOnPostgres' conditions: ?1 session, ?2 kind, ?3 file, ?4 sequence, ?5 now. */
+const SQLITE_PLACE_INSERT = `insert into session_files (student_session_id, kind, file_id, sequence, created_at)
+  select s.id, ?2, ?3, ?4, ?5
+  from student_sessions s inner join exams e on e.id = s.exam_id
+  where s.id = ?1 and s.status = 'exam_started' and e.status <> 'deleted'
+    and coalesce((select max(f.sequence) from session_files f
+      where f.student_session_id = ?1 and f.kind = ?2), -1) + 1 = ?4
+  on conflict do nothing
+  returning file_id`;
+const SQLITE_FILE_DELETE = 'delete from files where id = ?';
+
+/**
+ * Writes a group of chunks on SQLite, in one transaction of statements prepared once and run
+ * synchronously, row after row (so a recording's second chunk in the group sees its first): the
+ * same rows and conditions as on PostgreSQL, without the query builder's cost per statement. Must
+ * run while holding the connection (SqliteStatements). Returns, in the order given, whether each
+ * was recorded; throws what SQLite throws, having rolled back.
+ */
+function writeChunksOnSqlite(statements: SqliteStatements, rows: readonly ChunkRow[]): boolean[] {
+  const insertFile = statements.statement(SQLITE_FILE_INSERT);
+  const insertPlace = statements.statement(SQLITE_PLACE_INSERT);
+  statements.exec('begin');
+  try {
+    const recorded = rows.map((row) => {
+      const file = insertFile.get(
+        row.storageKey,
+        row.originalName,
+        row.contentType,
+        row.size,
+        row.sha256,
+        row.now,
+      );
+      const fileId = Number(file?.id);
+      if (insertPlace.get(row.sessionId, row.kind, fileId, row.sequence, row.now) !== undefined) return true;
+      statements.statement(SQLITE_FILE_DELETE).run(fileId);
+      return false;
+    });
+    statements.exec('commit');
+    return recorded;
+  } catch (error) {
+    try {
+      statements.exec('rollback');
+    } catch {
+      // no transaction left to roll back (SQLite rolled it back itself)
+    }
+    throw error;
+  }
 }
 
 /**
  * The recording chunks' rows, written in groups. A chunk is stored before its rows are written, so
- * each request's database work is only its two rows; the requests that arrive while a commit runs
- * are written together in the next transaction (as the nonce store groups nonces). Each caller
- * waits for the commit that holds its own rows, so an acknowledged chunk is durable.
+ * each request's database work is only its two rows; the requests that arrive while a group is
+ * written are written together in the next (as the nonce store groups nonces). Each caller waits
+ * for the commit that holds its own rows, so an acknowledged chunk is durable.
  */
 export interface ChunkLedger {
   /**
-   * Writes the chunk's file record and its place in the recording (insertNextChunk's rules).
+   * Writes the chunk's file record and its place in the recording (insertChunksOnPostgres' rules).
    * Resolves true when recorded, false when refused (nothing of it is left in the database);
    * rejects when the database fails.
    */
@@ -336,10 +461,10 @@ interface PendingChunk {
 }
 
 /**
- * How long the first chunk of a group waits for others before the group is written. A transaction
- * costs far more than a row (Kysely compiling two statements, begin, commit), and at a few hundred
- * chunks a second a group gathered within one turn of the event loop held one or two chunks; this
- * short wait makes groups of several, for a few milliseconds on each acknowledgement.
+ * How long the first chunk of a group waits for others before the group is written. A commit
+ * costs more than a row (and on PostgreSQL a round trip), and at a few hundred chunks a second a
+ * group gathered within one turn of the event loop held one or two chunks; this short wait makes
+ * groups of several, for a few milliseconds on each acknowledgement.
  */
 const GROUP_WINDOW_MS = 8;
 
@@ -348,27 +473,38 @@ export function createChunkLedger(db: Db): ChunkLedger {
   let pending: PendingChunk[] = [];
   let writing = false;
 
-  function write(batch: readonly PendingChunk[]): Promise<boolean[]> {
-    return db.transaction().execute((trx) =>
-      writeChunks(
-        trx,
-        batch.map((item) => item.row),
-      ),
-    );
+  async function write(rows: readonly ChunkRow[]): Promise<ChunkOutcome[]> {
+    if (!isSqlite(db)) return writeChunksOnPostgres(db, rows);
+    // On SQLite the statements run directly once Kysely hands over the connection (connected by
+    // then), so they never land inside a transaction of another caller.
+    try {
+      return await db.connection().execute((connection) => {
+        const statements = sqliteStatements(connection);
+        if (statements === undefined) throw new Error('no SQLite connection');
+        return Promise.resolve(writeChunksOnSqlite(statements, rows));
+      });
+    } catch (failure) {
+      return rows.map(() => ({ failure }));
+    }
   }
 
-  /** Writes what is pending, then whatever arrived meanwhile, one transaction at a time. */
+  /** Writes what is pending, then whatever arrived meanwhile, one group at a time. */
   async function drain(): Promise<void> {
     writing = true;
     while (pending.length > 0) {
       const batch = pending;
       pending = [];
+      let outcomes: ChunkOutcome[];
       try {
-        const recorded = await write(batch);
-        batch.forEach((item, index) => item.resolve(recorded[index] === true));
-      } catch (error) {
-        for (const item of batch) item.reject(error);
+        outcomes = await write(batch.map((item) => item.row));
+      } catch (failure) {
+        outcomes = batch.map(() => ({ failure }));
       }
+      batch.forEach((item, index) => {
+        const outcome = outcomes[index] ?? false;
+        if (typeof outcome === 'boolean') item.resolve(outcome);
+        else item.reject(outcome.failure);
+      });
     }
     writing = false;
   }
@@ -378,7 +514,7 @@ export function createChunkLedger(db: Db): ChunkLedger {
       return new Promise<boolean>((resolve, reject) => {
         pending.push({ row, resolve, reject });
         // The first chunk of a group waits a moment (GROUP_WINDOW_MS), so the others arriving
-        // meanwhile share its commit; while a commit runs, arrivals wait for the next one anyway.
+        // meanwhile share its commit; while a group is written, arrivals wait for the next anyway.
         if (!writing && pending.length === 1) setTimeout(() => void drain(), GROUP_WINDOW_MS);
       });
     },

@@ -12,8 +12,8 @@ import type { FilesService } from '../files/files.service.ts';
 import type { Params } from '../input.ts';
 import type { PhotoKind, PhotosService } from '../student-sessions/photos.service.ts';
 import { move, type SessionStatus } from '../student-sessions/status.ts';
-import { CHECK_FIELDS, type StudentSession } from '../student-sessions/student-session.ts';
-import { findStudentSession } from '../student-sessions/student-sessions.repository.ts';
+import { CHECK_FIELDS } from '../student-sessions/student-session.ts';
+import { findStudentSessionWithoutIncidents } from '../student-sessions/student-sessions.repository.ts';
 import {
   attachmentsOfDocument,
   findSessionIdByToken,
@@ -43,6 +43,7 @@ import {
   type RoomAttachment,
   type RoomDocument,
   type RoomEventType,
+  type RoomSession,
   type RoomView,
   SCREEN_RECORDING_KIND,
   SESSION_FINISHED,
@@ -52,6 +53,8 @@ import {
 
 /** A status move that keeps losing its race this many times is given up (never in practice). */
 const MAX_ROUNDS = 5;
+/** Past this many remembered tokens, the memory of which session each names starts again. */
+const TOKENS_REMEMBERED = 50_000;
 
 /** A recorded room event, as answered. */
 export interface RecordedEvent {
@@ -132,7 +135,7 @@ export interface RoomService {
 }
 
 interface Opened {
-  readonly session: StudentSession;
+  readonly session: RoomSession;
   readonly exam: Exam;
 }
 
@@ -155,17 +158,38 @@ export function createRoomService(deps: {
   const { db, clock, files, photos, storage } = deps;
   const recordings = createRecordingIntake({ db, clock, storage });
 
-  async function reread(id: number): Promise<StudentSession> {
-    const session = await findStudentSession(db, id);
+  /**
+   * Which session each token named when it was last looked up: a token is given once and never
+   * changes, so every poll, event and chunk need not ask again. Only a hint: the session read by
+   * its id must still carry the token (a deleted session's id may be given to another).
+   */
+  const sessionIds = new Map<string, number>();
+
+  async function reread(id: number): Promise<RoomSession> {
+    const session = await findStudentSessionWithoutIncidents(db, id);
     if (session === undefined) throw new NotFoundMessage(NO_ROOM);
+    return session;
+  }
+
+  /** The session a token names. Throws NotFoundMessage (NO_ROOM) when there is none. */
+  async function sessionOfToken(token: string): Promise<RoomSession> {
+    const known = sessionIds.get(token);
+    if (known !== undefined) {
+      const session = await findStudentSessionWithoutIncidents(db, known);
+      if (session?.token === token) return session;
+      sessionIds.delete(token);
+    }
+    const id = await findSessionIdByToken(db, token);
+    if (id === undefined) throw new NotFoundMessage(NO_ROOM);
+    const session = await reread(id);
+    if (sessionIds.size >= TOKENS_REMEMBERED) sessionIds.clear();
+    sessionIds.set(token, id);
     return session;
   }
 
   /** The session and exam of a token, a started session past its deadline finished first. */
   async function open(token: string): Promise<Opened> {
-    const id = await findSessionIdByToken(db, token);
-    if (id === undefined) throw new NotFoundMessage(NO_ROOM);
-    const session = await reread(id);
+    const session = await sessionOfToken(token);
     const exam = await findExam(db, session.examId);
     if (exam === undefined || exam.status === 'deleted') throw new NotFoundMessage(NO_ROOM);
     const deadline = deadlineOf(session, exam);
@@ -272,7 +296,7 @@ export function createRoomService(deps: {
     );
   }
 
-  function assertStarted(session: StudentSession, what: string): void {
+  function assertStarted(session: RoomSession, what: string): void {
     if (session.status === 'exam_started') return;
     throw new StateConflictMessage(
       `${what} are accepted only while the exam is started (the session is ${session.status})`,

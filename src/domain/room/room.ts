@@ -93,9 +93,15 @@ export interface RoomDocument {
   readonly contentHtml: string;
 }
 
+/**
+ * A session as the room reads it: everything but its incidents, which the room never shows (and
+ * which would cost a query on every poll, event and chunk).
+ */
+export type RoomSession = Omit<StudentSession, 'incidents'>;
+
 /** Everything the room shows: the session, its exam, the document (while the exam runs), counts and time. */
 export interface RoomView {
-  readonly session: StudentSession;
+  readonly session: RoomSession;
   readonly exam: Exam;
   /** Null until the exam has started, and after it finished: the document may hold the questions. */
   readonly document: RoomDocument | null;
@@ -139,7 +145,7 @@ export function requiredChecks(exam: Exam): CheckField[] {
  * must have been measured (`failed` with a `bandwidth_speed`). Returns true when the slow line is
  * accepted.
  */
-export function slowConnectionAccepted(session: StudentSession, exam: Exam): boolean {
+export function slowConnectionAccepted(session: RoomSession, exam: Exam): boolean {
   return (
     exam.type !== 'live_proctoring' && session.bandwidthCheck === 'failed' && session.bandwidthSpeed !== null
   );
@@ -149,7 +155,7 @@ export function slowConnectionAccepted(session: StudentSession, exam: Exam): boo
  * The required checks that have not succeeded (`skipped` does not count as passed), leaving out a
  * measured slow connection where slowConnectionAccepted allows it. Returns them.
  */
-export function missingChecks(session: StudentSession, exam: Exam): CheckField[] {
+export function missingChecks(session: RoomSession, exam: Exam): CheckField[] {
   return requiredChecks(exam).filter(
     (field) =>
       session[field] !== 'succeeded' &&
@@ -162,7 +168,7 @@ export function missingChecks(session: StudentSession, exam: Exam): CheckField[]
  * the session and the exam use the duration, capped by the exam's `end_time`. Returns epoch ms, or
  * null for a session not started or an exam without either limit.
  */
-export function deadlineOf(session: StudentSession, exam: Exam): number | null {
+export function deadlineOf(session: RoomSession, exam: Exam): number | null {
   if (session.startTime === null) return null;
   const byDuration =
     session.useDuration && exam.useDuration && exam.durationMinutes !== null

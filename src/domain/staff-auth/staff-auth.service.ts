@@ -37,7 +37,14 @@ import {
   useRecoveryCode,
   useTotp,
 } from './second-factor.ts';
-import { ACCOUNT_FREE_FAILURES, ADDRESS_FREE_FAILURES, afterFailure, waitFor } from './sign-in-throttle.ts';
+import {
+  ACCOUNT_FREE_FAILURES,
+  accountKey,
+  ADDRESS_FREE_FAILURES,
+  addressKey,
+  afterFailure,
+  waitFor,
+} from './sign-in-throttle.ts';
 import {
   deleteEndedStaffSessions,
   deleteStaffSession,
@@ -117,6 +124,20 @@ export class SignInThrottled extends RateLimited {
   }
 }
 
+/**
+ * A wrong code at the second step of a sign-in. Answered as any refused sign-in (403, Unauthorized);
+ * it names the account (never the code) so the refusal can be recorded for its institute.
+ */
+export class SecondStepRefused extends Unauthorized {
+  readonly actor: Actor;
+  readonly email: string;
+  constructor(user: Pick<User, 'id' | 'instituteId' | 'role' | 'email'>) {
+    super(`second step refused for user ${user.id}`);
+    this.actor = { id: user.id, instituteId: user.instituteId, role: user.role };
+    this.email = user.email;
+  }
+}
+
 export interface StaffAuthService {
   /**
    * Signs a user in by email and password and opens a new session (never an existing one). Returns
@@ -126,10 +147,17 @@ export interface StaffAuthService {
    */
   signIn(email: string, password: string, client: ClientInfo): Promise<SignInResult>;
   /**
+   * Signs in a user whose identity another party vouched for (an institute's OpenID Connect
+   * provider, docs/staff-sign-in.md): no password, the same rules after it. Returns a new session,
+   * or the pending second step for a user with a second factor, as signIn does; throws
+   * Unauthorized for an unknown or deactivated user.
+   */
+  signInVerified(userId: number, client: ClientInfo): Promise<SignInResult>;
+  /**
    * The second step of a sign-in: a TOTP code or an unused recovery code for the pending token.
-   * Returns the new session as signIn does; throws SignInThrottled, or Unauthorized for a wrong code
-   * (counted by the throttle and by the pending step, which is spent after CHALLENGE_ATTEMPTS) and
-   * for an unknown, spent or expired token.
+   * Returns the new session as signIn does; throws SignInThrottled, SecondStepRefused (an
+   * Unauthorized) for a wrong code (counted by the throttle and by the pending step, which is spent
+   * after CHALLENGE_ATTEMPTS), and Unauthorized for an unknown, spent or expired token.
    */
   completeSignIn(
     pendingToken: string,
@@ -152,10 +180,18 @@ export interface StaffAuthService {
    */
   disableSecondFactor(userId: number, password: string, client: ClientInfo): Promise<void>;
   /**
-   * Replaces the recovery codes after checking a TOTP code. Returns the new codes; throws Invalid
-   * (`code`) for a wrong code or a user without a second factor.
+   * Checks a signed-in user's password again before a sensitive change (under the sign-in throttle,
+   * a wrong one counted as a failed sign-in). Returns the user; throws SignInThrottled, NotFound, or
+   * Invalid (`field`, `is not correct`) for a wrong password or a user without one, said alike.
    */
-  regenerateRecoveryCodes(userId: number, code: string): Promise<string[]>;
+  confirmPassword(userId: number, password: string, client: ClientInfo, field?: string): Promise<User>;
+  /**
+   * Replaces the recovery codes after checking a TOTP code, under the sign-in throttle (a wrong code
+   * counts as a failed sign-in for the account and the address, so a browser left open is no place
+   * to guess codes). Returns the new codes; throws SignInThrottled, NotFound, or Invalid (`code`) for
+   * a wrong code or a user without a second factor.
+   */
+  regenerateRecoveryCodes(userId: number, code: string, client: ClientInfo): Promise<string[]>;
   /**
    * The compat sign-in of the original service's Go client: checks email and password as signIn
    * does, then issues the user fresh API credentials (the old ones stop working: only their hash is
@@ -200,15 +236,6 @@ export interface StaffAuthService {
 
 function randomToken(): string {
   return crypto.randomBytes(32).toString('base64url');
-}
-
-/** The account key of the throttle: the email as typed, trimmed, in lower case. */
-function accountKey(email: string): string {
-  return `account:${email.trim().toLowerCase()}`;
-}
-
-function addressKey(ip: string): string {
-  return `address:${ip}`;
 }
 
 /** The console page each link opens. */
@@ -303,6 +330,32 @@ export function createStaffAuthService(deps: {
     if (!written) throw new NotFound('User', userId);
   }
 
+  /** See StaffAuthService.confirmPassword. */
+  async function confirmPassword(
+    userId: number,
+    password: string,
+    client: ClientInfo,
+    field: string,
+  ): Promise<User> {
+    const user = await findUser(db, userId);
+    const found = user === undefined ? undefined : await findSignInUser(db, user.email);
+    if (user === undefined || found === undefined) throw new NotFound('User', userId);
+    const now = clock.now();
+    await throttleCheck([accountKey(user.email), addressKey(client.ip)], now);
+    // As at sign-in, a user without a password costs one scrypt verification too.
+    const matches =
+      password.length > 4 * MAX_PASSWORD_LENGTH
+        ? false
+        : found.passwordHash !== null
+          ? await verifyPassword(password, found.passwordHash)
+          : await verifyAgainstNothing(password);
+    if (!matches) {
+      await recordFailure(user.email, client.ip, now);
+      throw new Invalid(field, 'is not correct');
+    }
+    return user;
+  }
+
   function checkNewPassword(password: string): void {
     const problem = passwordProblem(password);
     if (problem !== undefined) throw new Invalid('password', problem);
@@ -332,6 +385,7 @@ export function createStaffAuthService(deps: {
         to: user.email,
         message: purpose === 'invitation' ? staffInvitationMail(content) : passwordResetMail(content),
         studentSessionId: null,
+        instituteId: user.instituteId,
       });
     });
     return { url, expiresAt };
@@ -362,25 +416,34 @@ export function createStaffAuthService(deps: {
     return { token, session: await present(row, user) };
   }
 
+  /** A session, or the pending second step when the user has a second factor. Returns either. */
+  async function afterFirstFactor(user: User, client: ClientInfo): Promise<SignInResult> {
+    if (!(await hasSecondFactor(db, user.id))) return openSession(user, client);
+    const token = randomToken();
+    const now = clock.now();
+    const expiresAt = now + CHALLENGE_MS;
+    await insertChallenge(db, {
+      id: hashToken(token),
+      userId: user.id,
+      expiresAt,
+      attempts: 0,
+      createdAt: now,
+      ip: client.ip,
+      userAgent: client.userAgent?.slice(0, 500) ?? null,
+    });
+    return { pending: { token, expiresAt } };
+  }
+
   return {
     async signIn(email, password, client) {
-      const user = await checkPassword(email, password, client);
-      if (await hasSecondFactor(db, user.id)) {
-        const token = randomToken();
-        const now = clock.now();
-        const expiresAt = now + CHALLENGE_MS;
-        await insertChallenge(db, {
-          id: hashToken(token),
-          userId: user.id,
-          expiresAt,
-          attempts: 0,
-          createdAt: now,
-          ip: client.ip,
-          userAgent: client.userAgent?.slice(0, 500) ?? null,
-        });
-        return { pending: { token, expiresAt } };
-      }
-      return openSession(user, client);
+      return afterFirstFactor(await checkPassword(email, password, client), client);
+    },
+
+    async signInVerified(userId, client) {
+      const user = await findUser(db, userId);
+      if (user === undefined || !user.active)
+        throw new Unauthorized(`verified sign-in refused for user ${userId}`);
+      return afterFirstFactor(user, client);
     },
 
     async completeSignIn(pendingToken, code, client) {
@@ -401,7 +464,7 @@ export function createStaffAuthService(deps: {
         await recordFailure(user.email, client.ip, now);
         if (found.attempts + 1 >= CHALLENGE_ATTEMPTS) await deleteChallenge(db, found.id);
         else await countChallengeAttempt(db, found.id, found.attempts + 1);
-        throw new Unauthorized(`second step refused for user ${user.id}`);
+        throw new SecondStepRefused(user);
       }
       await deleteChallenge(db, found.id);
       await deleteThrottle(db, accountKey(user.email));
@@ -426,24 +489,20 @@ export function createStaffAuthService(deps: {
     },
 
     async disableSecondFactor(userId, password, client) {
-      const user = await findUser(db, userId);
-      const found = user === undefined ? undefined : await findSignInUser(db, user.email);
-      if (user === undefined || found === undefined) throw new NotFound('User', userId);
-      const now = clock.now();
-      await throttleCheck([accountKey(user.email), addressKey(client.ip)], now);
-      const matches =
-        found.passwordHash !== null && password.length <= 4 * MAX_PASSWORD_LENGTH
-          ? await verifyPassword(password, found.passwordHash)
-          : false;
-      if (!matches) {
-        await recordFailure(user.email, client.ip, now);
-        throw new Invalid('password', 'is not correct');
-      }
+      await confirmPassword(userId, password, client, 'password');
       await db.transaction().execute((trx) => deleteSecondFactor(trx, userId));
     },
 
-    async regenerateRecoveryCodes(userId, code) {
-      if (!looksLikeTotp(code) || !(await useTotp(db, key, userId, code, clock.now()))) {
+    confirmPassword: (userId, password, client, field = 'password') =>
+      confirmPassword(userId, password, client, field),
+
+    async regenerateRecoveryCodes(userId, code, client) {
+      const user = await findUser(db, userId);
+      if (user === undefined) throw new NotFound('User', userId);
+      const now = clock.now();
+      await throttleCheck([accountKey(user.email), addressKey(client.ip)], now);
+      if (!looksLikeTotp(code) || !(await useTotp(db, key, userId, code, now))) {
+        await recordFailure(user.email, client.ip, now);
         throw new Invalid('code', 'is not valid');
       }
       return db.transaction().execute((trx) => replaceRecoveryCodes(trx, userId));

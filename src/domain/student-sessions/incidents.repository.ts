@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { prepared } from '../../db/prepared.ts';
 import type { IncidentsTable } from '../../db/tables.ts';
 import type { Incident } from './student-session.ts';
 
@@ -35,6 +36,11 @@ export async function insertIncident(
   return incidentFromRow(row);
 }
 
+/** One session's incidents (every read of one session, the room's polls included), compiled once. */
+const incidentsOfOne = prepared([1] as [number], (db, studentSessionId) =>
+  db.selectFrom('incidents').selectAll().where('student_session_id', '=', studentSessionId).orderBy('id'),
+);
+
 /**
  * The incidents of several sessions in one query (a list page never costs a query per session).
  * Returns them by session id, oldest first; a session without incidents has no entry.
@@ -45,12 +51,16 @@ export async function incidentsOf(
 ): Promise<Map<number, Incident[]>> {
   const bySession = new Map<number, Incident[]>();
   if (studentSessionIds.length === 0) return bySession;
-  const rows = await db
-    .selectFrom('incidents')
-    .selectAll()
-    .where('student_session_id', 'in', studentSessionIds)
-    .orderBy('id')
-    .execute();
+  const [only] = studentSessionIds;
+  const rows =
+    studentSessionIds.length === 1 && only !== undefined
+      ? await incidentsOfOne(db, [only])
+      : await db
+          .selectFrom('incidents')
+          .selectAll()
+          .where('student_session_id', 'in', studentSessionIds)
+          .orderBy('id')
+          .execute();
   for (const row of rows) {
     const list = bySession.get(row.student_session_id) ?? [];
     list.push(incidentFromRow(row));

@@ -1,6 +1,7 @@
-import type { Selectable, Updateable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { applyConditions, applyOrderAndPage } from '../../db/list-query.ts';
+import { prepared } from '../../db/prepared.ts';
 import { scopedExams } from '../exams/exams.repository.ts';
 import type { StudentSessionsTable } from '../../db/tables.ts';
 import type { ExamListScope } from '../access.ts';
@@ -18,6 +19,11 @@ import {
 } from './student-session.ts';
 
 type SessionRow = Selectable<StudentSessionsTable>;
+
+/** One session's row by id (every room request reads it), compiled once. */
+const sessionById = prepared([1] as [number], (db, id) =>
+  db.selectFrom('student_sessions').selectAll().where('id', '=', id),
+);
 
 /** Which sessions a listing may return: one exam's, or those of every exam in an exam scope. */
 export type SessionListScope =
@@ -160,6 +166,52 @@ export function uniqueViolationOn(error: unknown): 'token' | 'attempt' | undefin
   return undefined;
 }
 
+/** The row of a new session of an exam: the generated fields, the client's values and every default. */
+function newSessionRow(
+  examId: number,
+  session: NewStudentSession & GeneratedFields,
+  now: number,
+): Insertable<StudentSessionsTable> {
+  return {
+    exam_id: examId,
+    name: session.name,
+    email: session.email,
+    attempt: session.attempt,
+    status: 'registered',
+    token: session.token,
+    pin_code: session.pinCode,
+    time_slot: 0,
+    screenshare_check: 'not_started',
+    microphone_check: 'not_started',
+    speakers_check: 'not_started',
+    webcam_check: 'not_started',
+    mobile_check: 'not_started',
+    bandwidth_check: 'not_started',
+    skip_requirements: session.skipRequirements,
+    send_confirmation: false,
+    use_duration: session.useDuration,
+    open_time: session.openTime,
+    entered_room: false,
+    reviewed: 'not_reviewed',
+    individual_info: session.individualInfo,
+    is_individual_info_html: session.isIndividualInfoHtml,
+    rtc_session_ids: '[]',
+    in_setup: false,
+    in_check_requirements: false,
+    archived: false,
+    transcoding_status: 'not_sent_to_queue',
+    priority: session.priority,
+    is_email_sent: false,
+    external_id: session.externalId,
+    lms_user_id: session.lmsUserId,
+    resource_link_id: session.resourceLinkId,
+    context_id: session.contextId,
+    lti_resource_id: session.ltiResourceId,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
 /** Inserts a session into an exam. Returns it; a unique violation propagates (see uniqueViolationOn). */
 export async function insertStudentSession(
   db: Db,
@@ -169,52 +221,55 @@ export async function insertStudentSession(
 ): Promise<StudentSession> {
   const row = await db
     .insertInto('student_sessions')
-    .values({
-      exam_id: examId,
-      name: session.name,
-      email: session.email,
-      attempt: session.attempt,
-      status: 'registered',
-      token: session.token,
-      pin_code: session.pinCode,
-      time_slot: 0,
-      screenshare_check: 'not_started',
-      microphone_check: 'not_started',
-      speakers_check: 'not_started',
-      webcam_check: 'not_started',
-      mobile_check: 'not_started',
-      bandwidth_check: 'not_started',
-      skip_requirements: session.skipRequirements,
-      send_confirmation: false,
-      use_duration: session.useDuration,
-      open_time: session.openTime,
-      entered_room: false,
-      reviewed: 'not_reviewed',
-      individual_info: session.individualInfo,
-      is_individual_info_html: session.isIndividualInfoHtml,
-      rtc_session_ids: '[]',
-      in_setup: false,
-      in_check_requirements: false,
-      archived: false,
-      transcoding_status: 'not_sent_to_queue',
-      priority: session.priority,
-      is_email_sent: false,
-      external_id: session.externalId,
-      lms_user_id: session.lmsUserId,
-      resource_link_id: session.resourceLinkId,
-      context_id: session.contextId,
-      lti_resource_id: session.ltiResourceId,
-      created_at: now,
-      updated_at: now,
-    })
+    .values(newSessionRow(examId, session, now))
     .returningAll()
     .executeTakeFirstOrThrow();
   return sessionFromRow(row, []);
 }
 
+/**
+ * Inserts several sessions into an exam in one statement (a bulk import; the caller keeps each
+ * statement within the databases' bound-parameter limits and owns the transaction). Returns them in
+ * the order given; a unique violation propagates (see uniqueViolationOn) and inserts none.
+ */
+export async function insertStudentSessions(
+  db: Db,
+  examId: number,
+  sessions: readonly (NewStudentSession & GeneratedFields)[],
+  now: number,
+): Promise<StudentSession[]> {
+  if (sessions.length === 0) return [];
+  const rows = await db
+    .insertInto('student_sessions')
+    .values(sessions.map((session) => newSessionRow(examId, session, now)))
+    .returningAll()
+    .execute();
+  // RETURNING promises no order on SQLite: each row is matched to its session by its unique token.
+  const byToken = new Map(rows.map((row) => [row.token, row]));
+  return sessions.map((session) => {
+    const row = byToken.get(session.token);
+    if (row === undefined) throw new Error(`inserted session with token ${session.token} not returned`);
+    return sessionFromRow(row, []);
+  });
+}
+
+/**
+ * A session without its incidents, for a reader that never shows them (the candidate room, on every
+ * request). Returns it, or undefined.
+ */
+export async function findStudentSessionWithoutIncidents(
+  db: Db,
+  id: number,
+): Promise<Omit<StudentSession, 'incidents'> | undefined> {
+  const [row] = await sessionById(db, [id]);
+  if (row === undefined) return undefined;
+  const { incidents: _none, ...session } = sessionFromRow(row, []);
+  return session;
+}
+
 /** Returns the session with its incidents, or undefined (archived sessions included). */
 export async function findStudentSession(db: Db, id: number): Promise<StudentSession | undefined> {
-  const row = await db.selectFrom('student_sessions').selectAll().where('id', '=', id).executeTakeFirst();
+  const [row] = await sessionById(db, [id]);
   if (row === undefined) return undefined;
   const [session] = await withIncidents(db, [row]);
   return session;

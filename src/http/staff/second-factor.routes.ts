@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
+import { SecondStepRefused } from '../../domain/staff-auth/staff-auth.service.ts';
 import { otpauthUri } from '../../security/totp.ts';
 import { recordSignInEvent } from '../audit.ts';
 import type { ServerDeps } from '../server.ts';
+import { confirming } from './account.routes.ts';
 import {
   confirmSecondFactorSchema,
   disableSecondFactorSchema,
@@ -26,9 +28,23 @@ export function registerSecondFactorRoutes(app: FastifyInstance, deps: ServerDep
     const values = request.input.values;
     const pendingToken = text(values, 'pending_token');
     const code = text(values, 'code');
-    const { token, session } = await throttled(reply, () =>
-      staffAuth.completeSignIn(pendingToken, code, clientOf(request)),
-    );
+    const { token, session } = await throttled(reply, async () => {
+      try {
+        return await staffAuth.completeSignIn(pendingToken, code, clientOf(request));
+      } catch (error) {
+        // A wrong code is a refused sign-in of a known account (the code itself is never kept). An
+        // unknown or expired pending token names nobody and is not recorded.
+        if (error instanceof SecondStepRefused) {
+          await recordSignInEvent(services, request, {
+            action: 'sign_in_failed',
+            actor: error.actor,
+            email: error.email,
+            status: 403,
+          });
+        }
+        throw error;
+      }
+    });
     await recordSignInEvent(services, request, { action: 'sign_in', actor: session.actor, status: 200 });
     reply.header('set-cookie', sessionCookie(token, secure));
     reply.header('cache-control', 'no-store');
@@ -57,8 +73,13 @@ export function registerSecondFactorRoutes(app: FastifyInstance, deps: ServerDep
   app.post('/auth/second_factor/disable', { schema: disableSecondFactorSchema }, async (request, reply) => {
     const { session } = await requireSession(services, request);
     const password = text(request.input.values, 'password');
-    await throttled(reply, () =>
-      staffAuth.disableSecondFactor(session.actor.id, password, clientOf(request)),
+    await confirming(
+      services,
+      request,
+      reply,
+      session.actor,
+      () => staffAuth.disableSecondFactor(session.actor.id, password, clientOf(request)),
+      ['password'],
     );
     await recordSignInEvent(services, request, {
       action: 'second_factor_disabled',
@@ -70,9 +91,14 @@ export function registerSecondFactorRoutes(app: FastifyInstance, deps: ServerDep
 
   app.post('/auth/second_factor/recovery_codes', { schema: recoveryCodesSchema }, async (request, reply) => {
     const { session } = await requireSession(services, request);
-    const codes = await staffAuth.regenerateRecoveryCodes(
-      session.actor.id,
-      text(request.input.values, 'code'),
+    const code = text(request.input.values, 'code');
+    const codes = await confirming(
+      services,
+      request,
+      reply,
+      session.actor,
+      () => staffAuth.regenerateRecoveryCodes(session.actor.id, code, clientOf(request)),
+      ['code'],
     );
     await recordSignInEvent(services, request, {
       action: 'recovery_codes_regenerated',

@@ -112,5 +112,6 @@ export const recoveryCodesSchema = {
     200: { description: 'The new codes; the old ones stop working', ...recoveryCodes },
     403: noSession,
     422: failure('The code is missing or wrong, or the user has no second factor'),
+    429: throttled,
   },
 } as const;

@@ -9,6 +9,7 @@ import {
 import { recordingRefusal, recordSignInEvent } from '../audit.ts';
 import type { ServerDeps } from '../server.ts';
 import { isoTime } from '../time.ts';
+import { registerOidcRoutes } from './oidc.routes.ts';
 import { registerSecondFactorRoutes } from './second-factor.routes.ts';
 import {
   isSecureOrigin,
@@ -91,6 +92,7 @@ export function registerStaffSignInRoutes(app: FastifyInstance, deps: ServerDeps
   const { staffAuth } = services;
   const secure = isSecureOrigin(config.publicUrl);
   registerSecondFactorRoutes(app, deps);
+  registerOidcRoutes(app, deps);
 
   app.post('/auth/sign_in', { schema: signInSchema }, async (request, reply) => {
     requireSameSiteJson(request, config.publicUrl);

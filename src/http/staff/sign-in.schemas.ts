@@ -16,6 +16,7 @@ const signedInUser = {
     name: { type: 'string' },
     role: { type: 'string' },
   },
+  required: ['id', 'institute_id', 'email', 'name', 'role'],
 } as const;
 
 export const sessionAnswer = {
@@ -40,6 +41,14 @@ export const sessionAnswer = {
         'enrolled, the session may only enrol it (its /api/v3 calls answer 403)',
     },
   },
+  required: [
+    'user',
+    'csrf_token',
+    'idle_expires_at',
+    'expires_at',
+    'second_factor_enabled',
+    'second_factor_enrolment_required',
+  ],
 } as const;
 
 const passwordField = { type: 'string', minLength: 12, maxLength: 1024 } as const;

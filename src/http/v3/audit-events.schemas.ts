@@ -14,7 +14,8 @@ export const auditEventRecord = {
       description:
         'sign_in, sign_in_failed, sign_out, sign_out_everywhere, password_changed, ' +
         'api_credentials_issued, second_factor_enabled, second_factor_disabled, ' +
-        'recovery_codes_regenerated, or the method and route template of an API write ' +
+        'recovery_codes_regenerated, password_confirmation_failed, api_secret_revealed, ' +
+        'api_credentials_rotated, or the method and route template of an API write ' +
         '(`POST /api/v3/exams`)',
     },
     email: { ...nullableString, description: 'The email typed into a sign-in; null for API writes' },

@@ -22,6 +22,11 @@ import { registerZipRoutes } from './zip.routes.ts';
 import { registerStudentSessionRoutes } from './student-sessions.routes.ts';
 import { registerAuditHook } from '../audit.ts';
 import { registerAuditEventRoutes } from './audit-events.routes.ts';
+import { registerStudentImportRoutes } from './student-import.routes.ts';
+import { registerEmailPreviewRoutes } from './email-preview.routes.ts';
+import { registerMonitorRoutes } from './monitor.routes.ts';
+import { registerOutboxRoutes } from './outbox.routes.ts';
+import { registerUserInvitationRoutes } from './user-invitations.routes.ts';
 
 const V3_MEDIA_TYPES = ['application/vnd.service.v3', 'application/vnd.procwise.v3'];
 
@@ -73,6 +78,9 @@ export function registerV3(app: FastifyInstance, deps: ServerDeps): void {
   registerDocumentRoutes(app, deps);
   registerAttachmentRoutes(app, deps);
   registerStudentSessionRoutes(app, deps);
+  registerStudentImportRoutes(app, deps);
+  registerEmailPreviewRoutes(app, deps);
+  registerMonitorRoutes(app, deps);
   registerPhotoRoutes(app, deps);
   registerSessionFileRoutes(app, deps);
   registerExamActionRoutes(app, deps);
@@ -85,4 +93,6 @@ export function registerV3(app: FastifyInstance, deps: ServerDeps): void {
   registerLtiResourceRoutes(app, deps);
   registerIdentityProviderRoutes(app, deps);
   registerAuditEventRoutes(app, deps);
+  registerOutboxRoutes(app, deps);
+  registerUserInvitationRoutes(app, deps);
 }

@@ -274,6 +274,103 @@ for (const dialect of DIALECTS) {
       assert.equal((await sessionOf(browser)).second_factor_enabled, false);
     });
 
+    /** The audit events of a user, newest first. */
+    const eventsOf = (userId: number) =>
+      server.app.database.db
+        .selectFrom('audit_events')
+        .selectAll()
+        .where('user_id', '=', userId)
+        .orderBy('id', 'desc')
+        .execute();
+
+    const eventCount = async () =>
+      Number(
+        (
+          await server.app.database.db
+            .selectFrom('audit_events')
+            .select((eb) => eb.fn.countAll().as('count'))
+            .executeTakeFirstOrThrow()
+        ).count,
+      );
+
+    it('records a wrong code at the second step as sign_in_failed (403) for the account, never the code', async () => {
+      const user = await enrolledUser();
+      const pending = await passwordStep(user.email);
+      const wrongTotp = codeAt(user.secret, clock.now(), 5);
+      const wrongRecovery = 'zzzzz-zzzzz';
+      for (const code of [wrongTotp, wrongRecovery]) {
+        const answer = await secondStep(pending, code);
+        assert.equal(answer.status, 403, code);
+        assert.deepEqual(answer.json, NOT_AUTHORIZED);
+      }
+      const events = (await eventsOf(user.id)).slice(0, 2);
+      assert.deepEqual(
+        events.map((event) => [event.action, event.status, event.email, event.institute_id]),
+        [
+          ['sign_in_failed', 403, user.email, instituteId],
+          ['sign_in_failed', 403, user.email, instituteId],
+        ],
+      );
+      for (const event of events) {
+        const stored = JSON.stringify(event);
+        assert.ok(!stored.includes(wrongTotp) && !stored.includes('zzzzz'), stored);
+        assert.ok(!stored.includes(pending), 'the pending token is not recorded either');
+      }
+      // A pending token that names nobody is not recorded: there is no account to show it to.
+      const before = await eventCount();
+      assert.equal((await secondStep('made-up', wrongTotp)).status, 403);
+      assert.equal(await eventCount(), before);
+      // The right code still signs in, recorded as a sign-in.
+      const done = await secondStep(pending, codeAt(user.secret, clock.now()));
+      assert.equal(done.status, 200, done.text);
+      const [latest] = await eventsOf(user.id);
+      assert.deepEqual([latest?.action, latest?.status], ['sign_in', 200]);
+    });
+
+    it('records a wrong password at disable and a wrong code at recovery_codes as password_confirmation_failed (422), and throttles both', async () => {
+      const user = await enrolledUser();
+      const wrongPassword = 'not the password at all';
+      const disable = await consolePost(user.browser, '/auth/second_factor/disable', {
+        password: wrongPassword,
+      });
+      assert.equal(disable.status, 422);
+      const wrongCodes = [codeAt(user.secret, clock.now(), 5), user.recoveryCodes[0] ?? ''];
+      for (const code of wrongCodes) {
+        const answer = await consolePost(user.browser, '/auth/second_factor/recovery_codes', { code });
+        assert.equal(answer.status, 422, code);
+        assert.deepEqual(answer.json, invalid('code', 'is not valid'));
+      }
+      const events = (await eventsOf(user.id)).slice(0, 3);
+      assert.deepEqual(
+        events.map((event) => [event.action, event.status, event.institute_id]),
+        [
+          ['password_confirmation_failed', 422, instituteId],
+          ['password_confirmation_failed', 422, instituteId],
+          ['password_confirmation_failed', 422, instituteId],
+        ],
+      );
+      for (const event of events) {
+        const stored = JSON.stringify(event);
+        assert.ok(!stored.includes(wrongPassword), stored);
+        for (const code of wrongCodes) assert.ok(!stored.includes(code), stored);
+      }
+      // Three failures for the account: even the right code waits now, unrecorded, as at sign-in.
+      const before = await eventCount();
+      const blocked = await consolePost(user.browser, '/auth/second_factor/recovery_codes', {
+        code: codeAt(user.secret, clock.now()),
+      });
+      assert.equal(blocked.status, 429, blocked.text);
+      assert.equal(blocked.headers['retry-after'], '1');
+      assert.equal(await eventCount(), before);
+      clock.current += 2000;
+      const replaced = await consolePost(user.browser, '/auth/second_factor/recovery_codes', {
+        code: codeAt(user.secret, clock.now()),
+      });
+      assert.equal(replaced.status, 200, replaced.text);
+      const [latest] = await eventsOf(user.id);
+      assert.deepEqual([latest?.action, latest?.status], ['recovery_codes_regenerated', 200]);
+    });
+
     it('ends pending second steps when the password changes', async () => {
       const user = await enrolledUser();
       const pending = await passwordStep(user.email);

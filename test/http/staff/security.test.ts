@@ -14,6 +14,13 @@ import { type Browser, signIn, staffUser } from './support.ts';
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
+/** The changes of "my account": a session and its CSRF token, like enrolment. */
+const ACCOUNT_CHANGES = [
+  '/auth/password/change',
+  '/auth/api_credentials/reveal',
+  '/auth/api_credentials/rotate',
+];
+
 interface Route {
   readonly method: string;
   /** With every path parameter filled with 1. */
@@ -139,7 +146,9 @@ for (const dialect of DIALECTS) {
           (route.path.startsWith('/auth/') || route.path === '/users/sign_in.json') &&
           !route.path.startsWith('/auth/sign_out') &&
           // Enrolment needs a session and its CSRF token (the case below), not the sign-in rules.
-          !route.path.startsWith('/auth/second_factor/'),
+          !route.path.startsWith('/auth/second_factor/') &&
+          // So does "my account" (the case after it).
+          !ACCOUNT_CHANGES.includes(route.path),
       );
       assert.equal(bodies.length, 6);
       for (const route of bodies) {
@@ -159,6 +168,36 @@ for (const dialect of DIALECTS) {
         assert.equal(foreign.status, 403, route.path);
         assert.deepEqual(foreign.json, NOT_AUTHORIZED);
       }
+    });
+
+    it('refuses every "my account" change to a live cookie without X-CSRF-Token, and to an ended session (403)', async () => {
+      const account = routes.filter(
+        (route) => route.method === 'POST' && ACCOUNT_CHANGES.includes(route.path),
+      );
+      assert.equal(account.length, ACCOUNT_CHANGES.length);
+      for (const route of account) {
+        const cases: Record<string, string>[] = [
+          { cookie: live.cookie },
+          { cookie: live.cookie, 'x-csrf-token': 'not-the-token' },
+          { cookie: ended.cookie, 'x-csrf-token': ended.csrf },
+          {},
+        ];
+        for (const headers of cases) {
+          const answer = await httpRequest({
+            url: `${server.baseUrl}${route.path}`,
+            method: route.method,
+            headers: { 'content-type': 'application/json', ...headers },
+            body: '{"password":"whatever it is","current_password":"x","new_password":"long enough now"}',
+          });
+          assert.equal(answer.status, 403, `${route.method} ${route.path} ${JSON.stringify(headers)}`);
+          assert.deepEqual(answer.json, NOT_AUTHORIZED);
+        }
+      }
+      const read = await httpRequest({
+        url: `${server.baseUrl}/auth/api_credentials`,
+        headers: { cookie: ended.cookie },
+      });
+      assert.equal(read.status, 403);
     });
   });
 }

@@ -1,0 +1,22 @@
+/**
+ * Builds the console (dist/console) when it is missing, so `npm start` and `npm test` work on a
+ * checkout where `npm ci` ran without its prepare step (e.g. `--ignore-scripts`). A build that is
+ * present is left alone: `npm run build:console` rebuilds on purpose.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const root = path.resolve(import.meta.dirname, '..');
+if (!fs.existsSync(path.join(root, 'dist/console/index.html'))) {
+  console.log('ensure-console: building the console (dist/console)');
+  const vite = path.join(root, 'node_modules/.bin/vite');
+  const result = spawnSync(vite, ['build', '--config', 'console/vite.config.ts', '--logLevel', 'warn'], {
+    cwd: root,
+    stdio: 'inherit',
+  });
+  if (result.status !== 0) {
+    console.error('ensure-console: the console build failed (see above)');
+    process.exit(result.status ?? 1);
+  }
+}

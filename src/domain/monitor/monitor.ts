@@ -1,0 +1,70 @@
+import { type CheckValue, SESSION_STATUSES, type SessionStatus } from '../student-sessions/status.ts';
+import { CHECK_FIELDS, type CheckField } from '../student-sessions/student-session.ts';
+
+/**
+ * The live monitor of an exam (docs/live-monitor.md): what a staff screen shows of each session
+ * while the exam runs, and the changes between two looks at the database. Pure: the service reads,
+ * the HTTP layer streams.
+ */
+
+/** One session as the monitor shows it. Times are epoch milliseconds. */
+export interface MonitorSession {
+  readonly id: number;
+  readonly name: string;
+  readonly email: string;
+  readonly attempt: number;
+  readonly status: SessionStatus;
+  readonly checks: { readonly [K in CheckField]: CheckValue };
+  readonly incidentsCount: number;
+  readonly proctorId: number | null;
+  readonly updatedAt: number;
+}
+
+/** How many sessions are in each status, and in all. */
+export type StatusCounts = { readonly [S in SessionStatus]: number } & { readonly total: number };
+
+/** Everything the monitor shows of an exam at one moment: its sessions (archived aside), by id. */
+export interface MonitorSnapshot {
+  readonly examId: number;
+  readonly counts: StatusCounts;
+  readonly sessions: readonly MonitorSession[];
+}
+
+/** What changed between two looks: a session new or changed, a session gone (deleted or archived), new counts. */
+export type MonitorChange =
+  | { readonly kind: 'session'; readonly session: MonitorSession }
+  | { readonly kind: 'removed'; readonly id: number }
+  | { readonly kind: 'counts'; readonly counts: StatusCounts };
+
+/** Counts the sessions by status. Returns every status, zero included, and the total. */
+export function countByStatus(sessions: Iterable<MonitorSession>): StatusCounts {
+  const counts = Object.fromEntries(SESSION_STATUSES.map((status) => [status, 0])) as Record<
+    SessionStatus,
+    number
+  >;
+  let total = 0;
+  for (const session of sessions) {
+    counts[session.status] += 1;
+    total += 1;
+  }
+  return { ...counts, total };
+}
+
+/** True when two counts are the same in every status. */
+export function sameCounts(a: StatusCounts, b: StatusCounts): boolean {
+  return a.total === b.total && SESSION_STATUSES.every((status) => a[status] === b[status]);
+}
+
+/** True when the monitor would show the two versions of a session the same. */
+export function sameSession(a: MonitorSession, b: MonitorSession): boolean {
+  return (
+    a.updatedAt === b.updatedAt &&
+    a.status === b.status &&
+    a.incidentsCount === b.incidentsCount &&
+    a.proctorId === b.proctorId &&
+    a.name === b.name &&
+    a.email === b.email &&
+    a.attempt === b.attempt &&
+    (Object.keys(CHECK_FIELDS) as CheckField[]).every((field) => a.checks[field] === b.checks[field])
+  );
+}

@@ -1,0 +1,189 @@
+import type { Db } from '../../db/database.ts';
+import type { Actor } from '../access.ts';
+import type { Clock } from '../clock.ts';
+import { Taken } from '../errors.ts';
+import type { Exam } from '../exams/exam.ts';
+import { findManageableExam } from '../exams/exam-access.ts';
+import { optionalBoolean, type Params } from '../input.ts';
+import { withLtiResource } from '../lti-resources/session-link.ts';
+import {
+  type CheckedRow,
+  ignoredFieldList,
+  ImportRejected,
+  readImportRows,
+  type RowError,
+  rowErrorOf,
+  rowParams,
+  sessionKey,
+  unreadFields,
+} from './student-import.ts';
+import { attemptsByEmail } from './student-import.repository.ts';
+import {
+  checkNewAttempt,
+  checkOpenTime,
+  generateFields,
+  type NewStudentSession,
+  newSessionDefaults,
+  readAttempt,
+  readSessionChanges,
+  type StudentSession,
+} from './student-session.ts';
+import { insertStudentSessions, uniqueViolationOn } from './student-sessions.repository.ts';
+
+/** What an import did: checked only (`dry_run`), or created every row's session. */
+export type ImportOutcome =
+  | {
+      readonly dryRun: true;
+      readonly rows: readonly CheckedRow[];
+      readonly ignoredFields: readonly string[];
+    }
+  | {
+      readonly dryRun: false;
+      readonly sessions: readonly StudentSession[];
+      readonly ignoredFields: readonly string[];
+    };
+
+/** Bulk import of student sessions into one exam, all or nothing. */
+export interface StudentImportService {
+  /**
+   * Checks every row of `students` (params; an array, or a string holding one) with the rules of
+   * creating one session, plus duplicates within the file, then creates them all in one transaction,
+   * or with `dry_run` only checks. Returns what was checked or created, in row order, with the row
+   * fields no rule read. Throws NotFound (Exam) or Forbidden (the actor may not manage the exam),
+   * ParamMissing or Invalid on `students` or `dry_run`, and ImportRejected naming every bad row
+   * (nothing is created then).
+   */
+  importStudents(actor: Actor, examId: string | number, params: Params): Promise<ImportOutcome>;
+}
+
+/** A row that passed the checks, with what it creates. */
+interface AcceptedRow {
+  readonly row: number;
+  readonly attributes: NewStudentSession;
+}
+
+/** How many times the transaction is tried when a unique index refuses it (see create). */
+const CREATE_TRIES = 3;
+
+/**
+ * Rows per INSERT statement: 36 bound values each keeps a statement far below SQLite's limit
+ * (32 766) and PostgreSQL's (65 535).
+ */
+const ROWS_PER_STATEMENT = 500;
+
+/**
+ * Builds the import use case over the database and the clock. Returns the service; building it
+ * throws nothing.
+ */
+export function createStudentImportService(deps: { db: Db; clock: Clock }): StudentImportService {
+  const { db, clock } = deps;
+
+  /**
+   * Reads and checks one row as `create` in student-sessions.service.ts reads a request, with the
+   * same functions in the same order, up to the attempt rule (checkRows applies it after looking for
+   * the same session earlier in the file). Returns what the row would create.
+   */
+  async function readRow(exam: Exam, params: Params): Promise<NewStudentSession> {
+    const changes = await withLtiResource(db, exam, params, readSessionChanges(params, 'create'));
+    const attempt = readAttempt(params);
+    const attributes = { ...newSessionDefaults(), ...changes, attempt } as NewStudentSession;
+    checkOpenTime(attributes.openTime, exam);
+    return attributes;
+  }
+
+  async function checkRows(exam: Exam, rows: readonly unknown[]) {
+    const attempts = await attemptsByEmail(db, exam.id);
+    const firstRowOf = new Map<string, number>();
+    const accepted: AcceptedRow[] = [];
+    const errors: RowError[] = [];
+    const ignored = new Set<string>();
+    for (const [index, raw] of rows.entries()) {
+      const row = index + 1;
+      try {
+        const read = new Set<string>();
+        const params = rowParams(raw, read);
+        if (params === undefined) {
+          errors.push({ row, field: null, message: 'must be an object' });
+          continue;
+        }
+        const attributes = await readRow(exam, params);
+        const key = sessionKey(attributes.email, attributes.attempt);
+        const earlier = firstRowOf.get(key);
+        if (earlier !== undefined) {
+          errors.push({ row, field: 'email', message: `has already been taken by row ${earlier}` });
+          continue;
+        }
+        // Against the exam's sessions and the rows before: a second attempt may follow the first.
+        checkNewAttempt(attributes.attempt, attempts.get(attributes.email) ?? []);
+        firstRowOf.set(key, row);
+        attempts.set(attributes.email, [...(attempts.get(attributes.email) ?? []), attributes.attempt]);
+        accepted.push({ row, attributes });
+        for (const name of unreadFields(raw, read)) ignored.add(name);
+      } catch (error) {
+        const problem = rowErrorOf(error);
+        if (problem === undefined) throw error;
+        errors.push({ row, ...problem });
+      }
+    }
+    return { accepted, errors, ignored: ignoredFieldList(ignored) };
+  }
+
+  async function insertAll(trx: Db, examId: number, accepted: readonly AcceptedRow[]) {
+    const now = clock.now();
+    const sessions: StudentSession[] = [];
+    for (let at = 0; at < accepted.length; at += ROWS_PER_STATEMENT) {
+      const chunk = accepted
+        .slice(at, at + ROWS_PER_STATEMENT)
+        .map(({ attributes }) => ({ ...attributes, ...generateFields() }));
+      sessions.push(...(await insertStudentSessions(trx, examId, chunk, now)));
+    }
+    return sessions;
+  }
+
+  /**
+   * Creates the accepted rows' sessions in one transaction. When a unique index refuses them, either
+   * a session created meanwhile (another import, a single create) took a row's email and attempt, and
+   * the rows are checked again so the answer names them, or a fresh room token existed, and new
+   * tokens are drawn. Returns the sessions in row order.
+   */
+  async function create(exam: Exam, rows: readonly unknown[], checked: readonly AcceptedRow[]) {
+    let accepted = checked;
+    for (let tries = 1; ; tries += 1) {
+      try {
+        return await db.transaction().execute((trx) => insertAll(trx, exam.id, accepted));
+      } catch (error) {
+        const violated = uniqueViolationOn(error);
+        if (violated === undefined) throw error;
+        if (tries >= CREATE_TRIES) throw violated === 'attempt' ? new Taken('email') : error;
+        if (violated === 'attempt') {
+          const again = await checkRows(exam, rows);
+          if (again.errors.length > 0) throw new ImportRejected(again.errors, rows.length);
+          accepted = again.accepted;
+        }
+      }
+    }
+  }
+
+  return {
+    async importStudents(actor, examId, params) {
+      const exam = await findManageableExam(db, actor, examId);
+      const rows = readImportRows(params);
+      const dryRun = optionalBoolean(params, 'dry_run') ?? false;
+      const { accepted, errors, ignored } = await checkRows(exam, rows);
+      if (errors.length > 0) throw new ImportRejected(errors, rows.length);
+      if (dryRun) {
+        return {
+          dryRun,
+          ignoredFields: ignored,
+          rows: accepted.map(({ row, attributes }) => ({
+            row,
+            name: attributes.name,
+            email: attributes.email,
+            attempt: attributes.attempt,
+          })),
+        };
+      }
+      return { dryRun, ignoredFields: ignored, sessions: await create(exam, rows, accepted) };
+    },
+  };
+}

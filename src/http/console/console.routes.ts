@@ -1,0 +1,123 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+
+/**
+ * The exam office console (docs/console.md): a single-page app built by Vite into dist/console and
+ * served from memory. Hashed files under /console/assets/ are cached for a year; every other path
+ * under /console answers the app's index.html (the app routes in the browser), never cached, so a
+ * new release is picked up on the next visit. A strict Content-Security-Policy: nothing but the
+ * service's own scripts, styles and connections.
+ */
+
+/** Where `npm run build:console` writes the app (relative to the repository root). */
+export const CONSOLE_DIST = path.resolve(import.meta.dirname, '../../../dist/console');
+
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' blob: data:",
+  "media-src 'self' blob:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "frame-src 'self'",
+  "manifest-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const CONTENT_TYPES: Readonly<Record<string, string>> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.woff2': 'font/woff2',
+  '.json': 'application/json; charset=utf-8',
+};
+
+interface ConsoleFile {
+  readonly body: Buffer;
+  readonly contentType: string;
+  readonly etag: string;
+}
+
+function fileOf(body: Buffer, contentType: string): ConsoleFile {
+  const etag = `"${crypto.createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+  return { body, contentType, etag };
+}
+
+/** The built app read into memory: index.html and the hashed assets by name; undefined when not built. */
+function readBuild(dist: string): { index: ConsoleFile; assets: Map<string, ConsoleFile> } | undefined {
+  const indexPath = path.join(dist, 'index.html');
+  if (!fs.existsSync(indexPath)) return undefined;
+  const assets = new Map<string, ConsoleFile>();
+  const assetDir = path.join(dist, 'assets');
+  for (const name of fs.existsSync(assetDir) ? fs.readdirSync(assetDir) : []) {
+    const type = CONTENT_TYPES[path.extname(name)];
+    if (type !== undefined) assets.set(name, fileOf(fs.readFileSync(path.join(assetDir, name)), type));
+  }
+  return { index: fileOf(fs.readFileSync(indexPath), 'text/html; charset=utf-8'), assets };
+}
+
+function securityHeaders(reply: FastifyReply): FastifyReply {
+  return reply
+    .header('content-security-policy', CONTENT_SECURITY_POLICY)
+    .header('x-content-type-options', 'nosniff')
+    .header('referrer-policy', 'same-origin')
+    .header('cross-origin-opener-policy', 'same-origin')
+    .header('permissions-policy', 'camera=(), microphone=(), display-capture=(), geolocation=()');
+}
+
+const NOT_BUILT = `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Console not built · Invigil</title></head>
+<body><main><h1>The console is not built</h1>
+<p>This installation has no built console. Run <code>npm run build:console</code> (or <code>npm ci</code>, which
+builds it) in the Invigil directory, then restart the service. The API is available meanwhile at
+<a href="/api/docs">/api/docs</a>.</p></main></body></html>
+`;
+
+/** Registers `/` (→ /console), /console and everything under it. */
+export function registerConsoleRoutes(app: FastifyInstance, dist: string = CONSOLE_DIST): void {
+  const build = readBuild(dist);
+
+  app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect('/console', 302));
+
+  const sendFile = (
+    reply: FastifyReply,
+    file: ConsoleFile,
+    ifNoneMatch: string | undefined,
+    cache: string,
+  ) => {
+    securityHeaders(reply).header('cache-control', cache).header('etag', file.etag);
+    if (ifNoneMatch === file.etag) return reply.code(304).send();
+    return reply.type(file.contentType).send(file.body);
+  };
+
+  app.get<{ Params: { name: string } }>(
+    '/console/assets/:name',
+    { schema: { hide: true } },
+    (request, reply) => {
+      const file = build?.assets.get(request.params.name);
+      if (file === undefined) {
+        return securityHeaders(reply).code(404).type('text/plain; charset=utf-8').send('Not Found');
+      }
+      return sendFile(reply, file, request.headers['if-none-match'], 'public, max-age=31536000, immutable');
+    },
+  );
+
+  const page = (request: { headers: { 'if-none-match'?: string | undefined } }, reply: FastifyReply) => {
+    if (build === undefined) {
+      return securityHeaders(reply)
+        .code(503)
+        .header('cache-control', 'no-store')
+        .type('text/html; charset=utf-8')
+        .send(NOT_BUILT);
+    }
+    return sendFile(reply, build.index, request.headers['if-none-match'], 'no-cache');
+  };
+  app.get('/console', { schema: { hide: true } }, page);
+  app.get('/console/*', { schema: { hide: true } }, page);
+}

@@ -1,0 +1,50 @@
+import type { ImportOutcome } from '../../domain/student-sessions/student-import.service.ts';
+import type { ImportRejected } from '../../domain/student-sessions/student-import.ts';
+import { v3Answer } from '../errors.ts';
+import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
+
+/**
+ * The answer to an import: for a dry run `{dry_run: true, count, rows, ignored_fields}`, else
+ * `{dry_run: false, count, students, ignored_fields}` with the created records (without
+ * `is_email_sent`, as the single create answers).
+ */
+export function presentImportV3(outcome: ImportOutcome): Record<string, unknown> {
+  if (outcome.dryRun) {
+    return {
+      dry_run: true,
+      count: outcome.rows.length,
+      rows: outcome.rows.map((row) => ({
+        row: row.row,
+        name: row.name,
+        email: row.email,
+        attempt: row.attempt,
+      })),
+      ignored_fields: outcome.ignoredFields,
+    };
+  }
+  return {
+    dry_run: false,
+    count: outcome.sessions.length,
+    students: outcome.sessions.map((session) => presentStudentSessionV3(session, { created: true })),
+    ignored_fields: outcome.ignoredFields,
+  };
+}
+
+/** The 422 body of a refused import: the V3 error body plus `row_errors`. */
+export function presentImportRejectedV3(error: ImportRejected): {
+  status: number;
+  body: Record<string, unknown>;
+} {
+  const answer = v3Answer(error);
+  return {
+    status: answer.status,
+    body: {
+      ...answer.body,
+      row_errors: error.rowErrors.map((rowError) => ({
+        row: rowError.row,
+        field: rowError.field,
+        message: rowError.message,
+      })),
+    },
+  };
+}
