@@ -16,13 +16,20 @@ import {
   ROOT,
   readOptions,
 } from './benchmark.ts';
+import { recordingFinalize } from './recording-finalize.ts';
 import { roomCapacity } from './room-capacity.ts';
 import { sessionListing } from './session-listing.ts';
 import { signedGet } from './signed-get.ts';
 import { zipMemory } from './zip-memory.ts';
 
 /** Every benchmark, in the order they run. Later steps append theirs here. */
-const BENCHMARKS: readonly Benchmark[] = [signedGet, sessionListing, zipMemory, roomCapacity];
+const BENCHMARKS: readonly Benchmark[] = [
+  signedGet,
+  sessionListing,
+  zipMemory,
+  roomCapacity,
+  recordingFinalize,
+];
 
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
 

@@ -26,6 +26,9 @@ import { createOidcSignInService } from './domain/staff-auth/oidc-sign-in.servic
 import { createAccountService } from './domain/staff-auth/account.service.ts';
 import { createInvitationsService } from './domain/staff-auth/invitations.service.ts';
 import { createOutboxService } from './mail/outbox.service.ts';
+import { createReviewsService } from './domain/reviews/reviews.service.ts';
+import { createRecordingsService } from './domain/recordings/recordings.service.ts';
+import { createSessionReportsService } from './domain/reports/session-report.service.ts';
 import { createAuthenticator } from './http/auth/authenticate.ts';
 import { createFilesService } from './domain/files/files.service.ts';
 import type { JobHandler } from './jobs/job.ts';
@@ -35,6 +38,10 @@ import { createMailService } from './mail/mail.service.ts';
 import { createExamExportsService } from './domain/exports/exam-exports.service.ts';
 import { loadServerKeys } from './security/keys.ts';
 import { createUrlSigner } from './storage/signed-url.ts';
+import { emitStudentSessionReviewed } from './domain/webhooks/emit.ts';
+import { createWebhooksService } from './domain/webhooks/webhooks.service.ts';
+import { createRetentionService } from './domain/retention/retention.service.ts';
+import { createOutboundHttp } from './security/outbound-http.ts';
 import { createStorage } from './storage/index.ts';
 import type { Services } from './services.ts';
 
@@ -135,11 +142,35 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
     // Without SMTP an invitation is held, so the administrator is given the link to pass on.
     invitations: createInvitationsService({ db, users, staffAuth, showLink: config.smtpUrl === undefined }),
     outbox: createOutboxService({ db, clock, jobs, logger }),
+    reviews: createReviewsService({
+      db,
+      dialect: database.dialect,
+      clock,
+      onReviewed: async (trx, event) => {
+        await emitStudentSessionReviewed(trx, event);
+      },
+    }),
+    recordings: createRecordingsService({
+      db,
+      clock,
+      storage,
+      files,
+      logger,
+      keepChunks: config.keepRecordingChunks,
+    }),
+    reports: createSessionReportsService({ db, clock, files }),
     files,
     urlSigner,
     jobs,
     mail: createMailService({ db, clock, config, logger, jobs, examStaff }),
     examExports: createExamExportsService({ db, clock, files, jobs }),
+    retention: createRetentionService({ db, clock, storage, logger }),
+    webhooks: createWebhooksService({
+      db,
+      clock,
+      keys,
+      outbound: createOutboundHttp({ allowlist: config.outboundAllowlist }),
+    }),
   };
   const handlers = jobHandlers({ config, logger, db, clock, services });
   return {

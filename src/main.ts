@@ -7,6 +7,7 @@ import { DomainError } from './domain/errors.ts';
 import { purgeExpiredNonces } from './http/auth/nonce-store.ts';
 import { purgeFinishedHistory } from './jobs/retention.ts';
 import { purgeSignInHistory } from './jobs/sign-in-retention.ts';
+import { SESSION_RETENTION_DEDUPE_KEY, SESSION_RETENTION_JOB } from './domain/retention/retention.ts';
 import { createWorker } from './jobs/worker.ts';
 
 /** How often the maintenance sweep (expired nonces, history past retention, sign-in leftovers) runs. */
@@ -63,6 +64,16 @@ function startMaintenance(core: Core): () => Promise<void> {
       }
     } catch (error) {
       core.logger.error({ err: error }, 'sign-in retention sweep failed');
+    }
+    try {
+      // Session media past retention: a durable job (docs/retention.md), one at a time across workers.
+      await core.services.jobs.enqueue(core.database.db, {
+        kind: SESSION_RETENTION_JOB,
+        payload: {},
+        dedupeKey: SESSION_RETENTION_DEDUPE_KEY,
+      });
+    } catch (error) {
+      core.logger.error({ err: error }, 'session retention sweep not queued');
     }
   };
   const start = () => {

@@ -23,8 +23,13 @@ import type { OidcSignInService } from './domain/staff-auth/oidc-sign-in.service
 import type { AccountService } from './domain/staff-auth/account.service.ts';
 import type { InvitationsService } from './domain/staff-auth/invitations.service.ts';
 import type { OutboxService } from './mail/outbox.service.ts';
+import type { ReviewsService } from './domain/reviews/reviews.service.ts';
+import type { RecordingsService } from './domain/recordings/recordings.service.ts';
+import type { SessionReportsService } from './domain/reports/session-report.service.ts';
 import type { Authenticator } from './http/auth/authenticate.ts';
 import type { JobQueue } from './jobs/queue.ts';
+import type { WebhooksService } from './domain/webhooks/webhooks.service.ts';
+import type { RetentionService } from './domain/retention/retention.service.ts';
 import type { UrlSigner } from './storage/signed-url.ts';
 
 /** The use cases the transports (HTTP, CLI) call; built once in app.ts. */
@@ -65,8 +70,18 @@ export interface Services {
   readonly invitations: InvitationsService;
   /** Staff's view of the outbox: list, read, redeliver (docs/mail.md). */
   readonly outbox: OutboxService;
+  /** Review verdicts, the second review and the review queue (docs/review.md). */
+  readonly reviews: ReviewsService;
+  /** Finalised recordings: the listing and the finalisation job's work (docs/recordings.md). */
+  readonly recordings: RecordingsService;
+  /** The per-session PDF report for misconduct committees (docs/reports.md). */
+  readonly reports: SessionReportsService;
   readonly files: FilesService;
   readonly urlSigner: UrlSigner;
   /** The durable job queue (enqueue inside the transaction of the change that causes the job). */
   readonly jobs: JobQueue;
+  /** Webhook secrets and the delivery of events to institutes' callback_url (docs/webhooks.md). */
+  readonly webhooks: WebhooksService;
+  /** Legal holds, the purge log and the sweep of session media past retention (docs/retention.md). */
+  readonly retention: RetentionService;
 }

@@ -87,6 +87,13 @@ export const ROUTES: readonly Route[] = [
     load: () => import('./screens/StudentForm.svelte'),
   },
   { pattern: '/exams/:id/monitor', title: 'Live monitor', load: () => import('./screens/Monitor.svelte') },
+  // Review loads for every role like the monitor: reviewers work here; the service refuses the rest.
+  { pattern: '/exams/:id/review', title: 'Review queue', load: () => import('./screens/ReviewQueue.svelte') },
+  {
+    pattern: '/sessions/:id/review',
+    title: 'Review a session',
+    load: () => import('./screens/SessionReview.svelte'),
+  },
   // Administration, the outbox and the export load for every role: the service's refusal (403) is what others see.
   { pattern: '/admin', title: 'Institute settings', load: () => import('./screens/AdminInstitute.svelte') },
   { pattern: '/admin/users', title: 'Users and roles', load: () => import('./screens/AdminUsers.svelte') },
@@ -107,6 +114,7 @@ export const ROUTES: readonly Route[] = [
     load: () => import('./screens/AdminIdentityProviders.svelte'),
   },
   { pattern: '/admin/audit', title: 'Audit log', load: () => import('./screens/AdminAudit.svelte') },
+  { pattern: '/admin/retention', title: 'Retention', load: () => import('./screens/AdminRetention.svelte') },
   { pattern: '/outbox', title: 'Outbox', load: () => import('./screens/Outbox.svelte') },
   { pattern: '/outbox/:id', title: 'Email', load: () => import('./screens/OutboxMessage.svelte') },
   { pattern: '/exams/:id/export', title: 'Export', load: () => import('./screens/ExamExport.svelte') },

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { type OutboundAllowlist, parseAllowlist } from '../security/outbound-http.ts';
 
 /** Log levels pino understands; `LOG_LEVEL` must be one of them. */
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -44,6 +45,13 @@ export interface Config {
   readonly retentionDays: number;
   /** Days audit events are kept before the worker's sweep removes them (`AUDIT_RETENTION_DAYS`, default 365). */
   readonly auditRetentionDays: number;
+  /** Keep the room's recording chunks after their recording is finalised (`KEEP_RECORDING_CHUNKS`, default false). */
+  readonly keepRecordingChunks: boolean;
+  /**
+   * Destinations outbound requests (webhooks) may reach although they are not public addresses
+   * (`OUTBOUND_ALLOWLIST`: host names, addresses and networks, separated by commas or spaces).
+   */
+  readonly outboundAllowlist: OutboundAllowlist;
 }
 
 /** Thrown for an invalid environment value; the message names the variable. */
@@ -110,6 +118,14 @@ function parseStorage(raw: string | undefined, dataDir: string): StorageConfig {
   };
 }
 
+function parseOutboundAllowlist(raw: string | undefined): OutboundAllowlist {
+  try {
+    return parseAllowlist((raw ?? '').split(/[\s,]+/));
+  } catch (error) {
+    throw new ConfigError(`OUTBOUND_ALLOWLIST: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
 function parseHttpUrl(name: string, raw: string): string {
   let url: URL;
   try {
@@ -167,5 +183,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     jobLeaseMs: integer(env, 'JOB_LEASE_MS', 60_000, 1000, 60 * 60 * 1000),
     retentionDays: integer(env, 'RETENTION_DAYS', 30, 1, 3650),
     auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 365, 1, 3650),
+    keepRecordingChunks:
+      oneOf(env, 'KEEP_RECORDING_CHUNKS', ['true', 'false', '1', '0'], 'false').match(/^(true|1)$/) !== null,
+    outboundAllowlist: parseOutboundAllowlist(env.OUTBOUND_ALLOWLIST),
   });
 }

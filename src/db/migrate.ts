@@ -10,6 +10,10 @@ import * as m0007 from './migrations/0007_audit_events.ts';
 import * as m0008 from './migrations/0008_oidc_logins.ts';
 import * as m0009 from './migrations/0009_outbox_institute.ts';
 import * as m0010 from './migrations/0010_monitor_indexes.ts';
+import * as m0011 from './migrations/0011_recordings.ts';
+import * as m0012 from './migrations/0012_session_reviews.ts';
+import * as m0013 from './migrations/0013_webhook_secrets.ts';
+import * as m0014 from './migrations/0014_session_retention.ts';
 
 /** The migrations in order; each receives the dialect because a few column types differ. */
 function migrationsFor(dialect: Database['dialect']): Record<string, Migration> {
@@ -24,6 +28,10 @@ function migrationsFor(dialect: Database['dialect']): Record<string, Migration> 
     '0008_oidc_logins': { up: (db) => m0008.up(db) },
     '0009_outbox_institute': { up: (db) => m0009.up(db) },
     '0010_monitor_indexes': { up: (db) => m0010.up(db) },
+    '0011_recordings': { up: (db) => m0011.up(db, dialect) },
+    '0012_session_reviews': { up: (db) => m0012.up(db, dialect) },
+    '0013_webhook_secrets': { up: (db) => m0013.up(db) },
+    '0014_session_retention': { up: (db) => m0014.up(db, dialect) },
   };
 }
 

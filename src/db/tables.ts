@@ -25,6 +25,8 @@ export interface InstitutesTable {
   default_language: string;
   /** Since 0006_second_factor. */
   require_second_factor_for_administrators: DefaultedBool;
+  /** Since 0012_session_reviews: a violation verdict waits for a second reviewer (docs/review.md). */
+  second_review_required: DefaultedBool;
   created_at: Millis;
   updated_at: Millis;
 }
@@ -198,6 +200,13 @@ export interface StudentSessionsTable {
   lms_user_id: string | null;
   resource_link_id: string | null;
   context_id: string | null;
+  /** Since 0014_session_retention: an administrator's legal hold keeps the media past retention. */
+  legal_hold: DefaultedBool;
+  legal_hold_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  legal_hold_set_by: ColumnType<number | null, number | null | undefined, number | null>;
+  legal_hold_set_at: ColumnType<Millis | null, Millis | null | undefined, Millis | null>;
+  /** Since 0014_session_retention: when the retention sweep removed the session's media. */
+  media_purged_at: ColumnType<Millis | null, Millis | null | undefined, Millis | null>;
   created_at: Millis;
   updated_at: Millis;
 }
@@ -405,6 +414,64 @@ export interface OidcLoginsTable {
   expires_at: Millis;
 }
 
+/** Since 0013_webhook_secrets: each institute's webhook signing secret (docs/webhooks.md). */
+export interface WebhookSecretsTable {
+  institute_id: number;
+  secret_encrypted: string;
+  created_at: Millis;
+}
+
+/** Since 0012_session_reviews: one row per verdict recorded on a session, never updated (docs/review.md). */
+export interface SessionReviewsTable {
+  id: Id;
+  student_session_id: number;
+  /** The row this one follows (0 for the first); unique per session. */
+  previous_review_id: number;
+  verdict: string;
+  comment: string | null;
+  reviewer_id: number | null;
+  reviewer_name: string | null;
+  /** `not_required`, `pending` or `confirmed`. */
+  second_review: string;
+  created_at: Millis;
+}
+
+/** Since 0011_recordings: one finalised recording per session and stream (docs/recordings.md). */
+export interface RecordingsTable {
+  id: Id;
+  student_session_id: number;
+  source: string;
+  status: string;
+  started_at: Millis | null;
+  duration_seconds: number | null;
+  /** JSON: [{"start": seconds, "end": seconds}, ...] */
+  gaps: Generated<string>;
+  file_id: number | null;
+  storage_key: string | null;
+  size: number | null;
+  chunks: Generated<number>;
+  chunks_damaged: Generated<number>;
+  error: string | null;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+/** Since 0014_session_retention: the purge log, one row per session and kind of media removed. */
+export interface SessionPurgesTable {
+  id: Id;
+  institute_id: number;
+  exam_id: number;
+  student_session_id: number;
+  /** `recording`, `recording_chunk`, `photo` or `upload`. */
+  kind: string;
+  files: number;
+  bytes: number;
+  /** `retention`. */
+  reason: string;
+  retention_period: number | null;
+  purged_at: Millis;
+}
+
 export interface Tables {
   institutes: InstitutesTable;
   identity_providers: IdentityProvidersTable;
@@ -432,4 +499,8 @@ export interface Tables {
   second_factor_challenges: SecondFactorChallengesTable;
   audit_events: AuditEventsTable;
   oidc_logins: OidcLoginsTable;
+  session_reviews: SessionReviewsTable;
+  recordings: RecordingsTable;
+  webhook_secrets: WebhookSecretsTable;
+  session_purges: SessionPurgesTable;
 }

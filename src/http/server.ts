@@ -38,7 +38,7 @@ import { registerUploads } from './uploads.ts';
 import { registerV3 } from './v3/index.ts';
 import { registerStaffSignInRoutes } from './staff/sign-in.routes.ts';
 import { registerAccountRoutes } from './staff/account.routes.ts';
-import { registerConsoleRoutes } from './console/console.routes.ts';
+import { registerConsoleRoutes, storageMediaOrigins } from './console/console.routes.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -360,7 +360,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   await app.register((scope) => registerRoomRoutes(scope, deps), { prefix: '/api/room' });
   registerRoomPage(app, deps);
   // The exam office console (a built single-page app) and `/` pointing at it.
-  registerConsoleRoutes(app);
+  registerConsoleRoutes(app, { mediaOrigins: storageMediaOrigins(deps.config.storage) });
   await app.register(
     (scope, _options, done) => {
       registerV2(scope, deps);

@@ -6,6 +6,9 @@ import type { Services } from '../services.ts';
 import { createExamZipJob } from './exam-zip.job.ts';
 import type { JobHandler } from './job.ts';
 import { createMailDeliveryJob } from './mail-delivery.job.ts';
+import { createRecordingFinalizeJob } from './recording-finalize.job.ts';
+import { createSessionRetentionJob } from './session-retention.job.ts';
+import { createWebhookDeliveryJob } from './webhook-delivery.job.ts';
 
 /** What a job handler may use; app.ts passes it once. */
 export interface JobHandlerDeps {
@@ -21,5 +24,11 @@ export interface JobHandlerDeps {
  * handler in its own file under src/jobs/ and adds one line here. Returns the handlers.
  */
 export function jobHandlers(deps: JobHandlerDeps): JobHandler[] {
-  return [createMailDeliveryJob(deps), createExamZipJob(deps)];
+  return [
+    createMailDeliveryJob(deps),
+    createExamZipJob(deps),
+    createWebhookDeliveryJob(deps),
+    createRecordingFinalizeJob(deps),
+    createSessionRetentionJob(deps),
+  ];
 }

@@ -175,6 +175,16 @@ export function createLocalStorage(root: string): Storage {
       return fs.createReadStream(file);
     },
 
+    async getRange(key, range) {
+      const file = pathOf(key);
+      try {
+        await fs.promises.access(file, fs.constants.R_OK);
+      } catch {
+        throw new StorageMissing(`no object ${key}`);
+      }
+      return fs.createReadStream(file, { start: range.start, end: range.end });
+    },
+
     async delete(key) {
       await fs.promises.rm(pathOf(key), { force: true });
     },

@@ -25,6 +25,12 @@ export interface PresignOptions {
   readonly now: number;
 }
 
+/** Bytes `start` to `end` of an object, both included (as an HTTP `Range` names them). */
+export interface ByteRange {
+  readonly start: number;
+  readonly end: number;
+}
+
 /** How a put judges what it writes. */
 export interface PutOptions {
   readonly maxBytes?: number;
@@ -54,6 +60,12 @@ export interface Storage {
   readonly putBytes?: (pieces: readonly Buffer[]) => Promise<StoredObject>;
   /** Opens an object for reading. Throws StorageMissing when there is none under `key`. */
   get(key: string): Promise<Readable>;
+  /**
+   * A storage that can read part of an object has this (local disk; S3 serves ranges on its own
+   * presigned addresses): opens bytes `start` to `end`, both included, for a `Range` request.
+   * Throws StorageMissing when there is no object under `key`.
+   */
+  readonly getRange?: (key: string, range: ByteRange) => Promise<Readable>;
   /** Removes an object; removing a missing one is not an error. */
   delete(key: string): Promise<void>;
   /**

@@ -75,6 +75,10 @@ const TABLES = [
   'second_factor_challenges',
   'audit_events',
   'oidc_logins',
+  'session_reviews',
+  'recordings',
+  'webhook_secrets',
+  'session_purges',
 ];
 
 describe('migrations', () => {

@@ -439,6 +439,31 @@ export async function freshEmail(world: World, options: { held?: boolean } = {})
 /** The email of A the outbox reads look for, one per world (made on first use). */
 const worldEmails = new Map<World, number>();
 
+/** The purge-log entry of A the purge-log reads look for, one per world (as the retention sweep writes). */
+const worldPurges = new Map<World, number>();
+
+async function worldPurge(world: World): Promise<number> {
+  const known = worldPurges.get(world);
+  if (known !== undefined) return known;
+  const row = await world.server.app.database.db
+    .insertInto('session_purges')
+    .values({
+      institute_id: world.instituteA,
+      exam_id: world.exam,
+      student_session_id: world.session,
+      kind: 'photo',
+      files: 2,
+      bytes: 1234,
+      reason: 'retention',
+      retention_period: 30,
+      purged_at: Date.now(),
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  worldPurges.set(world, row.id);
+  return row.id;
+}
+
 async function worldEmail(world: World): Promise<number> {
   const known = worldEmails.get(world);
   if (known !== undefined) return known;
@@ -711,15 +736,50 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
     scope: 'id',
     prepare: async (world) => call({ id: await freshSession(world, { photo: 'face_photo' }) }),
   },
+  'GET /student_sessions/:id/report.pdf': { scope: 'id', prepare: (world) => call({ id: world.session }) },
   'GET /student_sessions/:id/face_photo': {
     scope: 'id',
     prepare: (world) => call({ id: world.session }),
+  },
+  'GET /student_sessions/:id/id_card': {
+    scope: 'id',
+    prepare: async (world) => call({ id: await freshSession(world, { photo: 'id_card' }) }),
   },
 
   // What the candidate room stored (an Invigil addition): read like the session
   'GET /student_sessions/:id/files': {
     scope: 'id',
     prepare: (world) => call({ id: world.session }),
+  },
+  'GET /student_sessions/:id/recordings': {
+    scope: 'id',
+    prepare: (world) => call({ id: world.session }),
+  },
+
+  // Reviews: a verdict on a fresh session; reviewable names the fixture session by its room token
+  'GET /student_sessions/:id/review': {
+    scope: 'id',
+    prepare: (world) => call({ id: world.session }),
+  },
+  'PUT /student_sessions/:id/review': {
+    scope: 'id',
+    prepare: async (world, actor) =>
+      call({ id: await freshSession(world), verdict: 'passed', comment: `Judged by ${actor}` }),
+  },
+  'GET /student_sessions/:token/reviewable': {
+    scope: 'token',
+    prepare: async (world) => {
+      const row = await world.server.app.database.db
+        .selectFrom('student_sessions')
+        .select('token')
+        .where('id', '=', world.session)
+        .executeTakeFirstOrThrow();
+      return call({ token: row.token });
+    },
+  },
+  'GET /exams/:exam_id/review_queue': {
+    scope: 'exam_id',
+    prepare: (world) => call({ exam_id: world.exam }),
   },
 
   // Exam staff
@@ -793,6 +853,7 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
     prepare: async (world, actor) =>
       call({ id: actor === 'superuser' ? await freshInstitute(world) : world.instituteA }),
   },
+  'POST /institutes/:id/webhook_secret': { scope: 'id', prepare: (world) => call({ id: world.instituteA }) },
 
   // Users
   'GET /institutes/:institute_id/users': {
@@ -889,6 +950,19 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
   'POST /outbox/:id/redeliver': {
     scope: 'id',
     prepare: async (world) => call({ id: await freshEmail(world, { held: true }) }),
+  },
+
+  // Retention (docs/retention.md): legal holds and the purge log, administrators only
+  'GET /student_sessions/:id/legal_hold': { scope: 'id', prepare: (world) => call({ id: world.session }) },
+  'PUT /student_sessions/:id/legal_hold': {
+    scope: 'id',
+    prepare: async (world, actor) =>
+      call({ id: await freshSession(world), hold: true, reason: `Held by ${actor}` }),
+  },
+  'GET /student_sessions/:id/purges': { scope: 'id', prepare: (world) => call({ id: world.session }) },
+  'GET /purges': {
+    list: { key: 'purges', ids: (world) => [worldPurges.get(world) ?? 0], ofA: ofInstituteA },
+    prepare: async (world) => call({ filter: JSON.stringify({ id: { eq: await worldPurge(world) } }) }),
   },
 
   // Invitations (the users' administrators)

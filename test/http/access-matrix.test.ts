@@ -89,7 +89,17 @@ const EXPECTED: Readonly<Record<string, Row>> = {
   'DELETE /student_sessions/:id/id_card':                    [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],
   'DELETE /student_sessions/:id/face_photo':                 [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],
   'GET /student_sessions/:id/face_photo':                    [OK,   OK,   OK,   HIDE, OK,   OK,   OK,   OK,   HIDE, HIDE],
+  'GET /student_sessions/:id/id_card':                       [OK,   OK,   OK,   HIDE, OK,   OK,   OK,   OK,   HIDE, HIDE],
+  'GET /student_sessions/:id/report.pdf':                    [OK,   OK,   OK,   HIDE, OK,   OK,   OK,   OK,   HIDE, HIDE],
   'GET /student_sessions/:id/files':                         [OK,   OK,   OK,   HIDE, OK,   OK,   OK,   OK,   HIDE, HIDE],
+  'GET /student_sessions/:id/recordings':                    [OK,   OK,   OK,   HIDE, OK,   OK,   OK,   OK,   HIDE, HIDE],
+
+  // Reviews (docs/review.md): read like the session; verdicts by reviewers and managers (canReviewSession).
+  'GET /student_sessions/:id/review':                        [OK,   OK,   OK,   HIDE, OK,   OK,   OK,   OK,   HIDE, HIDE],
+  'PUT /student_sessions/:id/review':                        [OK,   OK,   OK,   HIDE, OK,   DENY, OK,   DENY, HIDE, HIDE],
+  // Compat, by room token: whoever may not review the session gets the 404 of an unknown token.
+  'GET /student_sessions/:token/reviewable':                 [OK,   OK,   OK,   HIDE, OK,   HIDE, OK,   HIDE, HIDE, HIDE],
+  'GET /exams/:exam_id/review_queue':                        [OK,   OK,   OK,   HIDE, OK,   OK,   OK,   OK,   HIDE, HIDE],
 
   'PUT /exams/:id/add_comanager':                            [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],
   'DELETE /exams/:id/remove_comanager':                      [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],
@@ -110,6 +120,7 @@ const EXPECTED: Readonly<Record<string, Row>> = {
   'PATCH /institutes/:id':                                   [OK,   OK,   DENY, DENY, DENY, DENY, DENY, DENY, HIDE, HIDE],
   'PUT /institutes/:id':                                     [OK,   OK,   DENY, DENY, DENY, DENY, DENY, DENY, HIDE, HIDE],
   'DELETE /institutes/:id':                                  [OK,   DENY, DENY, DENY, DENY, DENY, DENY, DENY, HIDE, HIDE],
+  'POST /institutes/:id/webhook_secret':                     [OK,   OK,   DENY, DENY, DENY, DENY, DENY, DENY, HIDE, HIDE],
 
   'GET /institutes/:institute_id/users':                     [LIST, LIST, DENY, DENY, DENY, DENY, DENY, DENY, HIDE, HIDE],
   'POST /institutes/:institute_id/users':                    [OK,   OK,   DENY, DENY, DENY, DENY, DENY, DENY, HIDE, HIDE],
@@ -142,6 +153,12 @@ const EXPECTED: Readonly<Record<string, Row>> = {
   'GET /outbox/:id':                                         [OK,   OK,   DENY, DENY, DENY, DENY, DENY, DENY, HIDE, DENY],
   'POST /outbox/:id/redeliver':                              [OK,   OK,   DENY, DENY, DENY, DENY, DENY, DENY, HIDE, DENY],
   'POST /institutes/:institute_id/users/:id/invite':         [OK,   OK,   DENY, DENY, DENY, DENY, DENY, DENY, HIDE, HIDE],
+
+  // Retention (docs/retention.md): who sees the session and administers the institute; others who see it 403.
+  'GET /student_sessions/:id/legal_hold':                    [OK,   OK,   DENY, HIDE, DENY, DENY, DENY, DENY, HIDE, HIDE],
+  'PUT /student_sessions/:id/legal_hold':                    [OK,   OK,   DENY, HIDE, DENY, DENY, DENY, DENY, HIDE, HIDE],
+  'GET /student_sessions/:id/purges':                        [OK,   OK,   DENY, HIDE, DENY, DENY, DENY, DENY, HIDE, HIDE],
+  'GET /purges':                                             [LIST, LIST, DENY, DENY, DENY, DENY, DENY, DENY, OMIT, DENY],
 };
 
 /** Routes whose calls could take institute A down with them if the policy failed: run them last. */

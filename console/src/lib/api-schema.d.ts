@@ -8398,6 +8398,251 @@ export interface paths {
         };
         trace?: never;
     };
+    "/api/v3/exams/{exam_id}/review_queue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An exam's review queue: its finished sessions with verdict and incident count
+         * @description Default order: incidents_count descending, then id. Filter/sort fields: id, name, email, attempt, start_time, end_time, incidents_count, verdict, second_review, reviewed, reviewer_id, reviewed_at. verdict=passed,suspicious is a shortcut for a verdict filter.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Stringified JSON {"field": {"op": operand}}; ops eq, not_eq, gt, gte, lt, lte, in, not_in, like, null */
+                    filter?: string;
+                    limit?: number;
+                    page?: number;
+                    /** @description Stringified JSON [{"field": "asc|desc"}, ...]; default id ascending */
+                    sort?: string;
+                    /** @description One verdict, or several separated by commas */
+                    verdict?: string;
+                };
+                header?: never;
+                path: {
+                    exam_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        "X-Pagination-Item-Count"?: number;
+                        "X-Pagination-Limit"?: number;
+                        "X-Pagination-Page"?: number;
+                        "X-Pagination-Page-Count"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            review_queue: {
+                                attempt: number;
+                                comment: string | null;
+                                confirmed: boolean;
+                                email: string;
+                                /** Format: date-time */
+                                end_time: string | null;
+                                /** @description The student session */
+                                id: number;
+                                incidents_count: number;
+                                name: string;
+                                reviewed: string;
+                                /** Format: date-time */
+                                reviewed_at: string | null;
+                                reviewer: {
+                                    id: number;
+                                    name: string | null;
+                                } | null;
+                                /**
+                                 * @description pending: a violation waiting for a second, different reviewer
+                                 * @enum {string}
+                                 */
+                                second_review: "not_required" | "pending" | "confirmed";
+                                /** Format: date-time */
+                                start_time: string | null;
+                                verdict: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v3/exams/{exam_id}/student_sessions": {
         parameters: {
             query?: never;
@@ -11782,7 +12027,7 @@ export interface paths {
         get?: never;
         /**
          * Request a zip of every file the exam's students handed in
-         * @description Queues a durable `exam_zip` job that builds the archive: one folder per student session (`<session id>-<email>/`) with each exam document and upload under its original name (made path-safe and unique), and `manifest.json` with the size and SHA-256 of each file. While a job of this exam is queued or running, nothing new is queued. Always 202 with an empty body. Only those who manage the exam (superuser, the institute's administrators, its owner and co-managers) may call it. 404 `Couldn't find Exam with 'id'=ID` when the exam is missing, deleted or out of scope; 403 when the caller sees the exam but may not manage it (proctor, reviewer, auditor).
+         * @description Queues a durable `exam_zip` job that builds the archive: one folder per student session (`<session id>-<email>/`) with each exam document and upload under its original name (made path-safe and unique), and `manifest.json` with the size and SHA-256 of each file. While a job of this exam is queued or running, nothing new is queued (whatever its `include`). 202 with an empty body. `include` adds, per session, `photos` (ID card and face photo), `recordings` (the finalised WebM recordings) and `reports` (the session report PDF): comma-separated, e.g. `photos,reports`; without it the archive is as before. 422 `'include':['is not included in the list']` for any other value. Only those who manage the exam (superuser, the institute's administrators, its owner and co-managers) may call it. 404 `Couldn't find Exam with 'id'=ID` when the exam is missing, deleted or out of scope; 403 when the caller sees the exam but may not manage it (proctor, reviewer, auditor).
          */
         put: {
             parameters: {
@@ -11795,7 +12040,13 @@ export interface paths {
             };
             requestBody: {
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        /**
+                         * @description What to add per session, comma-separated: recordings, photos, reports
+                         * @example photos,reports
+                         */
+                        include?: string;
+                    };
                 };
             };
             responses: {
@@ -11900,6 +12151,29 @@ export interface paths {
                 };
                 /** @description The body is larger than the service accepts */
                 413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -14392,6 +14666,8 @@ export interface paths {
                                 reminder_emails_enabled: boolean;
                                 /** @description Administrators must enrol and use a second factor (TOTP) to use the console */
                                 require_second_factor_for_administrators: boolean;
+                                /** @description A violation verdict waits for a second, different reviewer to confirm it (docs/review.md) */
+                                second_review_required: boolean;
                                 /** @description Days; null keeps sessions */
                                 session_retention_period: number | null;
                                 short_name: string;
@@ -14572,6 +14848,8 @@ export interface paths {
                         reminder_emails_enabled?: boolean;
                         /** @default false */
                         require_second_factor_for_administrators?: boolean;
+                        /** @default false */
+                        second_review_required?: boolean;
                         /** @description Days */
                         session_retention_period?: number | null;
                         short_name: string;
@@ -14603,6 +14881,8 @@ export interface paths {
                                 reminder_emails_enabled: boolean;
                                 /** @description Administrators must enrol and use a second factor (TOTP) to use the console */
                                 require_second_factor_for_administrators: boolean;
+                                /** @description A violation verdict waits for a second, different reviewer to confirm it (docs/review.md) */
+                                second_review_required: boolean;
                                 /** @description Days; null keeps sessions */
                                 session_retention_period: number | null;
                                 short_name: string;
@@ -14803,6 +15083,8 @@ export interface paths {
                                 reminder_emails_enabled: boolean;
                                 /** @description Administrators must enrol and use a second factor (TOTP) to use the console */
                                 require_second_factor_for_administrators: boolean;
+                                /** @description A violation verdict waits for a second, different reviewer to confirm it (docs/review.md) */
+                                second_review_required: boolean;
                                 /** @description Days; null keeps sessions */
                                 session_retention_period: number | null;
                                 short_name: string;
@@ -14984,6 +15266,8 @@ export interface paths {
                         reminder_emails_enabled?: boolean;
                         /** @default false */
                         require_second_factor_for_administrators?: boolean;
+                        /** @default false */
+                        second_review_required?: boolean;
                         /** @description Days */
                         session_retention_period?: number | null;
                         short_name?: string;
@@ -15015,6 +15299,8 @@ export interface paths {
                                 reminder_emails_enabled: boolean;
                                 /** @description Administrators must enrol and use a second factor (TOTP) to use the console */
                                 require_second_factor_for_administrators: boolean;
+                                /** @description A violation verdict waits for a second, different reviewer to confirm it (docs/review.md) */
+                                second_review_required: boolean;
                                 /** @description Days; null keeps sessions */
                                 session_retention_period: number | null;
                                 short_name: string;
@@ -15411,6 +15697,8 @@ export interface paths {
                         reminder_emails_enabled?: boolean;
                         /** @default false */
                         require_second_factor_for_administrators?: boolean;
+                        /** @default false */
+                        second_review_required?: boolean;
                         /** @description Days */
                         session_retention_period?: number | null;
                         short_name?: string;
@@ -15442,6 +15730,8 @@ export interface paths {
                                 reminder_emails_enabled: boolean;
                                 /** @description Administrators must enrol and use a second factor (TOTP) to use the console */
                                 require_second_factor_for_administrators: boolean;
+                                /** @description A violation verdict waits for a second, different reviewer to confirm it (docs/review.md) */
+                                second_review_required: boolean;
                                 /** @description Days; null keeps sessions */
                                 session_retention_period: number | null;
                                 short_name: string;
@@ -15616,6 +15906,201 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/api/v3/institutes/{id}/webhook_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Generate or rotate the institute's webhook signing secret
+         * @description Generates a new secret for the signatures of the webhooks sent to the institute's `callback_url` (header `X-Invigil-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "t.body">`), replacing any earlier one at once, including for deliveries still being retried. The secret is stored encrypted and shown in this answer only. For the institute's administrators and superusers; 404 `Couldn't find Institute with 'id'=ID` for a missing institute or another institute's.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            webhook_secret: {
+                                /** Format: date-time */
+                                created_at: string;
+                                institute_id: number;
+                                /** @description True when an earlier secret was replaced; it stopped working at once (no grace period) */
+                                replaced: boolean;
+                                /** @description whsec_ and 64 hex digits: the HMAC-SHA256 key of X-Invigil-Signature. Shown in this answer only */
+                                secret: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v3/institutes/{institute_id}/users": {
@@ -19022,6 +19507,218 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v3/purges": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the purge log: media removed by retention (an administrator's institute; superusers all)
+         * @description Filter/sort fields: id, institute_id, exam_id, student_session_id, kind, files, bytes, reason, purged_at. Without a sort, the newest entry comes first. Other roles are refused (403).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Stringified JSON {"field": {"op": operand}}; ops eq, not_eq, gt, gte, lt, lte, in, not_in, like, null */
+                    filter?: string;
+                    limit?: number;
+                    page?: number;
+                    /** @description Stringified JSON [{"field": "asc|desc"}, ...]; default id ascending */
+                    sort?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        "X-Pagination-Item-Count"?: number;
+                        "X-Pagination-Limit"?: number;
+                        "X-Pagination-Page"?: number;
+                        "X-Pagination-Page-Count"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            purges: {
+                                /** @description Their size in all */
+                                bytes: number;
+                                exam_id: number;
+                                /** @description Stored files removed */
+                                files: number;
+                                id: number;
+                                institute_id: number;
+                                /**
+                                 * @description recording (finalised files), recording_chunk (webcam and screen chunks), photo (ID card, face), upload (handed-in files and the exam document)
+                                 * @enum {string}
+                                 */
+                                kind: "recording" | "recording_chunk" | "photo" | "upload";
+                                /** Format: date-time */
+                                purged_at: string;
+                                /** @enum {string} */
+                                reason: "retention";
+                                /** @description The institute's session_retention_period (days) applied */
+                                retention_period: number | null;
+                                student_session_id: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description A parameter is missing or invalid: `errors` names it */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v3/student_sessions": {
         parameters: {
             query?: never;
@@ -19601,6 +20298,8 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description The comment of a reviewed verdict */
+                        comment?: string;
                         /** @description The LTI context; defaults to that of lti_resource_id */
                         context_id?: string;
                         email?: string;
@@ -19620,6 +20319,11 @@ export interface paths {
                         priority?: string;
                         /** @description The LTI resource link; defaults to that of lti_resource_id */
                         resource_link_id?: string;
+                        /**
+                         * @description Records a verdict, as PUT /student_sessions/:id/review does (docs/review.md)
+                         * @enum {string}
+                         */
+                        reviewed?: "not_reviewed" | "in_review" | "passed" | "suspicious" | "violation";
                         /**
                          * @description Skip the requirements check before the exam email
                          * @enum {boolean|string|integer}
@@ -20092,6 +20796,8 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description The comment of a reviewed verdict */
+                        comment?: string;
                         /** @description The LTI context; defaults to that of lti_resource_id */
                         context_id?: string;
                         email?: string;
@@ -20111,6 +20817,11 @@ export interface paths {
                         priority?: string;
                         /** @description The LTI resource link; defaults to that of lti_resource_id */
                         resource_link_id?: string;
+                        /**
+                         * @description Records a verdict, as PUT /student_sessions/:id/review does (docs/review.md)
+                         * @enum {string}
+                         */
+                        reviewed?: "not_reviewed" | "in_review" | "passed" | "suspicious" | "violation";
                         /**
                          * @description Skip the requirements check before the exam email
                          * @enum {boolean|string|integer}
@@ -21977,7 +22688,177 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Get an expiring address of the ID card photo of a student session (an Invigil addition)
+         * @description Like the face photo address: downloads the ID card photo without credentials for 5 minutes (`expires_at`), for reviewers comparing it with the recording. Readable by whoever may read the session. 404 `Couldn't find the ID card` when the session has none; 404 `Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            expires_at: string;
+                            /** Format: uri */
+                            url: string;
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
         put?: never;
         post?: never;
         /**
@@ -22560,6 +23441,1827 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v3/student_sessions/{id}/legal_hold": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show a student session's legal hold (administrators)
+         * @description Superusers and administrators of the institute; other roles that see the session: 403.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            legal_hold: {
+                                /** @description True while the session is kept past retention */
+                                held: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description When the retention sweep removed the session's recordings, photos and uploads
+                                 */
+                                media_purged_at: string | null;
+                                /** @description The reason given with the last set or clear */
+                                reason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the hold was last set or cleared (null: never)
+                                 */
+                                set_at: string | null;
+                                /** @description The user who last set or cleared the hold (null: never) */
+                                set_by: number | null;
+                                student_session_id: number;
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        /**
+         * Set or clear a student session's legal hold (administrators)
+         * @description A held session keeps its recordings, photos and uploads past the institute's session_retention_period (docs/retention.md). Audit-logged (legal_hold_set, legal_hold_cleared).
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description true sets the hold, false clears it */
+                        hold: boolean;
+                        /** @description Why (a case number, say) */
+                        reason?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            legal_hold: {
+                                /** @description True while the session is kept past retention */
+                                held: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description When the retention sweep removed the session's recordings, photos and uploads
+                                 */
+                                media_purged_at: string | null;
+                                /** @description The reason given with the last set or clear */
+                                reason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the hold was last set or cleared (null: never)
+                                 */
+                                set_at: string | null;
+                                /** @description The user who last set or cleared the hold (null: never) */
+                                set_by: number | null;
+                                student_session_id: number;
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v3/student_sessions/{id}/purges": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List what retention purged of a student session (administrators)
+         * @description Filter/sort fields: id, institute_id, exam_id, student_session_id, kind, files, bytes, reason, purged_at. Without a sort, the newest entry comes first.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Stringified JSON {"field": {"op": operand}}; ops eq, not_eq, gt, gte, lt, lte, in, not_in, like, null */
+                    filter?: string;
+                    limit?: number;
+                    page?: number;
+                    /** @description Stringified JSON [{"field": "asc|desc"}, ...]; default id ascending */
+                    sort?: string;
+                };
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        "X-Pagination-Item-Count"?: number;
+                        "X-Pagination-Limit"?: number;
+                        "X-Pagination-Page"?: number;
+                        "X-Pagination-Page-Count"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            purges: {
+                                /** @description Their size in all */
+                                bytes: number;
+                                exam_id: number;
+                                /** @description Stored files removed */
+                                files: number;
+                                id: number;
+                                institute_id: number;
+                                /**
+                                 * @description recording (finalised files), recording_chunk (webcam and screen chunks), photo (ID card, face), upload (handed-in files and the exam document)
+                                 * @enum {string}
+                                 */
+                                kind: "recording" | "recording_chunk" | "photo" | "upload";
+                                /** Format: date-time */
+                                purged_at: string;
+                                /** @enum {string} */
+                                reason: "retention";
+                                /** @description The institute's session_retention_period (days) applied */
+                                retention_period: number | null;
+                                student_session_id: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v3/student_sessions/{id}/recordings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the finalised recordings of a student session
+         * @description The webcam and screen recordings of a finished session, each assembled by a background job into one seekable WebM file whose time is the exam time (video time 0 is `started_at`; stretches without recording are kept as `gaps`). `status` moves `queued` → `processing` → `completed` or `failed`. A completed recording has a `url` that plays or downloads it without credentials for four hours (`expires_at`); it answers byte ranges, so a player can seek. With S3 storage it is an S3 presigned address. A session with no recording chunks lists none. Readable by whoever may read the session. 404 `Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            recordings: {
+                                /** @description Video time, gaps included */
+                                duration_seconds: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Only when completed: when `url` stops working
+                                 */
+                                expires_at: string;
+                                /** @description Stretches of video time (seconds) with nothing recorded, each longer than 5 s */
+                                gaps: {
+                                    end: number;
+                                    start: number;
+                                }[];
+                                /** @enum {string} */
+                                source: "webcam" | "screen";
+                                /**
+                                 * Format: date-time
+                                 * @description The wall-clock moment of video time 0 (the session’s recording start)
+                                 */
+                                started_at: string | null;
+                                /** @enum {string} */
+                                status: "queued" | "processing" | "completed" | "failed";
+                                /**
+                                 * Format: uri
+                                 * @description Only when completed: the WebM file, byte ranges served
+                                 */
+                                url: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v3/student_sessions/{id}/report.pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download the report of a student session as PDF
+         * @description A PDF for a misconduct committee (docs/reports.md): the session’s facts (student, exam, institute, identifiers, times, browser and operating system, checks, status), the ID card and face photo, the recordings’ summary, every incident with its time since the start and in the exam’s time zone, the verdict with its reviewer, time and comment, and the verdict history; every page carries the moment of generation and its page number. Answered as `application/pdf` with `Content-Disposition: attachment; filename="student-session-<id>-report.pdf"`. Readable by whoever may read the session (signed, or the console’s session cookie). 404 `Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The report */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/pdf": string;
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/pdf": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/pdf": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/pdf": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/pdf": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/pdf": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/pdf": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v3/student_sessions/{id}/review": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show a student session's review: verdict, second review and history
+         * @description Anyone who may see the session reads it (docs/review.md).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            review: {
+                                comment: string | null;
+                                /** @description False while a violation waits for its second reviewer */
+                                confirmed: boolean;
+                                /** @description Every verdict recorded, oldest first */
+                                history: {
+                                    comment: string | null;
+                                    id: number;
+                                    /** Format: date-time */
+                                    reviewed_at: string | null;
+                                    reviewer: {
+                                        id: number;
+                                        name: string | null;
+                                    } | null;
+                                    /**
+                                     * @description pending: a violation waiting for a second, different reviewer
+                                     * @enum {string}
+                                     */
+                                    second_review: "not_required" | "pending" | "confirmed";
+                                    /** @enum {string} */
+                                    verdict: "not_reviewed" | "in_review" | "passed" | "suspicious" | "violation";
+                                }[];
+                                /** @description What the session's reviewed field shows (in_review while pending) */
+                                reviewed: string;
+                                /** Format: date-time */
+                                reviewed_at: string | null;
+                                reviewer: {
+                                    id: number;
+                                    name: string | null;
+                                } | null;
+                                second_review: {
+                                    /** Format: date-time */
+                                    confirmed_at: string | null;
+                                    confirmed_by: {
+                                        id: number;
+                                        name: string | null;
+                                    } | null;
+                                    first_reviewer: {
+                                        id: number;
+                                        name: string | null;
+                                    } | null;
+                                    /** @description The institute's second_review_required setting */
+                                    required: boolean;
+                                    /**
+                                     * @description pending: a violation waiting for a second, different reviewer
+                                     * @enum {string}
+                                     */
+                                    status: "not_required" | "pending" | "confirmed";
+                                };
+                                student_session_id: number;
+                                /**
+                                 * @description The newest verdict recorded (not_reviewed before any)
+                                 * @enum {string}
+                                 */
+                                verdict: "not_reviewed" | "in_review" | "passed" | "suspicious" | "violation";
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        /**
+         * Record a verdict on a student session (reviewers and the exam managers)
+         * @description Adds an entry to the history. With the institute setting second_review_required, a violation waits for a different reviewer to confirm (PUT violation) or change it; confirming your own is 403.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        comment?: string;
+                        /** @enum {string} */
+                        verdict: "not_reviewed" | "in_review" | "passed" | "suspicious" | "violation";
+                    };
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            review: {
+                                comment: string | null;
+                                /** @description False while a violation waits for its second reviewer */
+                                confirmed: boolean;
+                                /** @description Every verdict recorded, oldest first */
+                                history: {
+                                    comment: string | null;
+                                    id: number;
+                                    /** Format: date-time */
+                                    reviewed_at: string | null;
+                                    reviewer: {
+                                        id: number;
+                                        name: string | null;
+                                    } | null;
+                                    /**
+                                     * @description pending: a violation waiting for a second, different reviewer
+                                     * @enum {string}
+                                     */
+                                    second_review: "not_required" | "pending" | "confirmed";
+                                    /** @enum {string} */
+                                    verdict: "not_reviewed" | "in_review" | "passed" | "suspicious" | "violation";
+                                }[];
+                                /** @description What the session's reviewed field shows (in_review while pending) */
+                                reviewed: string;
+                                /** Format: date-time */
+                                reviewed_at: string | null;
+                                reviewer: {
+                                    id: number;
+                                    name: string | null;
+                                } | null;
+                                second_review: {
+                                    /** Format: date-time */
+                                    confirmed_at: string | null;
+                                    confirmed_by: {
+                                        id: number;
+                                        name: string | null;
+                                    } | null;
+                                    first_reviewer: {
+                                        id: number;
+                                        name: string | null;
+                                    } | null;
+                                    /** @description The institute's second_review_required setting */
+                                    required: boolean;
+                                    /**
+                                     * @description pending: a violation waiting for a second, different reviewer
+                                     * @enum {string}
+                                     */
+                                    status: "not_required" | "pending" | "confirmed";
+                                };
+                                student_session_id: number;
+                                /**
+                                 * @description The newest verdict recorded (not_reviewed before any)
+                                 * @enum {string}
+                                 */
+                                verdict: "not_reviewed" | "in_review" | "passed" | "suspicious" | "violation";
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v3/student_sessions/{token}/reviewable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show the student session with this room token, for a reviewer who may review it (compat)
+         * @description The token is the 32 hex characters of the room link. Anyone else: 404.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            student: {
+                                archived: boolean;
+                                attempt: number;
+                                /** @enum {string} */
+                                bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                bandwidth_speed: number | null;
+                                browser: string | null;
+                                browser_version: string | null;
+                                /** @description The LTI context (course) the student came from */
+                                context_id: string | null;
+                                /** Format: date-time */
+                                created_at: string | null;
+                                current_exam_mode: string | null;
+                                dummy_exam_survey: string | null;
+                                /** @description Stored trimmed and in lower case */
+                                email: string;
+                                end_reason: string | null;
+                                /** Format: date-time */
+                                end_time: string | null;
+                                entered_room: boolean;
+                                exam_document_content_type: string | null;
+                                exam_document_file_size: number | null;
+                                /** Format: date-time */
+                                exam_document_updated_at: string | null;
+                                exam_id: number;
+                                /** Format: date-time */
+                                expires_at: string | null;
+                                external_id: string | null;
+                                face_photo_content_type: string | null;
+                                face_photo_file_name: string | null;
+                                face_photo_file_size: number | null;
+                                id: number;
+                                id_card_content_type: string | null;
+                                id_card_file_name: string | null;
+                                id_card_file_size: number | null;
+                                in_check_requirements: boolean;
+                                in_setup: boolean;
+                                incidents: {
+                                    comment: string;
+                                    /** Format: date-time */
+                                    created_at: string | null;
+                                    id: number;
+                                    offset_time: number | null;
+                                    student_session_id: number;
+                                    /** Format: date-time */
+                                    updated_at: string | null;
+                                }[];
+                                incidents_count: number;
+                                individual_info: string | null;
+                                /** @description Absent from the create answer */
+                                is_email_sent: boolean;
+                                is_individual_info_html: boolean;
+                                /** @description The LTI resource the student came through */
+                                lti_resource_id: number | null;
+                                /** @enum {string} */
+                                microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @enum {string} */
+                                mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                name: string;
+                                /** Format: date-time */
+                                open_time: string | null;
+                                operating_system: string | null;
+                                /** @description 6 digits */
+                                pin_code: number;
+                                priority: string | null;
+                                proctor_id: number | null;
+                                /** Format: date-time */
+                                recording_ended_at: string | null;
+                                /** Format: date-time */
+                                recording_started_at: string | null;
+                                /** Format: date-time */
+                                reservation_time: string | null;
+                                /** @description The LTI resource link the student came from */
+                                resource_link_id: string | null;
+                                reviewed: string;
+                                rtc_session_id: number | null;
+                                rtc_session_ids: unknown[];
+                                /** @enum {string} */
+                                screenshare_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                send_confirmation: boolean;
+                                session_id: string | null;
+                                skip_requirements: boolean;
+                                /** @enum {string} */
+                                speakers_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** Format: date-time */
+                                start_time: string | null;
+                                /** @enum {string} */
+                                status: "registered" | "email_sent" | "after_check_req" | "in_setup" | "exam_not_started" | "exam_started" | "exam_finished";
+                                student_id: string | null;
+                                /** @description The LMS's id of the student (LTI user_id / sub) */
+                                student_lms_id: string | null;
+                                time_slot: number;
+                                /** @description 32 hex characters; the exam-room link is /room/<token> */
+                                token: string;
+                                /** @enum {string} */
+                                transcoding_status: "not_sent_to_queue" | "queued" | "processing" | "completed" | "failed";
+                                /** Format: date-time */
+                                updated_at: string | null;
+                                use_duration: boolean;
+                                /** @enum {string} */
+                                webcam_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;

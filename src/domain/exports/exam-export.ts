@@ -3,6 +3,8 @@
  * files students handed in are named inside the archive. Pure: no I/O here.
  */
 import type { Job } from '../../jobs/job.ts';
+import { Invalid } from '../errors.ts';
+import { param, type Params } from '../input.ts';
 
 /** The job kind that builds an export (src/jobs/exam-zip.job.ts). */
 export const EXAM_ZIP_JOB = 'exam_zip';
@@ -152,8 +154,49 @@ export function uniqueNames(): (name: string) => string {
 
 // ---- What goes into the archive ----
 
-/** Which of a session's files an archive holds: its handed-in uploads and its exam document. */
-export type ArchivedKind = 'exam_document' | 'upload';
+/**
+ * Which of a session's files an archive holds: always its exam document and handed-in uploads; on
+ * request (`include`) its ID card and face photo, its finalised recordings and its report.
+ */
+export type ArchivedKind = 'exam_document' | 'upload' | 'id_card' | 'face_photo' | 'recording' | 'report';
+
+/** What `generate_exam_documents_zip` may add to the archive with `include` (docs/zip-exports.md). */
+export const EXPORT_INCLUDES = ['recordings', 'photos', 'reports'] as const;
+export type ExportInclude = (typeof EXPORT_INCLUDES)[number];
+
+function knownInclude(value: unknown): ExportInclude | undefined {
+  return EXPORT_INCLUDES.find((known) => known === (typeof value === 'string' ? value.trim() : value));
+}
+
+/**
+ * Reads `include`: names from EXPORT_INCLUDES separated by commas (`photos,reports`), or a JSON array
+ * of them. Absent, null or empty: nothing extra. Returns them without repeats, in EXPORT_INCLUDES
+ * order; throws Invalid (`'include':['is not included in the list']`) for any other value.
+ */
+export function readExportIncludes(params: Params): ExportInclude[] {
+  const value = param(params, 'include');
+  if (value === undefined || value === null || value === '') return [];
+  const names: unknown[] =
+    typeof value === 'string' ? value.split(',') : Array.isArray(value) ? value : [value];
+  const found = new Set<ExportInclude>();
+  for (const name of names) {
+    const include = knownInclude(name);
+    if (include === undefined) throw new Invalid('include', 'is not included in the list');
+    found.add(include);
+  }
+  return EXPORT_INCLUDES.filter((include) => found.has(include));
+}
+
+/**
+ * Reads the `include` of an `exam_zip` job's payload (written by readExportIncludes). Returns it,
+ * empty when absent (jobs queued before includes existed); undefined when it is malformed.
+ */
+export function payloadIncludes(value: unknown): ExportInclude[] | undefined {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) return undefined;
+  const includes = value.map(knownInclude);
+  return includes.every((include) => include !== undefined) ? includes : undefined;
+}
 
 /** A file students handed in, as the repository lists it for an exam (in archive order). */
 export interface HandedInFile {
@@ -175,23 +218,79 @@ export interface PlannedFile extends HandedInFile {
   readonly path: string;
 }
 
+/** The report of a session, made by the job while it writes the archive (include=reports). */
+export interface PlannedReport {
+  readonly sessionId: number;
+  readonly email: string;
+  /** `<session id>-<email>/report.pdf` (unique within the folder). */
+  readonly path: string;
+}
+
+/** A report once written into the archive: its size and SHA-256 as written. */
+export interface WrittenReport extends PlannedReport {
+  readonly size: number;
+  readonly sha256: string;
+}
+
+/** The name of a session's report inside its folder (made unique like any other file). */
+export const REPORT_NAME = 'report.pdf';
+
 /**
  * Places each file in its session's folder under a safe name, unique within the folder; files keep
- * the order given (the repository's: by session, exam document first, then uploads in sequence).
- * Returns the files with their paths.
+ * the order given (the repository's: by session, exam document first, then uploads in sequence,
+ * then what `include` added). A report for each of `reportSessions` comes after its session's files.
+ * Returns the files and the reports with their paths.
  */
-export function planArchive(files: readonly HandedInFile[]): PlannedFile[] {
+export function planArchive(
+  files: readonly HandedInFile[],
+  reportSessions: readonly Pick<ExamStudent, 'sessionId' | 'email'>[] = [],
+): { files: PlannedFile[]; reports: PlannedReport[] } {
   const folders = new Map<string, (name: string) => string>();
-  return files.map((file) => {
-    const folder = sessionFolder(file.sessionId, file.email);
+  const namer = (folder: string) => {
     let unique = folders.get(folder);
     if (unique === undefined) {
       unique = uniqueNames();
       folders.set(folder, unique);
     }
-    const name = unique(safeFileName(file.originalName, `file-${file.fileId}`));
+    return unique;
+  };
+  const planned = files.map((file) => {
+    const folder = sessionFolder(file.sessionId, file.email);
+    const name = namer(folder)(safeFileName(file.originalName, `file-${file.fileId}`));
     return { ...file, path: `${folder}/${name}` };
   });
+  const reports = reportSessions.map((session) => {
+    const folder = sessionFolder(session.sessionId, session.email);
+    return {
+      sessionId: session.sessionId,
+      email: session.email,
+      path: `${folder}/${namer(folder)(REPORT_NAME)}`,
+    };
+  });
+  return { files: planned, reports };
+}
+
+/** One entry of the archive, in the order it is written: a stored file or a session's report. */
+export type ArchiveItem =
+  | { readonly type: 'file'; readonly file: PlannedFile }
+  | { readonly type: 'report'; readonly report: PlannedReport };
+
+/**
+ * The order the archive is written in: by session, each session's files first (in the order
+ * given), then its report. Returns the items.
+ */
+export function archiveOrder(
+  files: readonly PlannedFile[],
+  reports: readonly PlannedReport[],
+): ArchiveItem[] {
+  const items: ArchiveItem[] = [
+    ...files.map((file) => ({ type: 'file' as const, file })),
+    ...reports.map((report) => ({ type: 'report' as const, report })),
+  ];
+  const sessionOf = (item: ArchiveItem) =>
+    item.type === 'file' ? item.file.sessionId : item.report.sessionId;
+  // Stable: within a session the files keep their order and the report comes last.
+  return items.sort((a, b) => sessionOf(a) - sessionOf(b));
 }
 
 /** One file as `manifest.json` lists it. */
@@ -258,7 +357,7 @@ function isoOrNull(millis: number | null): string | null {
  */
 export function buildStudentIndex(
   students: readonly ExamStudent[],
-  files: readonly PlannedFile[],
+  files: readonly Pick<PlannedFile, 'sessionId' | 'path'>[],
 ): ManifestStudent[] {
   const bySession = new Map<number, string[]>();
   for (const file of files) {
@@ -343,25 +442,40 @@ export function buildManifest(
   generatedAt: number,
   files: readonly PlannedFile[],
   students: readonly ManifestStudent[],
+  reports: readonly WrittenReport[] = [],
 ): Manifest {
+  const generated = new Date(generatedAt).toISOString();
+  const reportFiles: ManifestFile[] = reports.map((report) => ({
+    path: report.path,
+    original_name: REPORT_NAME,
+    kind: 'report',
+    content_type: 'application/pdf',
+    size: report.size,
+    sha256: report.sha256,
+    student_session_id: report.sessionId,
+    email: report.email,
+    uploaded_at: generated,
+  }));
+  const stored = files.map((file): ManifestFile => ({
+    path: file.path,
+    original_name: file.originalName,
+    kind: file.kind,
+    content_type: file.contentType,
+    size: file.size,
+    sha256: file.sha256,
+    student_session_id: file.sessionId,
+    email: file.email,
+    uploaded_at: new Date(file.createdAt).toISOString(),
+  }));
+  const listed = [...stored, ...reportFiles].sort((a, b) => a.student_session_id - b.student_session_id);
   return {
     exam_id: examId,
-    generated_at: new Date(generatedAt).toISOString(),
-    file_count: files.length,
-    total_size: files.reduce((sum, file) => sum + file.size, 0),
+    generated_at: generated,
+    file_count: listed.length,
+    total_size: listed.reduce((sum, file) => sum + file.size, 0),
     student_count: students.length,
     students,
-    files: files.map((file) => ({
-      path: file.path,
-      original_name: file.originalName,
-      kind: file.kind,
-      content_type: file.contentType,
-      size: file.size,
-      sha256: file.sha256,
-      student_session_id: file.sessionId,
-      email: file.email,
-      uploaded_at: new Date(file.createdAt).toISOString(),
-    })),
+    files: listed,
   };
 }
 

@@ -212,3 +212,99 @@ export async function listExamStudents(db: Db, examId: number): Promise<ExamStud
     endReason: row.end_reason,
   }));
 }
+
+/** The extension a photo gets in the archive, by its (sniffed) type. */
+function photoExtension(contentType: string): string {
+  const known: Readonly<Record<string, string>> = {
+    'image/png': '.png',
+    'image/jpeg': '.jpg',
+    'image/gif': '.gif',
+    'image/webp': '.webp',
+  };
+  return known[contentType] ?? '';
+}
+
+/**
+ * The ID card and face photo of every session of the exam that has them (include=photos), archived
+ * sessions included, named `id-card.<ext>` and `face-photo.<ext>`. Ordered by session id, the ID
+ * card first. Returns them.
+ */
+export async function listExamPhotos(db: Db, examId: number): Promise<HandedInFile[]> {
+  const photos: (HandedInFile & { order: number })[] = [];
+  for (const [order, kind] of (['id_card', 'face_photo'] as const).entries()) {
+    const column =
+      kind === 'id_card' ? 'student_sessions.id_card_file_id' : 'student_sessions.face_photo_file_id';
+    const rows = await db
+      .selectFrom('student_sessions')
+      .innerJoin('files', 'files.id', column)
+      .select([
+        'student_sessions.id as session_id',
+        'student_sessions.email',
+        'files.id as file_id',
+        'files.storage_key',
+        'files.content_type',
+        'files.size',
+        'files.sha256',
+        'files.created_at',
+      ])
+      .where('student_sessions.exam_id', '=', examId)
+      .execute();
+    for (const row of rows) {
+      photos.push({
+        order,
+        sessionId: row.session_id,
+        email: row.email,
+        kind,
+        fileId: row.file_id,
+        storageKey: row.storage_key,
+        originalName: `${kind === 'id_card' ? 'id-card' : 'face-photo'}${photoExtension(row.content_type)}`,
+        contentType: row.content_type,
+        size: Number(row.size),
+        sha256: row.sha256,
+        createdAt: Number(row.created_at),
+      });
+    }
+  }
+  photos.sort((a, b) => a.sessionId - b.sessionId || a.order - b.order);
+  return photos.map(({ order: _order, ...photo }) => photo);
+}
+
+/**
+ * The finalised recordings of every session of the exam (include=recordings): `recordings` rows
+ * that are `completed` with a file, named `recording-<source>.webm`. Ordered by session id, webcam
+ * before screen. Returns them.
+ */
+export async function listExamRecordings(db: Db, examId: number): Promise<HandedInFile[]> {
+  const rows = await db
+    .selectFrom('recordings')
+    .innerJoin('student_sessions', 'student_sessions.id', 'recordings.student_session_id')
+    .innerJoin('files', 'files.id', 'recordings.file_id')
+    .select([
+      'student_sessions.id as session_id',
+      'student_sessions.email',
+      'recordings.source',
+      'files.id as file_id',
+      'files.storage_key',
+      'files.content_type',
+      'files.size',
+      'files.sha256',
+      'files.created_at',
+    ])
+    .where('student_sessions.exam_id', '=', examId)
+    .where('recordings.status', '=', 'completed')
+    .orderBy('student_sessions.id')
+    .orderBy('recordings.source', 'desc')
+    .execute();
+  return rows.map((row) => ({
+    sessionId: row.session_id,
+    email: row.email,
+    kind: 'recording' as const,
+    fileId: row.file_id,
+    storageKey: row.storage_key,
+    originalName: `recording-${row.source}.webm`,
+    contentType: row.content_type,
+    size: Number(row.size),
+    sha256: row.sha256,
+    createdAt: Number(row.created_at),
+  }));
+}

@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { Db } from '../../db/database.ts';
 import type { JobContext } from '../../jobs/job.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
@@ -6,18 +6,25 @@ import { StorageMissing } from '../../storage/storage.ts';
 import type { Actor } from '../access.ts';
 import type { Clock } from '../clock.ts';
 import { NotFoundMessage } from '../errors.ts';
+import type { Params } from '../input.ts';
+import { createSessionReportsService } from '../reports/session-report.service.ts';
 import { findManageableExam } from '../exams/exam-access.ts';
 import type { StoredFile } from '../files/file.ts';
 import type { FilesService } from '../files/files.service.ts';
 import {
+  archiveOrder,
   buildManifest,
   buildStudentIndex,
   EXAM_ZIP_JOB,
   type ExamStudent,
   type ExamExport,
+  type ExportInclude,
   NO_ZIP,
   type PlannedFile,
+  type PlannedReport,
   planArchive,
+  readExportIncludes,
+  type WrittenReport,
   studentsCsv,
   worthCompressing,
   zipDedupeKey,
@@ -31,11 +38,14 @@ import {
   type HeldAttempt,
   insertExport,
   listExamStudents,
+  listExamPhotos,
+  listExamRecordings,
   listHandedInFiles,
   releaseEarlierArchives,
   updateHeldExport,
 } from './exam-exports.repository.ts';
 import { type ArchiveEntry, streamArchive } from './zip-archive.ts';
+import { emitExamDocumentsZipReady } from '../webhooks/emit.ts';
 
 /** Attempts an export job gets: a storage hiccup is retried, a missing file fails for good soon. */
 export const ZIP_JOB_MAX_ATTEMPTS = 3;
@@ -61,10 +71,12 @@ export interface ExamExportsService {
    * Requests an archive of the files the exam's students handed in, for an actor who manages the
    * exam: records an export (queued) and enqueues its `exam_zip` job in one transaction. While the
    * exam already has such a job queued or running, nothing is created. Returns whether an export
-   * was created. Throws NotFound (Exam, the id as sent) when the exam is missing, deleted or out of
-   * scope, Forbidden when the actor sees it but may not manage it.
+   * was created. `params` may carry `include` (readExportIncludes): the photos, recordings and
+   * reports to add, kept in the job's payload. Throws NotFound (Exam, the id as sent) when the exam
+   * is missing, deleted or out of scope, Forbidden when the actor sees it but may not manage it,
+   * Invalid naming `include` for an unknown value.
    */
-  generate(actor: Actor, examId: string | number): Promise<{ created: boolean }>;
+  generate(actor: Actor, examId: string | number, params?: Params): Promise<{ created: boolean }>;
   /**
    * The exam's `zip_job_status` (see zipJobStatus), for an actor who manages the exam. Returns it;
    * throws NotFound or Forbidden as `generate` does.
@@ -79,13 +91,14 @@ export interface ExamExportsService {
   /**
    * Builds the archive of exam `examId`'s export that job `job.jobId` belongs to (the `exam_zip`
    * handler's work): streams every handed-in file of the exam, checked against its record, with
-   * `manifest.json` into a new stored file, then records it on the export (replacing earlier
+   * `manifest.json` into a new stored file (with what `include` asks for: each session's photos,
+   * finalised recordings, report), then records it on the export (replacing earlier
    * exports' archives). A retried attempt starts over. Resolves when done, or at once when the
    * export is gone or was already built. Throws, after recording `failure` and the reason on the
    * export, when a file is missing or differs from its record, the storage fails, or the attempt
    * lost its lease; throws without touching the export when it is another exam's.
    */
-  build(examId: number, job: ExportJob): Promise<void>;
+  build(examId: number, job: ExportJob, include?: readonly ExportInclude[]): Promise<void>;
 }
 
 function errorText(error: unknown): string {
@@ -121,6 +134,7 @@ export function createExamExportsService(deps: {
   jobs: JobQueue;
 }): ExamExportsService {
   const { db, clock, files, jobs } = deps;
+  const reports = createSessionReportsService({ db, clock, files });
 
   /** The archive's record when both it and its stored object are there, else undefined. */
   async function readableArchive(fileId: number | null): Promise<StoredFile | undefined> {
@@ -149,16 +163,9 @@ export function createExamExportsService(deps: {
     return zipJobStatus(latest, job, false);
   }
 
-  /** Writes the archive of `planned` into a new stored file. Returns its record. */
-  async function storeArchive(
-    examId: number,
-    planned: readonly PlannedFile[],
-    students: readonly ExamStudent[],
-    job: ExportJob,
-  ): Promise<StoredFile> {
-    const generatedAt = clock.now();
-    let reported = Number.NEGATIVE_INFINITY;
-    const entries: ArchiveEntry[] = planned.map((file) => ({
+  /** The archive entry of a stored file, opened through the files service and checked against its record. */
+  function storedEntry(file: PlannedFile): ArchiveEntry {
+    return {
       path: file.path,
       size: file.size,
       sha256: file.sha256,
@@ -176,8 +183,46 @@ export function createExamExportsService(deps: {
           );
         }
       },
-    }));
-    const index = buildStudentIndex(students, planned);
+    };
+  }
+
+  /**
+   * The archive entry of a session's report: rendered only when the archive reaches it (one PDF in
+   * memory at a time), measured as it is written into `written`.
+   */
+  function reportEntry(report: PlannedReport, generatedAt: number, written: WrittenReport[]): ArchiveEntry {
+    return {
+      path: report.path,
+      size: undefined,
+      sha256: undefined,
+      compress: false,
+      modifiedAt: new Date(generatedAt),
+      describe: `the report of student session ${report.sessionId}`,
+      measured: (size, sha256) => written.push({ ...report, size, sha256 }),
+      open: async () => {
+        const pdf = await reports.render(report.sessionId);
+        if (pdf === undefined)
+          throw new Error(`student session ${report.sessionId} is gone; its report was not made`);
+        return Readable.from([Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength)]);
+      },
+    };
+  }
+
+  /** Writes the archive of `planned` (and `reports`) into a new stored file. Returns its record. */
+  async function storeArchive(
+    examId: number,
+    planned: readonly PlannedFile[],
+    students: readonly ExamStudent[],
+    job: ExportJob,
+    plannedReports: readonly PlannedReport[] = [],
+  ): Promise<StoredFile> {
+    const generatedAt = clock.now();
+    let reported = Number.NEGATIVE_INFINITY;
+    const written: WrittenReport[] = [];
+    const entries: ArchiveEntry[] = archiveOrder(planned, plannedReports).map((item) =>
+      item.type === 'file' ? storedEntry(item.file) : reportEntry(item.report, generatedAt, written),
+    );
+    const index = buildStudentIndex(students, [...planned, ...plannedReports]);
     const body = streamArchive({
       entries,
       generated: [
@@ -185,7 +230,9 @@ export function createExamExportsService(deps: {
         {
           path: 'manifest.json',
           content: () =>
-            Buffer.from(`${JSON.stringify(buildManifest(examId, generatedAt, planned, index), null, 2)}\n`),
+            Buffer.from(
+              `${JSON.stringify(buildManifest(examId, generatedAt, planned, index, written), null, 2)}\n`,
+            ),
         },
       ],
       generatedModifiedAt: new Date(generatedAt),
@@ -201,12 +248,14 @@ export function createExamExportsService(deps: {
   }
 
   return {
-    async generate(actor, examId) {
+    async generate(actor, examId, params = {}) {
       const exam = await findManageableExam(db, actor, examId);
+      const include = readExportIncludes(params);
       return db.transaction().execute(async (trx) => {
         const queued = await jobs.enqueue(trx, {
           kind: EXAM_ZIP_JOB,
-          payload: { examId: exam.id },
+          // Without `include` the payload is what it always was.
+          payload: include.length === 0 ? { examId: exam.id } : { examId: exam.id, include },
           dedupeKey: zipDedupeKey(exam.id),
           maxAttempts: ZIP_JOB_MAX_ATTEMPTS,
         });
@@ -235,7 +284,7 @@ export function createExamExportsService(deps: {
       }
     },
 
-    async build(examId, job) {
+    async build(examId, job, include = []) {
       const exported = await findExportByJob(db, job.jobId);
       // Deleted with its exam: nothing left to build.
       if (exported === undefined) return;
@@ -262,9 +311,16 @@ export function createExamExportsService(deps: {
 
       let archive: StoredFile;
       try {
-        const planned = planArchive(await listHandedInFiles(db, exported.examId));
+        const handedIn = await listHandedInFiles(db, exported.examId);
+        const photos = include.includes('photos') ? await listExamPhotos(db, exported.examId) : [];
+        const recordings = include.includes('recordings')
+          ? await listExamRecordings(db, exported.examId)
+          : [];
         const students = await listExamStudents(db, exported.examId);
-        archive = await storeArchive(exported.examId, planned, students, job);
+        // Stable: by session, the handed-in files first, then photos, then recordings.
+        const stored = [...handedIn, ...photos, ...recordings].sort((a, b) => a.sessionId - b.sessionId);
+        const planned = planArchive(stored, include.includes('reports') ? students : []);
+        archive = await storeArchive(exported.examId, planned.files, students, job, planned.reports);
       } catch (error) {
         await recordFailure(error);
         throw error;
@@ -279,7 +335,10 @@ export function createExamExportsService(deps: {
             error: null,
             updated_at: now,
           });
-          return recorded ? releaseEarlierArchives(trx, exported.examId, exported.id, now) : undefined;
+          if (!recorded) return undefined;
+          // The integrator hears of the archive exactly when its success is committed.
+          await emitExamDocumentsZipReady(trx, exported.examId, now);
+          return releaseEarlierArchives(trx, exported.examId, exported.id, now);
         });
       } catch (error) {
         await files.remove([archive.id]).catch(() => undefined);

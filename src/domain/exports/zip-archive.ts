@@ -6,9 +6,14 @@ import { ZipFile } from 'yazl';
 export interface ArchiveEntry {
   /** Path inside the archive (forward slashes, relative, already safe). */
   readonly path: string;
-  /** The bytes the record promises; a stream that differs fails the archive. */
-  readonly size: number;
-  readonly sha256: string;
+  /**
+   * The bytes the record promises; a stream that differs fails the archive. Undefined for a file
+   * the job makes itself (a report), whose size and SHA-256 are only known once written.
+   */
+  readonly size: number | undefined;
+  readonly sha256: string | undefined;
+  /** Told the size and SHA-256 of the bytes written, once the entry is complete. */
+  readonly measured?: (size: number, sha256: string) => void;
   /** Deflate (true) or store as is (false). */
   readonly compress: boolean;
   readonly modifiedAt: Date;
@@ -42,7 +47,8 @@ export interface ArchiveOptions {
 
 /**
  * Checks a file's bytes against its record while they stream by: fails at the end when the size or
- * the SHA-256 differs, so an archive never carries a file that is not the one recorded.
+ * the SHA-256 differs, so an archive never carries a file that is not the one recorded. A file
+ * without a record (made by the job) is measured instead, and its `measured` told the result.
  */
 class RecordCheck extends Transform {
   readonly #hash = crypto.createHash('sha256');
@@ -62,10 +68,13 @@ class RecordCheck extends Transform {
 
   override _flush(done: TransformCallback): void {
     const sha256 = this.#hash.digest('hex');
-    if (this.#size !== this.#entry.size || sha256 !== this.#entry.sha256) {
+    const { size: expectedSize, sha256: expectedSha256 } = this.#entry;
+    const checked = expectedSize !== undefined || expectedSha256 !== undefined;
+    if (checked && (this.#size !== expectedSize || sha256 !== expectedSha256)) {
       done(new Error(`${this.#entry.describe} does not match its record (size or SHA-256 differs)`));
       return;
     }
+    this.#entry.measured?.(this.#size, sha256);
     done();
   }
 }
@@ -127,7 +136,11 @@ export function streamArchive(options: ArchiveOptions): Readable {
   for (const [index, entry] of entries.entries()) {
     zip.addReadStreamLazy(
       entry.path,
-      { compress: entry.compress, mtime: entry.modifiedAt, size: entry.size },
+      {
+        compress: entry.compress,
+        mtime: entry.modifiedAt,
+        ...(entry.size === undefined ? {} : { size: entry.size }),
+      },
       (callback) => {
         if (failed) return;
         openEntry(index, entry).then((stream) => callback(null, stream), fail);

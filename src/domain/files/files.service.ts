@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../../db/database.ts';
 import { sniffContentType } from '../../storage/content-type.ts';
 import type { UrlSigner } from '../../storage/signed-url.ts';
-import { type ExpiringAddress, type Storage, StorageMissing } from '../../storage/storage.ts';
+import { type ByteRange, type ExpiringAddress, type Storage, StorageMissing } from '../../storage/storage.ts';
 import type { Upload } from '../../storage/upload.ts';
 import type { Clock } from '../clock.ts';
 import { UnsupportedMediaType } from '../errors.ts';
@@ -26,6 +26,11 @@ export interface FilesService {
   find(id: number): Promise<StoredFile | undefined>;
   /** Opens a file's bytes. Throws StorageMissing when the object is gone. */
   open(file: StoredFile): Promise<Readable>;
+  /**
+   * Opens bytes `range.start` to `range.end` (included) of a file, or returns undefined when the
+   * storage cannot read part of an object. Throws StorageMissing when the object is gone.
+   */
+  openRange(file: StoredFile, range: ByteRange): Promise<Readable | undefined>;
   /**
    * Forgets files: records first, then the stored objects (an object left behind by a crash in
    * between is unreachable garbage, never a record pointing at nothing).
@@ -95,6 +100,10 @@ export function createFilesService(deps: {
     find: (id) => findFile(db, id),
 
     open: (file) => storage.get(file.storageKey),
+
+    async openRange(file, range) {
+      return storage.getRange === undefined ? undefined : storage.getRange(file.storageKey, range);
+    },
 
     async remove(ids) {
       const present = ids.filter((id): id is number => id !== null);

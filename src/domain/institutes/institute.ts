@@ -17,6 +17,8 @@ export interface Institute {
   readonly defaultLanguage: string;
   /** Administrators must sign in with a second factor (docs/staff-sign-in.md, "Second factor"). */
   readonly requireSecondFactorForAdministrators: boolean;
+  /** A `violation` verdict waits for a second, different reviewer (docs/review.md, "Second review"). */
+  readonly secondReviewRequired: boolean;
   readonly createdAt: number;
   readonly updatedAt: number;
 }
@@ -39,6 +41,7 @@ export type InstituteAttributes = {
   readonly sessionRetentionPeriod: number | null;
   readonly defaultLanguage: string;
   readonly requireSecondFactorForAdministrators: boolean;
+  readonly secondReviewRequired: boolean;
 } & { readonly [K in InstituteEmailSwitch]: boolean };
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -113,6 +116,8 @@ export function readInstituteChanges(params: Params, mode: 'create' | 'update'):
   if (language !== undefined) changes.defaultLanguage = language;
   const requireSecondFactor = optionalBoolean(params, 'require_second_factor_for_administrators');
   if (requireSecondFactor !== undefined) changes.requireSecondFactorForAdministrators = requireSecondFactor;
+  const secondReview = optionalBoolean(params, 'second_review_required');
+  if (secondReview !== undefined) changes.secondReviewRequired = secondReview;
   return changes;
 }
 
@@ -128,5 +133,6 @@ export function newInstituteDefaults(): Omit<InstituteAttributes, 'name' | 'shor
     sessionRetentionPeriod: null,
     defaultLanguage: 'en',
     requireSecondFactorForAdministrators: false,
+    secondReviewRequired: false,
   };
 }

@@ -27,6 +27,7 @@ function instituteFromRow(row: InstituteRow): Institute {
     sessionRetentionPeriod: row.session_retention_period,
     defaultLanguage: row.default_language,
     requireSecondFactorForAdministrators: Boolean(row.require_second_factor_for_administrators),
+    secondReviewRequired: Boolean(row.second_review_required),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -42,6 +43,8 @@ function columnsFrom(changes: InstituteChanges): Updateable<InstitutesTable> {
   if (changes.defaultLanguage !== undefined) values.default_language = changes.defaultLanguage;
   if (changes.requireSecondFactorForAdministrators !== undefined)
     values.require_second_factor_for_administrators = changes.requireSecondFactorForAdministrators;
+  if (changes.secondReviewRequired !== undefined)
+    values.second_review_required = changes.secondReviewRequired;
   for (const [key, column] of Object.entries(INSTITUTE_EMAIL_SWITCHES) as [
     InstituteEmailSwitch,
     (typeof INSTITUTE_EMAIL_SWITCHES)[InstituteEmailSwitch],
@@ -72,6 +75,7 @@ export async function insertInstitute(
       session_retention_period: attributes.sessionRetentionPeriod,
       default_language: attributes.defaultLanguage,
       require_second_factor_for_administrators: attributes.requireSecondFactorForAdministrators,
+      second_review_required: attributes.secondReviewRequired,
       created_at: now,
       updated_at: now,
     })

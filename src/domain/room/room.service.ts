@@ -11,9 +11,11 @@ import { findExam } from '../exams/exams.repository.ts';
 import type { FilesService } from '../files/files.service.ts';
 import type { Params } from '../input.ts';
 import type { PhotoKind, PhotosService } from '../student-sessions/photos.service.ts';
+import { queueRecordingFinalisation } from '../recordings/recordings.service.ts';
 import { move, type SessionStatus } from '../student-sessions/status.ts';
 import { CHECK_FIELDS } from '../student-sessions/student-session.ts';
 import { findStudentSessionWithoutIncidents } from '../student-sessions/student-sessions.repository.ts';
+import { emitStudentSessionFinished } from '../webhooks/emit.ts';
 import {
   attachmentsOfDocument,
   findSessionIdByToken,
@@ -165,6 +167,20 @@ export function createRoomService(deps: {
    */
   const sessionIds = new Map<string, number>();
 
+  /**
+   * moveRoomSession, and for a move to `exam_finished` in one transaction with the
+   * `student_session.finished` webhook (queued only when the move happened). Returns whether it moved.
+   */
+  function moveSession(id: number, change: RoomMove): Promise<boolean> {
+    if (change.to !== 'exam_finished') return moveRoomSession(db, id, change);
+    return db.transaction().execute(async (trx) => {
+      const moved = await moveRoomSession(trx, id, change);
+      if (moved) await emitStudentSessionFinished(trx, id, change.now);
+      if (moved) await queueRecordingFinalisation(trx, clock, id);
+      return moved;
+    });
+  }
+
   async function reread(id: number): Promise<RoomSession> {
     const session = await findStudentSessionWithoutIncidents(db, id);
     if (session === undefined) throw new NotFoundMessage(NO_ROOM);
@@ -200,7 +216,7 @@ export function createRoomService(deps: {
       return { session, exam };
     }
     // Ended when the time ran out, not when someone noticed. A racing request may have ended it first.
-    await moveRoomSession(db, session.id, {
+    await moveSession(session.id, {
       from: 'exam_started',
       to: move('exam_started', 'exam_finished'),
       now: clock.now(),
@@ -268,7 +284,7 @@ export function createRoomService(deps: {
       move(from, to);
       const now = clock.now();
       guard?.(opened, now);
-      if (await moveRoomSession(db, opened.session.id, { from, to, now, ...fields(now) })) {
+      if (await moveSession(opened.session.id, { from, to, now, ...fields(now) })) {
         recordings.forget(token);
         return viewOf({ session: await reread(opened.session.id), exam: opened.exam });
       }

@@ -6,6 +6,8 @@ import type { Clock } from '../clock.ts';
 import { NotFound } from '../errors.ts';
 import type { ExamStaffService } from '../exams/exam-staff.service.ts';
 import { findInstitute } from '../institutes/institutes.repository.ts';
+import { emitStudentSessionFinished } from '../webhooks/emit.ts';
+import { queueRecordingFinalisation } from '../recordings/recordings.service.ts';
 import { endStudentSession } from './end-exam.repository.ts';
 import { move } from './status.ts';
 import type { StudentSession } from './student-session.ts';
@@ -60,6 +62,8 @@ export function createEndExamService(deps: {
           });
           // Another request moved the session meanwhile: look again (it may have ended it).
           if (!ended) continue;
+          await emitStudentSessionFinished(trx, current.id, now);
+          await queueRecordingFinalisation(trx, clock, current.id);
           const institute = await findInstitute(trx, exam.instituteId);
           if (institute?.examFinalizedEmailsEnabled === true) {
             await outbox.write(trx, {

@@ -20,6 +20,9 @@ export const FACE_PHOTO_URL_SECONDS = 300;
 /** The 404 message of a face-photo address for a session that has no face photo. */
 export const NO_FACE_PHOTO = "Couldn't find the face photo";
 
+/** The 404 message of an ID-card address for a session that has no ID card photo. */
+export const NO_ID_CARD = "Couldn't find the ID card";
+
 /**
  * A compare-and-set that keeps losing means the row changes faster than we can read it; past this
  * many rounds something is wrong, and the request fails rather than spin.
@@ -40,6 +43,12 @@ export interface PhotosService {
    * `remove` does, NotFoundMessage (NO_FACE_PHOTO) when the session has no face photo.
    */
   facePhotoAddress(actor: Actor, sessionId: string | number): Promise<ExpiringAddress>;
+  /**
+   * An expiring address of the session's ID card photo, like facePhotoAddress (an Invigil addition:
+   * reviewers compare it with the candidate on video). Throws NotFound (Student Session) as `remove`
+   * does, NotFoundMessage (NO_ID_CARD) when the session has no ID card photo.
+   */
+  idCardAddress(actor: Actor, sessionId: string | number): Promise<ExpiringAddress>;
   /**
    * Keeps `upload` as the session's photo of `kind`, replacing (and removing) any earlier one. For
    * the candidate room, which has authenticated the session itself, so no actor is asked. Returns
@@ -82,6 +91,25 @@ export function createPhotosService(deps: { db: Db; clock: Clock; files: FilesSe
     return session;
   }
 
+  /** An expiring address of the session's photo of `kind` (facePhotoAddress, idCardAddress). */
+  async function photoAddress(
+    actor: Actor,
+    sessionId: string | number,
+    kind: PhotoKind,
+  ): Promise<ExpiringAddress> {
+    const { session } = await findVisibleSession(db, actor, sessionId);
+    const fileId = kind === 'id_card' ? session.idCardFileId : session.facePhotoFileId;
+    const missing = kind === 'id_card' ? NO_ID_CARD : NO_FACE_PHOTO;
+    if (fileId === null) throw new NotFoundMessage(missing);
+    try {
+      return await files.address(fileId, FACE_PHOTO_URL_SECONDS);
+    } catch (error) {
+      // Removed between the read and the presigning: the session has no such photo any more.
+      if (error instanceof StorageMissing) throw new NotFoundMessage(missing);
+      throw error;
+    }
+  }
+
   return {
     async remove(actor, sessionId, kind) {
       const { session } = await findManageableSession(db, actor, sessionId);
@@ -93,16 +121,12 @@ export function createPhotosService(deps: { db: Db; clock: Clock; files: FilesSe
       return reread(session.id, sessionId);
     },
 
-    async facePhotoAddress(actor, sessionId) {
-      const { session } = await findVisibleSession(db, actor, sessionId);
-      if (session.facePhotoFileId === null) throw new NotFoundMessage(NO_FACE_PHOTO);
-      try {
-        return await files.address(session.facePhotoFileId, FACE_PHOTO_URL_SECONDS);
-      } catch (error) {
-        // Removed between the read and the presigning: the session has no face photo any more.
-        if (error instanceof StorageMissing) throw new NotFoundMessage(NO_FACE_PHOTO);
-        throw error;
-      }
+    facePhotoAddress(actor, sessionId) {
+      return photoAddress(actor, sessionId, 'face_photo');
+    },
+
+    idCardAddress(actor, sessionId) {
+      return photoAddress(actor, sessionId, 'id_card');
     },
 
     async attachPhoto(sessionId, kind, upload) {

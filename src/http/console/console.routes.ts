@@ -2,32 +2,50 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { StorageConfig } from '../../config/config.ts';
 
 /**
  * The exam office console (docs/console.md): a single-page app built by Vite into dist/console and
  * served from memory. Hashed files under /console/assets/ are cached for a year; every other path
  * under /console answers the app's index.html (the app routes in the browser), never cached, so a
  * new release is picked up on the next visit. A strict Content-Security-Policy: nothing but the
- * service's own scripts, styles and connections.
+ * service's own scripts, styles and connections (and media from an S3 storage's host).
  */
 
 /** Where `npm run build:console` writes the app (relative to the repository root). */
 export const CONSOLE_DIST = path.resolve(import.meta.dirname, '../../../dist/console');
 
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' blob: data:",
-  "media-src 'self' blob:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "frame-src 'self'",
-  "manifest-src 'self'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+/**
+ * The console's Content-Security-Policy. `mediaOrigins` are where photos and recordings may load
+ * from besides the service itself: an S3 storage's presigned addresses point at the bucket's host.
+ */
+export function consolePolicy(mediaOrigins: readonly string[] = []): string {
+  const media = mediaOrigins.length === 0 ? '' : ` ${mediaOrigins.join(' ')}`;
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    `img-src 'self' blob: data:${media}`,
+    `media-src 'self' blob:${media}`,
+    "font-src 'self'",
+    "connect-src 'self'",
+    "frame-src 'self'",
+    "manifest-src 'self'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/**
+ * The origins an S3 storage's presigned addresses use: the endpoint's for an S3-compatible service
+ * (addressed by path), AWS's bucket hosts otherwise. None for local storage (served by the service).
+ */
+export function storageMediaOrigins(storage: StorageConfig): string[] {
+  if (storage.kind !== 's3') return [];
+  if (storage.endpoint !== undefined) return [new URL(storage.endpoint).origin];
+  return ['https://*.amazonaws.com'];
+}
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
   '.js': 'text/javascript; charset=utf-8',
@@ -62,9 +80,9 @@ function readBuild(dist: string): { index: ConsoleFile; assets: Map<string, Cons
   return { index: fileOf(fs.readFileSync(indexPath), 'text/html; charset=utf-8'), assets };
 }
 
-function securityHeaders(reply: FastifyReply): FastifyReply {
+function securityHeaders(reply: FastifyReply, policy: string): FastifyReply {
   return reply
-    .header('content-security-policy', CONTENT_SECURITY_POLICY)
+    .header('content-security-policy', policy)
     .header('x-content-type-options', 'nosniff')
     .header('referrer-policy', 'same-origin')
     .header('cross-origin-opener-policy', 'same-origin')
@@ -80,8 +98,12 @@ builds it) in the Invigil directory, then restart the service. The API is availa
 `;
 
 /** Registers `/` (→ /console), /console and everything under it. */
-export function registerConsoleRoutes(app: FastifyInstance, dist: string = CONSOLE_DIST): void {
-  const build = readBuild(dist);
+export function registerConsoleRoutes(
+  app: FastifyInstance,
+  options: { readonly dist?: string; readonly mediaOrigins?: readonly string[] } = {},
+): void {
+  const build = readBuild(options.dist ?? CONSOLE_DIST);
+  const policy = consolePolicy(options.mediaOrigins);
 
   app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect('/console', 302));
 
@@ -91,7 +113,7 @@ export function registerConsoleRoutes(app: FastifyInstance, dist: string = CONSO
     ifNoneMatch: string | undefined,
     cache: string,
   ) => {
-    securityHeaders(reply).header('cache-control', cache).header('etag', file.etag);
+    securityHeaders(reply, policy).header('cache-control', cache).header('etag', file.etag);
     if (ifNoneMatch === file.etag) return reply.code(304).send();
     return reply.type(file.contentType).send(file.body);
   };
@@ -102,7 +124,7 @@ export function registerConsoleRoutes(app: FastifyInstance, dist: string = CONSO
     (request, reply) => {
       const file = build?.assets.get(request.params.name);
       if (file === undefined) {
-        return securityHeaders(reply).code(404).type('text/plain; charset=utf-8').send('Not Found');
+        return securityHeaders(reply, policy).code(404).type('text/plain; charset=utf-8').send('Not Found');
       }
       return sendFile(reply, file, request.headers['if-none-match'], 'public, max-age=31536000, immutable');
     },
@@ -110,7 +132,7 @@ export function registerConsoleRoutes(app: FastifyInstance, dist: string = CONSO
 
   const page = (request: { headers: { 'if-none-match'?: string | undefined } }, reply: FastifyReply) => {
     if (build === undefined) {
-      return securityHeaders(reply)
+      return securityHeaders(reply, policy)
         .code(503)
         .header('cache-control', 'no-store')
         .type('text/html; charset=utf-8')

@@ -18,6 +18,7 @@ import { registerExamActionRoutes } from './exam-actions.routes.ts';
 import { registerPhotoRoutes } from './photos.routes.ts';
 import { registerSessionActionRoutes } from './session-actions.routes.ts';
 import { registerSessionFileRoutes } from './session-files.routes.ts';
+import { registerRecordingRoutes } from './recordings.routes.ts';
 import { registerZipRoutes } from './zip.routes.ts';
 import { registerStudentSessionRoutes } from './student-sessions.routes.ts';
 import { registerAuditHook } from '../audit.ts';
@@ -27,6 +28,10 @@ import { registerEmailPreviewRoutes } from './email-preview.routes.ts';
 import { registerMonitorRoutes } from './monitor.routes.ts';
 import { registerOutboxRoutes } from './outbox.routes.ts';
 import { registerUserInvitationRoutes } from './user-invitations.routes.ts';
+import { registerWebhookRoutes } from './webhooks.routes.ts';
+import { registerReviewRoutes } from './reviews.routes.ts';
+import { registerRetentionRoutes } from './retention.routes.ts';
+import { registerReportRoutes } from './reports.routes.ts';
 
 const V3_MEDIA_TYPES = ['application/vnd.service.v3', 'application/vnd.procwise.v3'];
 
@@ -83,6 +88,7 @@ export function registerV3(app: FastifyInstance, deps: ServerDeps): void {
   registerMonitorRoutes(app, deps);
   registerPhotoRoutes(app, deps);
   registerSessionFileRoutes(app, deps);
+  registerRecordingRoutes(app, deps);
   registerExamActionRoutes(app, deps);
   registerSessionActionRoutes(app, deps);
   registerZipRoutes(app, deps);
@@ -95,4 +101,8 @@ export function registerV3(app: FastifyInstance, deps: ServerDeps): void {
   registerAuditEventRoutes(app, deps);
   registerOutboxRoutes(app, deps);
   registerUserInvitationRoutes(app, deps);
+  registerWebhookRoutes(app, deps);
+  registerReviewRoutes(app, deps);
+  registerRetentionRoutes(app, deps);
+  registerReportRoutes(app, deps);
 }

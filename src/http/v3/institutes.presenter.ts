@@ -16,6 +16,7 @@ export function presentInstituteV3(institute: Institute): Record<string, unknown
     session_retention_period: institute.sessionRetentionPeriod,
     default_language: institute.defaultLanguage,
     require_second_factor_for_administrators: institute.requireSecondFactorForAdministrators,
+    second_review_required: institute.secondReviewRequired,
     created_at: isoTime(institute.createdAt),
     updated_at: isoTime(institute.updatedAt),
   };

@@ -29,6 +29,11 @@ export const instituteRecord = {
       ...flag,
       description: 'Administrators must enrol and use a second factor (TOTP) to use the console',
     },
+    second_review_required: {
+      ...flag,
+      description:
+        'A violation verdict waits for a second, different reviewer to confirm it (docs/review.md)',
+    },
     created_at: nullableTime,
     updated_at: nullableTime,
   },
@@ -49,6 +54,7 @@ const instituteInput = {
     session_retention_period: { type: ['integer', 'null'], minimum: 1, description: 'Days' },
     default_language: { type: 'string', default: 'en' },
     require_second_factor_for_administrators: { type: 'boolean', default: false },
+    second_review_required: { type: 'boolean', default: false },
   },
 } as const;
 

@@ -2,7 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import { actorOf } from '../actor.ts';
 import type { ServerDeps } from '../server.ts';
 import { isoTime } from '../time.ts';
-import { destroyFacePhotoSchema, destroyIdCardSchema, facePhotoAddressSchema } from './photos.schemas.ts';
+import {
+  destroyFacePhotoSchema,
+  destroyIdCardSchema,
+  facePhotoAddressSchema,
+  idCardAddressSchema,
+} from './photos.schemas.ts';
 import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
 
 type IdRoute = { Params: { id: string } };
@@ -37,4 +42,9 @@ export function registerPhotoRoutes(app: FastifyInstance, { services }: ServerDe
       return { url: address.url, expires_at: isoTime(address.expiresAt) };
     },
   );
+
+  app.get<IdRoute>('/student_sessions/:id/id_card', { schema: idCardAddressSchema }, async (request) => {
+    const address = await photos.idCardAddress(actorOf(request), request.params.id);
+    return { url: address.url, expires_at: isoTime(address.expiresAt) };
+  });
 }

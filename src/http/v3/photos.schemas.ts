@@ -56,3 +56,13 @@ export const facePhotoAddressSchema = {
     ...commonErrors,
   },
 } as const;
+
+export const idCardAddressSchema = {
+  ...facePhotoAddressSchema,
+  summary: 'Get an expiring address of the ID card photo of a student session (an Invigil addition)',
+  description:
+    'Like the face photo address: downloads the ID card photo without credentials for 5 minutes ' +
+    '(`expires_at`), for reviewers comparing it with the recording. Readable by whoever may read the ' +
+    "session. 404 `Couldn't find the ID card` when the session has none; 404 " +
+    "`Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope.",
+} as const;

@@ -1,8 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { StudentSession } from '../../domain/student-sessions/student-session.ts';
+import { readReviewedChange, sendsSessionChanges } from '../../domain/reviews/review.ts';
 import { actorOf } from '../actor.ts';
 import { setPaginationHeaders } from '../pagination.ts';
 import type { ServerDeps } from '../server.ts';
+import { auditVerdictChange } from './reviews.routes.ts';
 import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
 import {
   addIncidentSchema,
@@ -63,11 +65,20 @@ export function registerStudentSessionRoutes(app: FastifyInstance, { services }:
     method: ['PATCH', 'PUT'],
     url: '/student_sessions/:id',
     schema: updateStudentSchema,
-    handler: async (request) => ({
-      student: present(
-        await studentSessions.update(actorOf(request), request.params.id, request.input.values),
-      ),
-    }),
+    handler: async (request) => {
+      const actor = actorOf(request);
+      const { id } = request.params;
+      const params = request.input.values;
+      // `reviewed` records a verdict through the review rules (docs/review.md); a reviewer may send
+      // it alone. Both parts are read before anything is written, so a bad one changes nothing.
+      const verdict = readReviewedChange(params);
+      if (verdict === undefined) return { student: present(await studentSessions.update(actor, id, params)) };
+      if (sendsSessionChanges(params)) await studentSessions.update(actor, id, params);
+      const { changed } = await services.reviews.recordInput(actor, id, verdict);
+      const session = await studentSessions.get(actor, id);
+      if (changed) await auditVerdictChange(services, request, actor, session.id);
+      return { student: present(session) };
+    },
   });
 
   app.delete<IdRoute>('/student_sessions/:id', { schema: destroyStudentSchema }, async (request) => {

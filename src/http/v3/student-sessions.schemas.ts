@@ -163,7 +163,18 @@ const createInput = {
 
 const updateInput = {
   type: 'object',
-  properties: { ...signedParams, name: { type: 'string' }, email: { type: 'string' }, ...sessionFields },
+  properties: {
+    ...signedParams,
+    name: { type: 'string' },
+    email: { type: 'string' },
+    ...sessionFields,
+    reviewed: {
+      type: 'string',
+      enum: ['not_reviewed', 'in_review', 'passed', 'suspicious', 'violation'],
+      description: 'Records a verdict, as PUT /student_sessions/:id/review does (docs/review.md)',
+    },
+    comment: { type: 'string', description: 'The comment of a reviewed verdict' },
+  },
 } as const;
 
 const tags = ['student sessions'];

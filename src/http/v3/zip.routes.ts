@@ -18,7 +18,7 @@ export function registerZipRoutes(app: FastifyInstance, { services }: ServerDeps
     '/exams/:id/generate_exam_documents_zip',
     { schema: generateZipSchema },
     async (request, reply) => {
-      await examExports.generate(actorOf(request), request.params.id);
+      await examExports.generate(actorOf(request), request.params.id, request.input.values);
       return reply.code(202).send();
     },
   );

@@ -16,14 +16,30 @@ export const generateZipSchema = {
     'Queues a durable `exam_zip` job that builds the archive: one folder per student session ' +
     '(`<session id>-<email>/`) with each exam document and upload under its original name (made ' +
     'path-safe and unique), and `manifest.json` with the size and SHA-256 of each file. While a job ' +
-    'of this exam is queued or running, nothing new is queued. Always 202 with an empty body. ' +
+    'of this exam is queued or running, nothing new is queued (whatever its `include`). 202 with an ' +
+    'empty body. `include` adds, per session, `photos` (ID card and face photo), `recordings` (the ' +
+    'finalised WebM recordings) and `reports` (the session report PDF): comma-separated, e.g. ' +
+    "`photos,reports`; without it the archive is as before. 422 `'include':['is not included in the " +
+    "list']` for any other value. " +
     ACCESS,
   headers: v3Headers,
   params: idParam(),
-  body: { type: 'object', properties: { ...signedParams }, required: ['timestamp', 'nonce', 'signature'] },
+  body: {
+    type: 'object',
+    properties: {
+      ...signedParams,
+      include: {
+        type: 'string',
+        description: 'What to add per session, comma-separated: recordings, photos, reports',
+        example: 'photos,reports',
+      },
+    },
+    required: ['timestamp', 'nonce', 'signature'],
+  },
   response: {
     202: { description: 'Queued (or already queued or running); empty body', type: 'null' },
     404: errorBody,
+    422: errorBody,
     ...commonErrors,
   },
 } as const;

@@ -34,6 +34,7 @@ const INSTITUTE_FIELDS = [
   'session_retention_period',
   'default_language',
   'require_second_factor_for_administrators',
+  'second_review_required',
   'created_at',
   'updated_at',
 ] as const;

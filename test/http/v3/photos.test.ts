@@ -269,6 +269,29 @@ for (const dialect of DIALECTS) {
       });
     }
 
+    describe('GET /api/v3/student_sessions/:id/id_card', () => {
+      it('answers an address valid five minutes that downloads the ID card photo byte for byte', async () => {
+        const id = await createStudent();
+        await attach(id, 'id_card', SAMPLE.png, 'card.png');
+        const answer = await owner.client.v3('GET', '/student_sessions/:id/id_card', { id });
+        assert.equal(answer.status, 200, answer.text);
+        const body = object(answer.json, 'body');
+        assert.deepEqual(Object.keys(body), ['url', 'expires_at']);
+        assert.equal(body.expires_at, new Date(clock.now() + FIVE_MINUTES).toISOString());
+        const download = await fetchAddress(String(body.url));
+        assert.equal(download.status, 200, download.text);
+        assert.ok(download.bytes.equals(SAMPLE.png), 'the same bytes');
+      });
+
+      it("answers 404 `Couldn't find the ID card` for a session with only a face photo", async () => {
+        const id = await createStudent();
+        await attach(id, 'face_photo', SAMPLE.png, 'face.png');
+        const answer = await owner.client.v3('GET', '/student_sessions/:id/id_card', { id });
+        assert.equal(answer.status, 404, answer.text);
+        assert.deepEqual(answer.json, { error: "Couldn't find the ID card" });
+      });
+    });
+
     describe('GET /api/v3/student_sessions/:id/face_photo', () => {
       it('answers 200 with {url, expires_at}: an address valid five minutes that downloads the photo byte for byte', async () => {
         const id = await createStudent();

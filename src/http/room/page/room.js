@@ -1213,10 +1213,15 @@ class Recorder {
     const type = ['video/webm;codecs=vp8,opus', 'video/webm;codecs=vp8', 'video/webm', 'video/mp4'].find(
       (candidate) => MediaRecorder.isTypeSupported(candidate),
     );
-    this.recorder = new MediaRecorder(stream, {
+    /** @type {MediaRecorderOptions & { videoKeyFrameIntervalDuration?: number }} */
+    const options = {
       ...(type === undefined ? {} : { mimeType: type }),
       videoBitsPerSecond: source === 'screen' ? 1_500_000 : 800_000,
-    });
+      // A key frame every 2 s (Chromium; ignored elsewhere): the finalised recording can be seeked
+      // to within 2 s, and a damaged chunk costs no more than the seconds up to the next key frame.
+      videoKeyFrameIntervalDuration: 2000,
+    };
+    this.recorder = new MediaRecorder(stream, options);
     this.recorder.addEventListener('dataavailable', (event) => {
       if (event.data.size === 0) return;
       this.queue.push(event.data);

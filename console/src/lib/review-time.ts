@@ -1,0 +1,70 @@
+/**
+ * Video time as a reviewer reads it: "mm:ss" (or "h:mm:ss" past an hour), seconds from the session's
+ * recording start, which is also the exam's clock (an incident's `offset_time` is on the same clock).
+ */
+
+/** "04:07" for 247 s, "1:02:03" for 3,723 s; negative or unknown time reads "00:00". */
+export function clockTime(seconds: number): string {
+  const whole = Number.isFinite(seconds) && seconds > 0 ? Math.floor(seconds) : 0;
+  const hours = Math.floor(whole / 3600);
+  const minutes = Math.floor((whole % 3600) / 60);
+  const rest = whole % 60;
+  const mmss = `${String(minutes).padStart(2, '0')}:${String(rest).padStart(2, '0')}`;
+  return hours > 0 ? `${hours}:${mmss}` : mmss;
+}
+
+/** An incident placed on the video clock, for the timeline and the shortcuts. */
+export interface TimedIncident {
+  readonly id: number;
+  /** Seconds from the recording start. */
+  readonly at: number;
+  readonly comment: string;
+}
+
+/**
+ * The incidents that have a place on the clock, in time order: `offset_time` when the incident has
+ * one, otherwise its creation time counted from `startedAt` (an ISO time; none: left out).
+ */
+export function timedIncidents(
+  incidents: readonly {
+    id: number;
+    comment: string;
+    offset_time: number | null;
+    created_at: string | null;
+  }[],
+  startedAt: string | null,
+): TimedIncident[] {
+  const start = startedAt === null ? Number.NaN : new Date(startedAt).getTime();
+  const timed: TimedIncident[] = [];
+  for (const incident of incidents) {
+    let at = incident.offset_time;
+    if (at === null && incident.created_at !== null && Number.isFinite(start)) {
+      at = Math.max(0, (new Date(incident.created_at).getTime() - start) / 1000);
+    }
+    if (at === null || !Number.isFinite(at)) continue;
+    timed.push({ id: incident.id, at, comment: incident.comment });
+  }
+  return timed.sort((a, b) => a.at - b.at || a.id - b.id);
+}
+
+/**
+ * The incident after `current` (more than half a second ahead, so pressing N at a marker moves on),
+ * or undefined at the last one.
+ */
+export function nextIncident(
+  incidents: readonly TimedIncident[],
+  current: number,
+): TimedIncident | undefined {
+  return incidents.find((incident) => incident.at > current + 0.5);
+}
+
+/**
+ * The incident before `current` (more than a second behind, so pressing P while playing just past a
+ * marker goes to the one before it), or undefined at the first one.
+ */
+export function previousIncident(
+  incidents: readonly TimedIncident[],
+  current: number,
+): TimedIncident | undefined {
+  return incidents.findLast((incident) => incident.at < current - 1);
+}

@@ -1,0 +1,280 @@
+import { emitRecordingReady } from '../webhooks/emit.ts';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { Db } from '../../db/database.ts';
+import type { JobContext } from '../../jobs/job.ts';
+import { createJobQueue } from '../../jobs/queue.ts';
+import { type Storage, StorageMissing } from '../../storage/storage.ts';
+import type { Actor } from '../access.ts';
+import type { Clock } from '../clock.ts';
+import { insertFile } from '../files/files.repository.ts';
+import type { FilesService } from '../files/files.service.ts';
+import { RECORDING_KINDS, RECORDING_SOURCES, type RecordingSource } from '../room/room.ts';
+import { findVisibleSession } from '../student-sessions/session-access.ts';
+import { assembleRecording, type ChunkRef, NoPlayableRecording } from './assemble.ts';
+import {
+  GAP_THRESHOLD_MS,
+  type LinkedRecording,
+  RECORDING_FINALIZE_ATTEMPTS,
+  RECORDING_FINALIZE_JOB,
+  RECORDING_URL_SECONDS,
+  recordingFileName,
+} from './recording.ts';
+import {
+  countRecordingChunks,
+  deleteChunkRows,
+  findRecording,
+  findRecordingTimes,
+  listRecordings,
+  recordingChunks,
+  replaceGapIncidents,
+  saveRecording,
+  setTranscodingStatus,
+} from './recordings.repository.ts';
+
+/** Finalised recordings: the review's listing and the job's work (docs/recordings.md). */
+export interface RecordingsService {
+  /**
+   * The session's recordings, for whoever may read the session, webcam before screen; a completed
+   * one with an expiring address of its file (RECORDING_URL_SECONDS). Returns them. Throws NotFound
+   * (Student Session) when the session is missing or out of scope.
+   */
+  list(actor: Actor, sessionId: string | number): Promise<LinkedRecording[]>;
+  /**
+   * The job's work: assembles each stream of the session that has chunks into one file, stores it,
+   * writes its recording row and gap incidents, moves `transcoding_status` (`processing`, then
+   * `completed` or, for a stream with nothing playable, `failed`) and removes the chunks unless
+   * configured to keep them. Idempotent: a completed stream is not assembled again. Returns
+   * nothing; throws what storage or the database throw (the job is retried), after marking the
+   * session `failed` when this was the last attempt.
+   */
+  finalize(sessionId: number, ctx: JobContext): Promise<void>;
+}
+
+/**
+ * Queues the finalisation of a finished session's recordings when it has any chunk: its
+ * `transcoding_status` becomes `queued` and a `recording.finalize` job (one per session while
+ * queued or running) is written, both through `db` (pass the transaction that ends the session).
+ * Returns whether it queued anything.
+ */
+export async function queueRecordingFinalisation(db: Db, clock: Clock, sessionId: number): Promise<boolean> {
+  const sources: RecordingSource[] = [];
+  for (const source of RECORDING_SOURCES) {
+    if ((await countRecordingChunks(db, sessionId, [RECORDING_KINDS[source]])) > 0) sources.push(source);
+  }
+  if (sources.length === 0) return false;
+  const now = clock.now();
+  for (const source of sources) await saveRecording(db, sessionId, source, { status: 'queued' }, now);
+  await setTranscodingStatus(db, sessionId, 'queued', now);
+  await createJobQueue({ db, clock }).enqueue(db, {
+    kind: RECORDING_FINALIZE_JOB,
+    payload: { studentSessionId: sessionId },
+    dedupeKey: `session:${sessionId}`,
+    maxAttempts: RECORDING_FINALIZE_ATTEMPTS,
+  });
+  return true;
+}
+
+/**
+ * Reads a whole chunk (each is small, at most RECORDING_CHUNK_MAX_BYTES), in the pieces the storage
+ * gives. Returns undefined when its object is gone.
+ */
+async function readChunk(storage: Storage, key: string): Promise<Buffer[] | undefined> {
+  let stream;
+  try {
+    stream = await storage.get(key);
+  } catch (error) {
+    if (error instanceof StorageMissing) return undefined;
+    throw error;
+  }
+  const pieces: Buffer[] = [];
+  for await (const piece of stream) pieces.push(piece as Buffer);
+  return pieces;
+}
+
+/**
+ * Builds the service over the database, the clock, the storage, the files service and the logger;
+ * `keepChunks` (KEEP_RECORDING_CHUNKS) leaves the chunks in place after success. Returns it.
+ */
+export function createRecordingsService(deps: {
+  db: Db;
+  clock: Clock;
+  storage: Storage;
+  files: FilesService;
+  logger: Logger;
+  keepChunks: boolean;
+}): RecordingsService {
+  const { db, clock, storage, files, logger, keepChunks } = deps;
+
+  /** Assembles and stores one stream; a stream already completed is left as it is. */
+  async function finalizeStream(
+    sessionId: number,
+    source: RecordingSource,
+    times: { startedAt: number | null; endedAt: number | null },
+    ctx: JobContext,
+  ): Promise<'completed' | 'failed' | 'none'> {
+    const kind = RECORDING_KINDS[source];
+    const existing = await findRecording(db, sessionId, source);
+    const chunks = await recordingChunks(db, sessionId, kind);
+    if (existing?.status === 'completed') {
+      await removeChunks(sessionId, kind, chunks);
+      return 'completed';
+    }
+    if (chunks.length === 0) return existing?.status === 'failed' ? 'failed' : 'none';
+    const startedAt = times.startedAt ?? Math.min(...chunks.map((chunk) => chunk.createdAt));
+    await saveRecording(
+      db,
+      sessionId,
+      source,
+      { status: 'processing', startedAt, chunks: chunks.length },
+      clock.now(),
+    );
+    const outputPath = path.join(
+      os.tmpdir(),
+      `invigil-recording-${sessionId}-${source}-${crypto.randomBytes(6).toString('hex')}.webm`,
+    );
+    try {
+      let result;
+      try {
+        result = await assembleRecording({
+          chunks,
+          read: (chunk: ChunkRef) => readChunk(storage, chunk.storageKey),
+          startedAt,
+          endedAt: times.endedAt,
+          outputPath,
+          gapThresholdMs: GAP_THRESHOLD_MS,
+          signal: ctx.signal,
+          progress: (done) => ctx.progress(`${source}: ${done}/${chunks.length} chunks`),
+        });
+      } catch (error) {
+        if (!(error instanceof NoPlayableRecording)) throw error;
+        // Nothing to retry: the chunks hold no playable frame. Kept, for whoever wants to look.
+        await saveRecording(db, sessionId, source, { status: 'failed', error: error.message }, clock.now());
+        logger.warn(
+          { sessionId, source, reason: error.message },
+          'recording not finalised: nothing playable',
+        );
+        return 'failed';
+      }
+      if (ctx.signal.aborted) throw ctx.signal.reason;
+      const stored = await storage.put(fs.createReadStream(outputPath), {});
+      try {
+        await db.transaction().execute(async (trx) => {
+          const file = await insertFile(trx, {
+            storageKey: stored.key,
+            originalName: recordingFileName(sessionId, source),
+            contentType: 'video/webm',
+            size: stored.size,
+            sha256: stored.sha256,
+            createdAt: clock.now(),
+          });
+          await saveRecording(
+            trx,
+            sessionId,
+            source,
+            {
+              status: 'completed',
+              startedAt,
+              durationSeconds: result.durationSeconds,
+              gaps: result.gaps,
+              fileId: file.id,
+              storageKey: stored.key,
+              size: stored.size,
+              chunks: chunks.length,
+              chunksDamaged: result.chunksDamaged,
+              error: null,
+            },
+            clock.now(),
+          );
+          await replaceGapIncidents(trx, sessionId, source, result.gaps, clock.now());
+          // In the same transaction: the event exists exactly when the recording is completed.
+          await emitRecordingReady(
+            trx,
+            { sessionId, source, durationSeconds: result.durationSeconds },
+            clock.now(),
+          );
+        });
+      } catch (error) {
+        await storage.delete(stored.key).catch(() => undefined);
+        throw error;
+      }
+      logger.info(
+        {
+          sessionId,
+          source,
+          durationSeconds: result.durationSeconds,
+          gaps: result.gaps.length,
+          segments: result.segments,
+          chunksDamaged: result.chunksDamaged,
+          bytes: stored.size,
+        },
+        'recording finalised',
+      );
+      await removeChunks(sessionId, kind, chunks);
+      return 'completed';
+    } finally {
+      await fs.promises.rm(outputPath, { force: true });
+    }
+  }
+
+  /** Removes a finalised stream's chunks (rows, then files and objects) unless they are kept. */
+  async function removeChunks(
+    sessionId: number,
+    kind: string,
+    chunks: readonly { fileId: number }[],
+  ): Promise<void> {
+    if (keepChunks || chunks.length === 0) return;
+    await deleteChunkRows(db, sessionId, kind);
+    await files.remove(chunks.map((chunk) => chunk.fileId));
+  }
+
+  return {
+    async list(actor, sessionId) {
+      const { session } = await findVisibleSession(db, actor, sessionId);
+      const linked: LinkedRecording[] = [];
+      for (const recording of await listRecordings(db, session.id)) {
+        if (recording.status !== 'completed' || recording.fileId === null) {
+          linked.push({ ...recording, url: null, urlExpiresAt: null });
+          continue;
+        }
+        try {
+          const address = await files.address(recording.fileId, RECORDING_URL_SECONDS);
+          linked.push({ ...recording, url: address.url, urlExpiresAt: address.expiresAt });
+        } catch (error) {
+          if (!(error instanceof StorageMissing)) throw error;
+          linked.push({ ...recording, url: null, urlExpiresAt: null });
+        }
+      }
+      return linked;
+    },
+
+    async finalize(sessionId, ctx) {
+      const times = await findRecordingTimes(db, sessionId);
+      if (times === undefined) return; // deleted meanwhile: nothing to do
+      await setTranscodingStatus(db, sessionId, 'processing', clock.now());
+      try {
+        const outcomes = [];
+        for (const source of RECORDING_SOURCES)
+          outcomes.push(await finalizeStream(sessionId, source, times, ctx));
+        const status = outcomes.includes('failed') ? 'failed' : 'completed';
+        await setTranscodingStatus(db, sessionId, status, clock.now());
+      } catch (error) {
+        const last = ctx.attempt >= RECORDING_FINALIZE_ATTEMPTS;
+        await setTranscodingStatus(db, sessionId, last ? 'failed' : 'queued', clock.now());
+        if (last) {
+          for (const source of RECORDING_SOURCES) {
+            const recording = await findRecording(db, sessionId, source);
+            if (recording !== undefined && recording.status !== 'completed') {
+              const message = error instanceof Error ? error.message : String(error);
+              await saveRecording(db, sessionId, source, { status: 'failed', error: message }, clock.now());
+            }
+          }
+        }
+        throw error;
+      }
+    },
+  };
+}

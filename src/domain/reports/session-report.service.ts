@@ -1,0 +1,181 @@
+import type { Readable } from 'node:stream';
+import type { Db } from '../../db/database.ts';
+import { StorageMissing } from '../../storage/storage.ts';
+import type { Actor } from '../access.ts';
+import type { Clock } from '../clock.ts';
+import type { Exam } from '../exams/exam.ts';
+import { findExam } from '../exams/exams.repository.ts';
+import type { FilesService } from '../files/files.service.ts';
+import { findInstitute } from '../institutes/institutes.repository.ts';
+import { listRecordings } from '../recordings/recordings.repository.ts';
+import type { ReviewEntry } from '../reviews/review.ts';
+import { listReviewEntries } from '../reviews/reviews.repository.ts';
+import { findVisibleSession } from '../student-sessions/session-access.ts';
+import { CHECK_FIELDS, type StudentSession } from '../student-sessions/student-session.ts';
+import { findStudentSessionWithoutIncidents } from '../student-sessions/student-sessions.repository.ts';
+import { listReportIncidents } from './session-report.repository.ts';
+import {
+  renderSessionReport,
+  type ReportPhoto,
+  type ReportVerdict,
+  reportFileName,
+  type SessionReportData,
+} from './session-report.ts';
+
+/**
+ * A photo larger than this is named in the report, not drawn: the PDF is built in memory, and a
+ * camera's snapshot is far smaller (uploads may be up to the upload limit).
+ */
+export const MAX_EMBEDDED_PHOTO_BYTES = 15 * 1024 * 1024;
+
+/** A rendered report and the name to download it under. */
+export interface SessionReportFile {
+  readonly fileName: string;
+  readonly bytes: Uint8Array;
+}
+
+export interface SessionReportsService {
+  /**
+   * The report of a session (docs/reports.md) for whoever may read the session. Returns the PDF and
+   * its download name. Throws NotFound (Student Session, the id as sent) when the session is
+   * missing, its exam deleted, or out of scope.
+   */
+  report(actor: Actor, sessionId: string | number): Promise<SessionReportFile>;
+  /**
+   * The report of session `sessionId` without an actor, for the zip job (whose export was asked for
+   * by a manager of the exam). Returns the PDF, or undefined when the session or its exam is gone.
+   */
+  render(sessionId: number): Promise<Uint8Array | undefined>;
+}
+
+type SessionFacts = Omit<StudentSession, 'incidents'>;
+
+function verdictOf(entry: ReviewEntry): ReportVerdict {
+  return {
+    verdict: entry.verdict,
+    comment: entry.comment,
+    reviewerName: entry.reviewerName,
+    reviewerId: entry.reviewerId,
+    secondReview: entry.secondReview,
+    at: entry.createdAt,
+  };
+}
+
+/** Reads a whole stream, giving up (undefined) past `limit` bytes. */
+async function readAtMost(stream: Readable, limit: number): Promise<Buffer | undefined> {
+  const pieces: Buffer[] = [];
+  let size = 0;
+  for await (const piece of stream) {
+    const buffer = Buffer.isBuffer(piece) ? piece : Buffer.from(piece as Uint8Array);
+    size += buffer.length;
+    if (size > limit) return undefined;
+    pieces.push(buffer);
+  }
+  return Buffer.concat(pieces);
+}
+
+/**
+ * Builds the report use cases over the database, the clock and the files service (the photos are
+ * stored files). Returns the service; building it throws nothing.
+ */
+export function createSessionReportsService(deps: {
+  db: Db;
+  clock: Clock;
+  files: FilesService;
+}): SessionReportsService {
+  const { db, clock, files } = deps;
+
+  async function photoOf(kind: ReportPhoto['kind'], fileId: number | null): Promise<ReportPhoto> {
+    const none = { kind, contentType: null, bytes: undefined };
+    if (fileId === null) return { ...none, note: 'None was taken.' };
+    const file = await files.find(fileId);
+    if (file === undefined) return { ...none, note: 'The stored photo is missing.' };
+    if (file.size > MAX_EMBEDDED_PHOTO_BYTES) {
+      return { ...none, contentType: file.contentType, note: `Too large to show here (${file.size} bytes).` };
+    }
+    try {
+      const stream = await files.open(file);
+      const bytes = await readAtMost(stream, MAX_EMBEDDED_PHOTO_BYTES);
+      if (bytes === undefined) {
+        stream.destroy();
+        return { ...none, contentType: file.contentType, note: 'Too large to show here.' };
+      }
+      return { kind, contentType: file.contentType, bytes, note: undefined };
+    } catch (error) {
+      if (!(error instanceof StorageMissing)) throw error;
+      return { ...none, contentType: file.contentType, note: 'The stored photo is missing.' };
+    }
+  }
+
+  /** Everything the report shows of `session` (of `exam`). Returns the data. */
+  async function gather(session: SessionFacts, exam: Exam): Promise<SessionReportData> {
+    const [institute, incidents, history, recordings, idCard, face] = await Promise.all([
+      findInstitute(db, exam.instituteId),
+      listReportIncidents(db, session.id),
+      listReviewEntries(db, session.id),
+      listRecordings(db, session.id),
+      photoOf('id_card', session.idCardFileId),
+      photoOf('face_photo', session.facePhotoFileId),
+    ]);
+    const verdicts = history.map(verdictOf);
+    return {
+      generatedAt: clock.now(),
+      timeZone: exam.timezone,
+      institute: { id: exam.instituteId, name: institute?.name ?? `Institute ${exam.instituteId}` },
+      exam: { id: exam.id, name: exam.name, type: exam.type },
+      session: {
+        id: session.id,
+        name: session.name,
+        email: session.email,
+        attempt: session.attempt,
+        status: session.status,
+        archived: session.archived,
+        reviewed: session.reviewed,
+        externalId: session.externalId,
+        studentId: session.studentId,
+        lmsUserId: session.lmsUserId,
+        startTime: session.startTime,
+        endTime: session.endTime,
+        endReason: session.endReason,
+        recordingStartedAt: session.recordingStartedAt,
+        recordingEndedAt: session.recordingEndedAt,
+        operatingSystem: session.operatingSystem,
+        browser: session.browser,
+        browserVersion: session.browserVersion,
+        bandwidthSpeed: session.bandwidthSpeed,
+        transcodingStatus: session.transcodingStatus,
+        checks: Object.entries(CHECK_FIELDS).map(([field, name]) => ({
+          name: name.replace(/_/g, ' ').replace(/^./, (first) => first.toUpperCase()),
+          value: session[field as keyof typeof CHECK_FIELDS],
+        })),
+      },
+      photos: [idCard, face],
+      recordings: recordings.map((recording) => ({
+        source: recording.source,
+        status: recording.status,
+        durationSeconds: recording.durationSeconds,
+        gaps: recording.gaps.length,
+      })),
+      incidents,
+      verdict: verdicts.at(-1),
+      history: verdicts,
+    };
+  }
+
+  return {
+    async report(actor, sessionId) {
+      const { session, exam } = await findVisibleSession(db, actor, sessionId);
+      return {
+        fileName: reportFileName(session.id),
+        bytes: await renderSessionReport(await gather(session, exam)),
+      };
+    },
+
+    async render(sessionId) {
+      const session = await findStudentSessionWithoutIncidents(db, sessionId);
+      const exam = session === undefined ? undefined : await findExam(db, session.examId);
+      if (session === undefined || exam === undefined) return undefined;
+      return renderSessionReport(await gather(session, exam));
+    },
+  };
+}

@@ -1,0 +1,26 @@
+import { commonErrors, errorBody, idParam, signedQuery, v3Headers } from './common.schemas.ts';
+
+const tags = ['student sessions'];
+
+export const sessionReportSchema = {
+  tags,
+  summary: 'Download the report of a student session as PDF',
+  description:
+    'A PDF for a misconduct committee (docs/reports.md): the session’s facts (student, exam, ' +
+    'institute, identifiers, times, browser and operating system, checks, status), the ID card and ' +
+    'face photo, the recordings’ summary, every incident with its time since the start and in the ' +
+    'exam’s time zone, the verdict with its reviewer, time and comment, and the verdict history; every ' +
+    'page carries the moment of generation and its page number. Answered as `application/pdf` with ' +
+    '`Content-Disposition: attachment; filename="student-session-<id>-report.pdf"`. Readable by ' +
+    'whoever may read the session (signed, or the console’s session cookie). 404 ' +
+    "`Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope.",
+  headers: v3Headers,
+  params: idParam(),
+  querystring: signedQuery,
+  produces: ['application/pdf'],
+  response: {
+    200: { description: 'The report', type: 'string', format: 'binary' },
+    404: errorBody,
+    ...commonErrors,
+  },
+} as const;

@@ -1,0 +1,31 @@
+import { SESSION_RETENTION_JOB } from '../domain/retention/retention.ts';
+import type { JobHandlerDeps } from './handlers.ts';
+import type { JobHandler } from './job.ts';
+
+/**
+ * The `session.retention` handler: one sweep of session media past their institute's
+ * session_retention_period (services.retention.sweep, docs/retention.md). The maintenance sweep
+ * enqueues it with one dedupe key, so one runs at a time across every worker. Idempotent: what a
+ * sweep finished is marked in the database, and an attempt cut short (a crash, a lost lease) leaves
+ * its session's rows for the next attempt. Throws, so the attempt is retried, when some session's
+ * objects could not be deleted. Returns the handler.
+ */
+export function createSessionRetentionJob(deps: JobHandlerDeps): JobHandler {
+  return {
+    kind: SESSION_RETENTION_JOB,
+    async run(_payload, ctx) {
+      const outcome = await deps.services.retention.sweep({
+        signal: ctx.signal,
+        progress: (text) => ctx.progress(text),
+      });
+      if (outcome.sessions > 0 || outcome.failed > 0) {
+        deps.logger.info({ ...outcome }, 'session retention sweep finished');
+      }
+      if (outcome.failed > 0) {
+        throw new Error(
+          `${outcome.failed} sessions' media could not be purged (storage failed); tried again later`,
+        );
+      }
+    },
+  };
+}

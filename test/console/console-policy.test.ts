@@ -1,0 +1,34 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { consolePolicy, storageMediaOrigins } from '../../src/http/console/console.routes.ts';
+
+describe("the console's Content-Security-Policy", () => {
+  it('loads photos and recordings from the service alone on local storage', () => {
+    const policy = consolePolicy(storageMediaOrigins({ kind: 'local', root: '/tmp/x' }));
+    assert.match(policy, /img-src 'self' blob: data:;/);
+    assert.match(policy, /media-src 'self' blob:;/);
+    assert.match(policy, /connect-src 'self';/);
+  });
+
+  it("adds an S3-compatible service's origin for images and media only", () => {
+    const origins = storageMediaOrigins({
+      kind: 's3',
+      bucket: 'exams',
+      endpoint: 'https://minio.example.org:9000/',
+      region: undefined,
+    });
+    assert.deepEqual(origins, ['https://minio.example.org:9000']);
+    const policy = consolePolicy(origins);
+    assert.match(policy, /img-src 'self' blob: data: https:\/\/minio\.example\.org:9000;/);
+    assert.match(policy, /media-src 'self' blob: https:\/\/minio\.example\.org:9000;/);
+    assert.match(policy, /connect-src 'self';/);
+    assert.match(policy, /script-src 'self';/);
+  });
+
+  it("adds AWS's bucket hosts when S3 has no endpoint of its own", () => {
+    assert.deepEqual(
+      storageMediaOrigins({ kind: 's3', bucket: 'exams', endpoint: undefined, region: 'eu-west-1' }),
+      ['https://*.amazonaws.com'],
+    );
+  });
+});
