@@ -288,8 +288,13 @@ interface ChildReport {
   readonly recordings: unknown[];
 }
 
-/** The V8 flags bin/invigil starts every process (serve, worker) with. */
+/**
+ * The V8 flags bin/invigil starts a process with (`BENCH_NODE_FLAGS`, space-separated, replaces
+ * them, for comparing).
+ */
 function invigilNodeFlags(): string[] {
+  const override = process.env.BENCH_NODE_FLAGS;
+  if (override !== undefined) return override.split(/\s+/).filter((flag) => flag !== '');
   const script = fs.readFileSync(path.join(ROOT, 'bin', 'invigil'), 'utf8');
   const line = /exec "\$node" (.*?) "\$root\/src\/main\.ts"/.exec(script)?.[1] ?? '';
   return line.split(/\s+/).filter((flag) => flag.startsWith('--'));
