@@ -157,6 +157,7 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
       files,
       logger,
       keepChunks: config.keepRecordingChunks,
+      storageConfig: config.storage,
     }),
     reports: createSessionReportsService({ db, clock, files }),
     files,

@@ -1,21 +1,15 @@
-import {
-  EncodedAudioPacketSource,
-  EncodedPacket,
-  EncodedVideoPacketSource,
-  FilePathTarget,
-  Output,
-  WebMOutputFormat,
-} from 'mediabunny';
 import type { Gap } from './recording.ts';
 import { type WebmFrame, type WebmHeader, WebmReader, type WebmTrack } from './webm-reader.ts';
+import { WebmWriter } from './webm-writer.ts';
 
 /**
  * Assembles one stream's chunks (a webcam or a screen recording) into one seekable WebM file: the
  * frames are read from the chunks as they come (WebmReader), placed on the exam's clock, and
- * remuxed by mediabunny, which writes Cues (the seek index) and the duration at the end.
+ * written by WebmWriter, which writes Cues (the seek index) and the duration at the end.
  *
  * Memory stays bounded whatever the length: one chunk at a time (plus the next one being read), and
- * the frames of the first PLACEMENT_CHUNKS chunks of a segment while its place is worked out.
+ * the frames of the first PLACEMENT_CHUNKS chunks of a segment while its place is worked out, and
+ * the writer's cluster being built (a few seconds).
  */
 
 /** A stored chunk of the stream, in sequence order. */
@@ -70,32 +64,8 @@ const DEFAULT_FRAME_MS = { video: 33, audio: 20 } as const;
 /** A frame never lasts longer than this (ms): a longer distance to the next one is a gap. */
 const MAX_FRAME_MS = 1000;
 const PROGRESS_EVERY = 25;
-/** How much of the output mediabunny gathers before a write. */
-const OUTPUT_CHUNK_BYTES = 1024 * 1024;
-
-/** The codec names mediabunny knows and the WebCodecs codec strings, by Matroska codec id. */
-function codecOf(track: WebmTrack): { codec: string; string: string } | undefined {
-  switch (track.codecId) {
-    case 'V_VP8':
-      return { codec: 'vp8', string: 'vp8' };
-    case 'V_VP9':
-      return { codec: 'vp9', string: 'vp09.00.10.08' };
-    case 'V_AV1':
-      return { codec: 'av1', string: 'av01.0.08M.08' };
-    case 'V_MPEG4/ISO/AVC': {
-      const config = track.codecPrivate;
-      if (config === undefined || config.length < 4) return undefined;
-      const hex = [...config.subarray(1, 4)].map((byte) => byte.toString(16).padStart(2, '0')).join('');
-      return { codec: 'avc', string: `avc1.${hex}` };
-    }
-    case 'A_OPUS':
-      return { codec: 'opus', string: 'opus' };
-    case 'A_VORBIS':
-      return { codec: 'vorbis', string: 'vorbis' };
-    default:
-      return undefined;
-  }
-}
+/** The codecs a browser plays from WebM (and MediaRecorder writes), by Matroska codec id. */
+const KNOWN_CODECS = new Set(['V_VP8', 'V_VP9', 'V_AV1', 'V_MPEG4/ISO/AVC', 'A_OPUS', 'A_VORBIS']);
 
 /** The first 4 bytes of a chunk read in pieces. */
 function head(pieces: readonly Uint8Array[]): Uint8Array {
@@ -113,22 +83,10 @@ function head(pieces: readonly Uint8Array[]): Uint8Array {
   return joined.subarray(0, at);
 }
 
-/** One output track: its mediabunny source and what it was declared with. */
-type OutTrack = (
-  | {
-      readonly type: 'video';
-      readonly source: EncodedVideoPacketSource;
-      readonly config: VideoDecoderConfig;
-    }
-  | {
-      readonly type: 'audio';
-      readonly source: EncodedAudioPacketSource;
-      readonly config: AudioDecoderConfig;
-    }
-) &
-  OutTrackState;
-
-interface OutTrackState {
+/** One output track: its number in the file and what it was declared with. */
+interface OutTrack {
+  readonly type: 'video' | 'audio';
+  readonly number: number;
   readonly codecId: string;
   started: boolean;
   closed: boolean;
@@ -164,7 +122,8 @@ interface SegmentState {
  * signal's reason when aborted, and what `read` or the file system throws.
  */
 export async function assembleRecording(input: AssembleInput): Promise<AssembleResult> {
-  let output: Output | undefined;
+  let writer: WebmWriter | undefined;
+  let opening: Promise<WebmWriter> | undefined;
   const tracks: OutTrack[] = [];
   let segment: SegmentState | undefined;
   let segments = 0;
@@ -172,83 +131,54 @@ export async function assembleRecording(input: AssembleInput): Promise<AssembleR
   let coveredUntil = 0;
   let anyFrame = false;
   const gaps: Gap[] = [];
-  let writing: Promise<void> = Promise.resolve();
+  /** Frames placed before the file was open (the first chunk's), in order. */
+  let early: [OutTrack, WebmFrame, number][] = [];
 
+  /** Declares the output's tracks from the first header: its first known video and audio track. */
   function openOutput(header: WebmHeader): void {
-    output = new Output({
-      format: new WebMOutputFormat({ minimumClusterDuration: 2 }),
-      // Written out a MiB at a time (mediabunny's default holds 16 MiB before it writes).
-      target: new FilePathTarget(input.outputPath, { chunked: true, chunkSize: OUTPUT_CHUNK_BYTES }),
-    });
-    const video = header.tracks.find((track) => track.type === 'video' && codecOf(track) !== undefined);
-    const audio = header.tracks.find((track) => track.type === 'audio' && codecOf(track) !== undefined);
-    if (video !== undefined) {
-      const codec = codecOf(video);
-      if (codec === undefined) throw new NoPlayableRecording(`unsupported video codec ${video.codecId}`);
-      const source = new EncodedVideoPacketSource(codec.codec as 'vp8');
-      output.addVideoTrack(source);
-      const config: VideoDecoderConfig = {
-        codec: codec.string,
-        codedWidth: video.width || 640,
-        codedHeight: video.height || 480,
-        ...(codec.codec === 'avc' && video.codecPrivate !== undefined
-          ? { description: video.codecPrivate }
-          : {}),
-      };
+    const video = header.tracks.find((track) => track.type === 'video' && KNOWN_CODECS.has(track.codecId));
+    const audio = header.tracks.find((track) => track.type === 'audio' && KNOWN_CODECS.has(track.codecId));
+    const declared: WebmTrack[] = [];
+    for (const track of [video, audio]) {
+      if (track === undefined) continue;
+      const number = declared.length + 1;
+      declared.push({ ...track, number });
       tracks.push({
-        type: 'video',
-        codecId: video.codecId,
-        source,
-        config,
+        type: track.type,
+        number,
+        codecId: track.codecId,
         started: false,
         closed: false,
         lastMs: -1,
       });
     }
-    if (audio !== undefined) {
-      const codec = codecOf(audio);
-      if (codec === undefined) throw new NoPlayableRecording(`unsupported audio codec ${audio.codecId}`);
-      const source = new EncodedAudioPacketSource(codec.codec as 'opus');
-      output.addAudioTrack(source);
-      const config: AudioDecoderConfig = {
-        codec: codec.string,
-        numberOfChannels: audio.channels || 1,
-        sampleRate: audio.sampleRate || 48000,
-        ...(audio.codecPrivate === undefined ? {} : { description: audio.codecPrivate }),
-      };
-      tracks.push({
-        type: 'audio',
-        codecId: audio.codecId,
-        source,
-        config,
-        started: false,
-        closed: false,
-        lastMs: -1,
-      });
-    }
-    if (tracks.length === 0) throw new NoPlayableRecording('no video or audio track the remuxer knows');
-    writing = output.start();
+    if (tracks.length === 0) throw new NoPlayableRecording('no video or audio track of a known codec');
+    opening = WebmWriter.open(input.outputPath, declared);
+    opening.catch(() => undefined);
   }
 
-  /** Writes a frame to its output track (queued behind earlier writes). */
+  /** Writes a frame to its output track (held until the file is open). */
   function write(out: OutTrack, frame: WebmFrame, atMs: number, durationMs: number): void {
     if (out.closed || atMs < out.lastMs) return;
     if (!out.started && !frame.key) return;
-    const first = !out.started;
     out.started = true;
     out.lastMs = atMs;
-    const packet = new EncodedPacket(frame.data, frame.key ? 'key' : 'delta', atMs / 1000, durationMs / 1000);
     if (atMs > coveredUntil + input.gapThresholdMs)
       gaps.push({ start: coveredUntil / 1000, end: atMs / 1000 });
     coveredUntil = Math.max(coveredUntil, atMs + durationMs);
     anyFrame = true;
-    writing = writing.then(() =>
-      out.type === 'video'
-        ? out.source.add(packet, first ? { decoderConfig: out.config } : undefined)
-        : out.source.add(packet, first ? { decoderConfig: out.config } : undefined),
-    );
-    // Marked handled here; the failure is thrown where the chain is awaited (after each chunk).
-    writing.catch(() => undefined);
+    if (writer === undefined) early.push([out, frame, atMs]);
+    else writer.add(out.number, atMs, frame.key, frame.data);
+  }
+
+  /** Opens the file once declared, writes what waited for it, then what the clusters closed. */
+  async function flush(): Promise<void> {
+    if (writer === undefined && opening !== undefined) {
+      writer = await opening;
+      for (const [out, frame, atMs] of early) writer.add(out.number, atMs, frame.key, frame.data);
+      early = [];
+    }
+    await writer?.drain();
   }
 
   /** Passes a placed frame on: the one held for its track goes out, timed by this one. */
@@ -290,17 +220,14 @@ export async function assembleRecording(input: AssembleInput): Promise<AssembleR
   const reader = new WebmReader({
     segment(header) {
       if (segment !== undefined) close(segment);
-      if (output === undefined) openOutput(header);
+      if (opening === undefined) openOutput(header);
       segments += 1;
       const map = new Map<number, OutTrack>();
       for (const out of tracks) {
         const match = header.tracks.find((track) => track.type === out.type && track.codecId === out.codecId);
         if (match !== undefined) map.set(match.number, out);
-        else if (!out.closed) {
-          // A segment without this track: closed for good, or the remuxer would wait for it forever.
-          out.closed = true;
-          out.source.close();
-        }
+        // A segment without this track: closed for good (its time would not be continuous).
+        else out.closed = true;
       }
       segment = {
         header,
@@ -350,18 +277,19 @@ export async function assembleRecording(input: AssembleInput): Promise<AssembleR
         damaged += 1;
         reader.discontinuity();
       }
-      await writing;
+      await flush();
       if ((index + 1) % PROGRESS_EVERY === 0) await input.progress?.(index + 1);
     }
     if (segment !== undefined) close(segment);
-    await writing;
-    if (output === undefined || !anyFrame) throw new NoPlayableRecording('no playable frame in any chunk');
+    await flush();
+    if (writer === undefined || !anyFrame) throw new NoPlayableRecording('no playable frame in any chunk');
     if (input.endedAt !== null) {
       const endMs = input.endedAt - input.startedAt;
       if (endMs > coveredUntil + input.gapThresholdMs)
         gaps.push({ start: coveredUntil / 1000, end: endMs / 1000 });
     }
-    await output.finalize();
+    await writer.finish(coveredUntil);
+    writer = undefined;
     return {
       durationSeconds: Math.round(coveredUntil) / 1000,
       gaps,
@@ -370,9 +298,8 @@ export async function assembleRecording(input: AssembleInput): Promise<AssembleR
       resyncs: reader.resyncs,
     };
   } catch (error) {
-    if (output !== undefined && output.state !== 'finalized' && output.state !== 'canceled') {
-      await output.cancel().catch(() => undefined);
-    }
+    const open = writer ?? (await opening?.catch(() => undefined));
+    await open?.abort();
     throw error;
   }
 }

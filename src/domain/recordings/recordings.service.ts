@@ -1,9 +1,12 @@
 import { emitRecordingReady } from '../webhooks/emit.ts';
+import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import readline from 'node:readline';
 import type { Logger } from 'pino';
+import type { StorageConfig } from '../../config/config.ts';
 import type { Db } from '../../db/database.ts';
 import type { JobContext } from '../../jobs/job.ts';
 import { createJobQueue } from '../../jobs/queue.ts';
@@ -14,7 +17,7 @@ import { insertFile } from '../files/files.repository.ts';
 import type { FilesService } from '../files/files.service.ts';
 import { RECORDING_KINDS, RECORDING_SOURCES, type RecordingSource } from '../room/room.ts';
 import { findVisibleSession } from '../student-sessions/session-access.ts';
-import { assembleRecording, type ChunkRef, NoPlayableRecording } from './assemble.ts';
+import type { FinalizeReport, FinalizeRequest } from './finalize-child.ts';
 import {
   GAP_THRESHOLD_MS,
   type LinkedRecording,
@@ -78,21 +81,80 @@ export async function queueRecordingFinalisation(db: Db, clock: Clock, sessionId
   return true;
 }
 
+/** The assembling process's entry point, and its heap: small, so what it allocates is collected early. */
+const CHILD_ENTRY = path.join(import.meta.dirname, 'finalize-child.ts');
+const CHILD_FLAGS = ['--max-semi-space-size=1', '--max-old-space-size=100'];
+/** How much of the child's stderr a failure quotes. */
+const STDERR_TAIL = 2000;
+
+/** The outcome of one stream's assembly in the child (its `done` or `unplayable` report). */
+type ChildOutcome = Exclude<FinalizeReport, { type: 'progress' }>;
+
 /**
- * Reads a whole chunk (each is small, at most RECORDING_CHUNK_MAX_BYTES), in the pieces the storage
- * gives. Returns undefined when its object is gone.
+ * Assembles and stores one stream in a child process (finalize-child.ts), passing its `progress`
+ * reports to `onProgress`. Returns its final report. Throws the signal's reason when aborted (the
+ * child is killed and its temporary file removed), and an Error quoting the child's stderr when it
+ * fails or exits without a final report.
  */
-async function readChunk(storage: Storage, key: string): Promise<Buffer[] | undefined> {
-  let stream;
-  try {
-    stream = await storage.get(key);
-  } catch (error) {
-    if (error instanceof StorageMissing) return undefined;
-    throw error;
-  }
-  const pieces: Buffer[] = [];
-  for await (const piece of stream) pieces.push(piece as Buffer);
-  return pieces;
+export function assembleInChild(
+  request: FinalizeRequest,
+  signal: AbortSignal,
+  onProgress: (done: number) => Promise<void>,
+): Promise<ChildOutcome> {
+  signal.throwIfAborted();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...CHILD_FLAGS, CHILD_ENTRY], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    let outcome: ChildOutcome | undefined;
+    let progress: Promise<void> = Promise.resolve();
+    const abort = (): void => {
+      child.kill('SIGKILL');
+    };
+    signal.addEventListener('abort', abort, { once: true });
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (text: string) => {
+      stderr = (stderr + text).slice(-STDERR_TAIL);
+    });
+    readline.createInterface({ input: child.stdout }).on('line', (line) => {
+      let report: FinalizeReport;
+      try {
+        report = JSON.parse(line) as FinalizeReport;
+      } catch {
+        stderr = (stderr + line).slice(-STDERR_TAIL);
+        return;
+      }
+      if (report.type === 'progress') {
+        const done = report.done;
+        progress = progress.then(() => onProgress(done)).catch(() => undefined);
+      } else outcome = report;
+    });
+    // A child that exits before reading its request closes the pipe: reported by 'close' below.
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(JSON.stringify(request));
+    child.on('error', (error) => {
+      signal.removeEventListener('abort', abort);
+      reject(error);
+    });
+    child.on('close', (code, killedBy) => {
+      signal.removeEventListener('abort', abort);
+      void progress.then(async () => {
+        if (signal.aborted) {
+          await fs.promises.rm(request.outputPath, { force: true });
+          reject(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
+        } else if (code === 0 && outcome !== undefined) resolve(outcome);
+        else {
+          await fs.promises.rm(request.outputPath, { force: true });
+          reject(
+            new Error(
+              `recording assembly failed (${killedBy ?? `exit code ${String(code)}`}): ${stderr.trim()}`,
+            ),
+          );
+        }
+      });
+    });
+  });
 }
 
 /**
@@ -106,8 +168,10 @@ export function createRecordingsService(deps: {
   files: FilesService;
   logger: Logger;
   keepChunks: boolean;
+  /** Where the assembling child process stores the files (the same storage as `storage`). */
+  storageConfig: StorageConfig;
 }): RecordingsService {
-  const { db, clock, storage, files, logger, keepChunks } = deps;
+  const { db, clock, storage, files, logger, keepChunks, storageConfig } = deps;
 
   /** Assembles and stores one stream; a stream already completed is left as it is. */
   async function finalizeStream(
@@ -137,30 +201,37 @@ export function createRecordingsService(deps: {
       `invigil-recording-${sessionId}-${source}-${crypto.randomBytes(6).toString('hex')}.webm`,
     );
     try {
-      let result;
-      try {
-        result = await assembleRecording({
-          chunks,
-          read: (chunk: ChunkRef) => readChunk(storage, chunk.storageKey),
+      const outcome = await assembleInChild(
+        {
+          chunks: chunks.map(({ sequence, storageKey, size, createdAt }) => ({
+            sequence,
+            storageKey,
+            size,
+            createdAt,
+          })),
           startedAt,
           endedAt: times.endedAt,
-          outputPath,
           gapThresholdMs: GAP_THRESHOLD_MS,
-          signal: ctx.signal,
-          progress: (done) => ctx.progress(`${source}: ${done}/${chunks.length} chunks`),
-        });
-      } catch (error) {
-        if (!(error instanceof NoPlayableRecording)) throw error;
+          outputPath,
+          storage: storageConfig,
+        },
+        ctx.signal,
+        (done) => ctx.progress(`${source}: ${done}/${chunks.length} chunks`),
+      );
+      if (outcome.type === 'unplayable') {
         // Nothing to retry: the chunks hold no playable frame. Kept, for whoever wants to look.
-        await saveRecording(db, sessionId, source, { status: 'failed', error: error.message }, clock.now());
+        await saveRecording(db, sessionId, source, { status: 'failed', error: outcome.message }, clock.now());
         logger.warn(
-          { sessionId, source, reason: error.message },
+          { sessionId, source, reason: outcome.message },
           'recording not finalised: nothing playable',
         );
         return 'failed';
       }
-      if (ctx.signal.aborted) throw ctx.signal.reason;
-      const stored = await storage.put(fs.createReadStream(outputPath), {});
+      const { result, stored } = outcome;
+      if (ctx.signal.aborted) {
+        await storage.delete(stored.key).catch(() => undefined);
+        throw ctx.signal.reason;
+      }
       try {
         await db.transaction().execute(async (trx) => {
           const file = await insertFile(trx, {
@@ -210,6 +281,7 @@ export function createRecordingsService(deps: {
           segments: result.segments,
           chunksDamaged: result.chunksDamaged,
           bytes: stored.size,
+          assemblerPeakRss: outcome.peakRss,
         },
         'recording finalised',
       );
