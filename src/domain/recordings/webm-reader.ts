@@ -10,6 +10,8 @@
  * until its next key frame, so no frame refers to one that was lost.
  */
 
+import { WEBM_ID } from './webm-ids.ts';
+
 /** A track of a segment, as its Tracks element describes it. */
 export interface WebmTrack {
   readonly number: number;
@@ -48,39 +50,7 @@ export interface WebmSink {
   frame(frame: WebmFrame): void;
 }
 
-const ID = {
-  EBML: 0x1a45dfa3,
-  Segment: 0x18538067,
-  SeekHead: 0x114d9b74,
-  Info: 0x1549a966,
-  TimecodeScale: 0x2ad7b1,
-  Tracks: 0x1654ae6b,
-  TrackEntry: 0xae,
-  TrackNumber: 0xd7,
-  TrackType: 0x83,
-  CodecID: 0x86,
-  CodecPrivate: 0x63a2,
-  Video: 0xe0,
-  PixelWidth: 0xb0,
-  PixelHeight: 0xba,
-  Audio: 0xe1,
-  SamplingFrequency: 0xb5,
-  Channels: 0x9f,
-  Cluster: 0x1f43b675,
-  Timecode: 0xe7,
-  SimpleBlock: 0xa3,
-  BlockGroup: 0xa0,
-  Block: 0xa1,
-  ReferenceBlock: 0xfb,
-  Cues: 0x1c53bb6b,
-  Tags: 0x1254c367,
-  Chapters: 0x1043a770,
-  Attachments: 0x1941a469,
-  Void: 0xec,
-  CRC32: 0xbf,
-  PrevSize: 0xab,
-  Position: 0xa7,
-} as const;
+const ID = WEBM_ID;
 
 /** Elements read whole and interpreted. */
 const READ_WHOLE = new Set<number>([ID.EBML, ID.Info, ID.Tracks, ID.Timecode, ID.SimpleBlock, ID.BlockGroup]);

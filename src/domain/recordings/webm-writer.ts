@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { WEBM_ID } from './webm-ids.ts';
 import type { WebmTrack } from './webm-reader.ts';
 
 /**
@@ -13,50 +14,7 @@ import type { WebmTrack } from './webm-reader.ts';
  * MAX_CLUSTER_MS); Cues, one CuePoint per cluster that starts with a video key frame.
  */
 
-const ID = {
-  EBML: 0x1a45dfa3,
-  EBMLVersion: 0x4286,
-  EBMLReadVersion: 0x42f7,
-  EBMLMaxIDLength: 0x42f2,
-  EBMLMaxSizeLength: 0x42f3,
-  DocType: 0x4282,
-  DocTypeVersion: 0x4287,
-  DocTypeReadVersion: 0x4285,
-  Segment: 0x18538067,
-  SeekHead: 0x114d9b74,
-  Seek: 0x4dbb,
-  SeekID: 0x53ab,
-  SeekPosition: 0x53ac,
-  Void: 0xec,
-  Info: 0x1549a966,
-  TimecodeScale: 0x2ad7b1,
-  Duration: 0x4489,
-  MuxingApp: 0x4d80,
-  WritingApp: 0x5741,
-  Tracks: 0x1654ae6b,
-  TrackEntry: 0xae,
-  TrackNumber: 0xd7,
-  TrackUID: 0x73c5,
-  TrackType: 0x83,
-  FlagLacing: 0x9c,
-  CodecID: 0x86,
-  CodecPrivate: 0x63a2,
-  Video: 0xe0,
-  PixelWidth: 0xb0,
-  PixelHeight: 0xba,
-  Audio: 0xe1,
-  SamplingFrequency: 0xb5,
-  Channels: 0x9f,
-  Cluster: 0x1f43b675,
-  Timecode: 0xe7,
-  SimpleBlock: 0xa3,
-  Cues: 0x1c53bb6b,
-  CuePoint: 0xbb,
-  CueTime: 0xb3,
-  CueTrackPositions: 0xb7,
-  CueTrack: 0xf7,
-  CueClusterPosition: 0xf1,
-} as const;
+const ID = WEBM_ID;
 
 /** Bytes reserved after the Segment's start for the SeekHead (three entries need 68). */
 const SEEK_HEAD_SPACE = 96;
