@@ -10,12 +10,7 @@ import {
   type WebhookDelivery,
   type WebhookEventType,
 } from './webhook.ts';
-import {
-  findCallbackUrl,
-  findExamInstitute,
-  findFinishedSessionFacts,
-  findSessionToken,
-} from './webhooks.repository.ts';
+import { findCallbackUrl, findExamInstitute, findFinishedSessionFacts } from './webhooks.repository.ts';
 
 /** An event to send to an institute's `callback_url`. */
 export interface NewWebhookEvent<T extends WebhookEventType> {
@@ -121,8 +116,8 @@ export interface ReviewedFacts {
  * Returns the event id, or undefined when skipped (no callback_url, or the session is gone).
  */
 export async function emitStudentSessionReviewed(db: Db, facts: ReviewedFacts): Promise<string | undefined> {
-  const token = await findSessionToken(db, facts.studentSessionId);
-  if (token === undefined) return undefined;
+  const session = await findFinishedSessionFacts(db, facts.studentSessionId);
+  if (session === undefined) return undefined;
   return emitWebhook(db, {
     instituteId: facts.instituteId,
     type: 'student_session.reviewed',
@@ -130,7 +125,7 @@ export async function emitStudentSessionReviewed(db: Db, facts: ReviewedFacts): 
     data: {
       student_session_id: facts.studentSessionId,
       exam_id: facts.examId,
-      token,
+      token: session.token,
       verdict: facts.verdict,
       reviewer_id: facts.reviewerId,
       reviewed_at: isoTime(facts.reviewedAt),

@@ -55,7 +55,7 @@ export async function saveWebhookSecret(
   return false;
 }
 
-/** What the `student_session.finished` event says about a session, read in the finishing transaction. */
+/** What the session events (finished, recording.ready, reviewed) say about a session, read in the transaction of the change. */
 export interface FinishedSessionFacts {
   readonly id: number;
   readonly examId: number;
@@ -98,14 +98,4 @@ export async function findFinishedSessionFacts(
 export async function findExamInstitute(db: Db, examId: number): Promise<number | undefined> {
   const row = await db.selectFrom('exams').select('institute_id').where('id', '=', examId).executeTakeFirst();
   return row?.institute_id;
-}
-
-/** Returns session `sessionId`'s room token, or undefined when it is gone. */
-export async function findSessionToken(db: Db, sessionId: number): Promise<string | undefined> {
-  const row = await db
-    .selectFrom('student_sessions')
-    .select('token')
-    .where('id', '=', sessionId)
-    .executeTakeFirst();
-  return row?.token;
 }
