@@ -1,49 +1,22 @@
-import sanitizeHtml from 'sanitize-html';
-
 /**
  * Turning what users typed into HTML that is safe to show: escaping plain text, and reducing HTML
  * to an allow-list with sanitize-html (a maintained parser-based sanitiser, not a regex). Used by
  * the emails, the V2 formatting and the candidate room.
  */
 
-const HTML_ESCAPES: Readonly<Record<string, string>> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
+import sanitizeHtml from 'sanitize-html';
+import {
+  escapeHtml,
+  INFO_ALLOWED_TAGS,
+  INSTRUCTIONS_ALLOWED_ATTRIBUTES,
+  INSTRUCTIONS_ALLOWED_TAGS,
+  textToHtml,
+} from './html-rules.ts';
 
-/** Returns `text` with the five HTML-significant characters escaped (safe in text and attributes). */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (character) => HTML_ESCAPES[character] ?? character);
-}
-
-/** Returns plain text as HTML: escaped, line breaks kept as `<br>`. */
-export function textToHtml(text: string): string {
-  return escapeHtml(text).replace(/\r?\n/g, '<br>\n');
-}
-
-/** The tags a student's individual information flagged as HTML may keep; everything else is dropped. */
-const INFO_ALLOWED_TAGS = [
-  'p',
-  'br',
-  'strong',
-  'b',
-  'em',
-  'i',
-  'u',
-  'ul',
-  'ol',
-  'li',
-  'a',
-  'blockquote',
-  'code',
-  'pre',
-];
+export { escapeHtml, textToHtml };
 
 const INFO_SANITIZE: sanitizeHtml.IOptions = {
-  allowedTags: INFO_ALLOWED_TAGS,
+  allowedTags: [...INFO_ALLOWED_TAGS],
   allowedAttributes: { a: ['href'] },
   allowedSchemes: ['http', 'https', 'mailto'],
   allowProtocolRelative: false,
@@ -55,43 +28,10 @@ const INFO_SANITIZE: sanitizeHtml.IOptions = {
  * room as opener, so an instruction link cannot navigate the exam room away.
  */
 const INSTRUCTIONS_SANITIZE: sanitizeHtml.IOptions = {
-  allowedTags: [
-    ...INFO_ALLOWED_TAGS,
-    'h1',
-    'h2',
-    'h3',
-    'h4',
-    'h5',
-    'h6',
-    'hr',
-    'div',
-    'span',
-    'sub',
-    'sup',
-    's',
-    'small',
-    'dl',
-    'dt',
-    'dd',
-    'table',
-    'caption',
-    'thead',
-    'tbody',
-    'tfoot',
-    'tr',
-    'th',
-    'td',
-    'img',
-    'figure',
-    'figcaption',
-  ],
-  allowedAttributes: {
-    a: ['href', 'title', 'target', 'rel'],
-    img: ['src', 'alt', 'title', 'width', 'height'],
-    th: ['colspan', 'rowspan', 'scope'],
-    td: ['colspan', 'rowspan'],
-    ol: ['start'],
-  },
+  allowedTags: [...INSTRUCTIONS_ALLOWED_TAGS],
+  allowedAttributes: Object.fromEntries(
+    Object.entries(INSTRUCTIONS_ALLOWED_ATTRIBUTES).map(([tag, names]) => [tag, [...names]]),
+  ),
   allowedSchemes: ['http', 'https', 'mailto'],
   allowedSchemesByTag: { img: ['http', 'https', 'data'] },
   allowProtocolRelative: false,

@@ -3,12 +3,21 @@
  * console's preview. It follows the room's own rule step by step (src/domain/room/room.ts
  * `instructionsHtml`): plain text is escaped with its line breaks kept, each `[attachment:ID]`
  * placeholder becomes a link named after its file, and the result is reduced to the room's
- * allow-list (src/security/html.ts INSTRUCTIONS_SANITIZE). The room sanitises with sanitize-html on
+ * allow-list (src/security/html-rules.ts, read by both). The room sanitises with sanitize-html on
  * the server; this uses DOMPurify configured with the same tags, attributes and address schemes, so
  * the two can differ only where the two parsers repair broken markup differently
  * (docs/console/exams.md).
  */
 import DOMPurify from 'dompurify';
+import {
+  escapeHtml,
+  INSTRUCTIONS_ALLOWED_ATTRIBUTES as ALLOWED_ATTRIBUTES,
+  INSTRUCTIONS_ALLOWED_TAGS,
+  looksLikeHtml,
+  textToHtml,
+} from '../../../src/security/html-rules.ts';
+
+export { looksLikeHtml, textToHtml };
 
 /** An attachment as the preview needs it. */
 export interface PreviewAttachment {
@@ -16,60 +25,6 @@ export interface PreviewAttachment {
   readonly file_name: string;
   readonly url: string;
 }
-
-/** The tags the room keeps (INFO_ALLOWED_TAGS + the instruction extras). */
-const ALLOWED_TAGS = [
-  'p',
-  'br',
-  'strong',
-  'b',
-  'em',
-  'i',
-  'u',
-  'ul',
-  'ol',
-  'li',
-  'a',
-  'blockquote',
-  'code',
-  'pre',
-  'h1',
-  'h2',
-  'h3',
-  'h4',
-  'h5',
-  'h6',
-  'hr',
-  'div',
-  'span',
-  'sub',
-  'sup',
-  's',
-  'small',
-  'dl',
-  'dt',
-  'dd',
-  'table',
-  'caption',
-  'thead',
-  'tbody',
-  'tfoot',
-  'tr',
-  'th',
-  'td',
-  'img',
-  'figure',
-  'figcaption',
-];
-
-/** The attributes the room keeps, per tag. */
-const ALLOWED_ATTRIBUTES: Readonly<Record<string, readonly string[]>> = {
-  a: ['href', 'title', 'target', 'rel'],
-  img: ['src', 'alt', 'title', 'width', 'height'],
-  th: ['colspan', 'rowspan', 'scope'],
-  td: ['colspan', 'rowspan'],
-  ol: ['start'],
-};
 
 /** http, https and mailto addresses, and addresses without a scheme (as sanitize-html allows them). */
 const ALLOWED_URI = /^(?:(?:https?|mailto):|[^a-z]|[a-z+.-]+(?:[^a-z+.\-:]|$))/i;
@@ -91,29 +46,6 @@ purifier.addHook('afterSanitizeAttributes', (node) => {
   }
 });
 
-const HTML_ESCAPES: Readonly<Record<string, string>> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-/** Returns `text` with the five HTML-significant characters escaped. */
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (character) => HTML_ESCAPES[character] ?? character);
-}
-
-/** True when `content` holds a tag, so the room shows it as HTML rather than as plain text. */
-export function looksLikeHtml(content: string): boolean {
-  return /<\/?[a-z][^>]*>/i.test(content);
-}
-
-/** Plain text as the room shows it: escaped, each line break a `<br>`. */
-export function textToHtml(text: string): string {
-  return escapeHtml(text).replace(/\r?\n/g, '<br>\n');
-}
-
 /** Returns the HTML a candidate's exam room would show for `content` with `attachments`. */
 export function candidatePreviewHtml(content: string, attachments: readonly PreviewAttachment[]): string {
   const markup = looksLikeHtml(content) ? content : textToHtml(content);
@@ -125,7 +57,7 @@ export function candidatePreviewHtml(content: string, attachments: readonly Prev
     markup,
   );
   return purifier.sanitize(linked, {
-    ALLOWED_TAGS,
+    ALLOWED_TAGS: [...INSTRUCTIONS_ALLOWED_TAGS],
     ALLOWED_ATTR: [...new Set(Object.values(ALLOWED_ATTRIBUTES).flat())],
     ALLOWED_URI_REGEXP: ALLOWED_URI,
     ALLOW_DATA_ATTR: false,

@@ -1,3 +1,4 @@
+import { looksLikeHtml } from '../../security/html-rules.ts';
 import { escapeHtml, sanitizeInstructionsHtml, textToHtml } from '../../security/html.ts';
 import type { ExamDocument } from '../documents/document.ts';
 import { Invalid, ParamMissing } from '../errors.ts';
@@ -246,11 +247,6 @@ export function readRecordingChunk(params: Params): { sequence: number; source: 
   if (sequence === undefined || sequence === null) throw new ParamMissing('sequence');
   const source = params.source === '' ? undefined : optionalEnum(params, 'source', RECORDING_SOURCES);
   return { sequence, source: source ?? 'webcam' };
-}
-
-/** True when `content` holds markup (a tag), so it is shown as HTML rather than as plain text. */
-function looksLikeHtml(content: string): boolean {
-  return /<\/?[a-z][^>]*>/i.test(content);
 }
 
 /**
