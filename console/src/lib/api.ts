@@ -80,3 +80,14 @@ export function problem(error: unknown, response?: Response): string {
   }
   return 'The request failed. Check your connection and try again.';
 }
+
+/**
+ * How many pages and items a paginated list answer says there are (its `X-Pagination-*` headers),
+ * for a page showing `shown` items; an answer without the headers counts as one page of those.
+ */
+export function pageCounts(response: Response, shown: number): { pageCount: number; itemCount: number } {
+  return {
+    pageCount: Number(response.headers.get('x-pagination-page-count') ?? '1'),
+    itemCount: Number(response.headers.get('x-pagination-item-count') ?? String(shown)),
+  };
+}
