@@ -16,6 +16,7 @@ import {
   ROOT,
   readOptions,
 } from './benchmark.ts';
+import { liveCapacity } from './live-capacity.ts';
 import { recordingFinalize } from './recording-finalize.ts';
 import { roomCapacity } from './room-capacity.ts';
 import { sessionListing } from './session-listing.ts';
@@ -29,6 +30,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   zipMemory,
   roomCapacity,
   recordingFinalize,
+  liveCapacity,
 ];
 
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');

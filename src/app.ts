@@ -44,10 +44,21 @@ import { createRetentionService } from './domain/retention/retention.service.ts'
 import { createOutboundHttp } from './security/outbound-http.ts';
 import { createStorage } from './storage/index.ts';
 import type { Services } from './services.ts';
+import type { LiveEngine } from './live/engine.ts';
+import { createConfiguredEngine } from './live/configured-engine.ts';
+import { createLiveHub, type LiveHub } from './live/hub.ts';
+import { resetLiveStatuses } from './domain/live/live-status.repository.ts';
+import { createLiveEvents } from './live/events.ts';
+import { createLiveService } from './domain/live/live.service.ts';
 
 export interface AppOptions {
   readonly clock?: Clock;
   readonly logger?: Logger;
+  /**
+   * The live media engine of the HTTP server (tests pass a fake); by default the one MEDIA_ENGINE
+   * names, started on first use (src/live/configured-engine.ts).
+   */
+  readonly liveEngine?: LiveEngine;
 }
 
 /** Everything a process needs, wired once. */
@@ -64,6 +75,8 @@ export interface Core {
 
 export interface App extends Core {
   readonly server: FastifyInstance;
+  /** Live proctoring: the media engine and the hub of its sockets. */
+  readonly live: { readonly engine: LiveEngine; readonly hub: LiveHub };
 }
 
 /** The process logger: pino on stderr, so stdout stays for command results. */
@@ -112,6 +125,9 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
   const examStaff = createExamStaffService({ db, clock, keys });
   const photos = createPhotosService({ db, clock, files });
   const staffAuth = createStaffAuthService({ db, clock, jobs, publicUrl: config.publicUrl, users, keys });
+  const liveEvents = createLiveEvents((error) =>
+    logger.error({ err: error }, 'a live event listener failed'),
+  );
   const services: Services = {
     institutes: createInstitutesService({ db, clock, files }),
     users,
@@ -128,7 +144,7 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
     identityProviders: createIdentityProvidersService({ db, clock, keys }),
     photos,
     sessionFiles: createSessionFilesService({ db, files }),
-    room: createRoomService({ db, clock, files, photos, storage }),
+    room: createRoomService({ db, clock, files, photos, storage, liveEvents }),
     authenticator: createAuthenticator({
       db,
       users,
@@ -163,7 +179,7 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
     files,
     urlSigner,
     jobs,
-    mail: createMailService({ db, clock, config, logger, jobs, examStaff }),
+    mail: createMailService({ db, clock, config, logger, jobs, examStaff, liveEvents }),
     examExports: createExamExportsService({ db, clock, files, jobs }),
     retention: createRetentionService({ db, clock, storage, logger }),
     webhooks: createWebhooksService({
@@ -172,6 +188,8 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
       keys,
       outbound: createOutboundHttp({ allowlist: config.outboundAllowlist }),
     }),
+    liveEvents,
+    live: createLiveService({ db, clock, examStaff, liveEvents }),
   };
   const handlers = jobHandlers({ config, logger, db, clock, services });
   return {
@@ -188,15 +206,34 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
 /** The core plus the HTTP server (not yet listening). */
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
   const core = await createCore(config, options);
+  const engine = options.liveEngine ?? createConfiguredEngine(config.live, core.logger);
+  try {
+    // No live socket survives a restart: a status left from before is stale.
+    await resetLiveStatuses(core.database.db, core.clock.now());
+  } catch (error) {
+    await core.close();
+    throw error;
+  }
+  const hub = createLiveHub({
+    engine,
+    db: core.database.db,
+    liveEvents: core.services.liveEvents,
+    clock: core.clock,
+    log: core.logger.child({ component: 'live-hub' }),
+  });
   // Loaded here rather than at the top: a worker process never serves HTTP and so never pays for
   // Fastify, the API docs page and the upload parser.
   const { buildServer } = await import('./http/server.ts');
-  const server = await buildServer(core);
+  const server = await buildServer({ ...core, hub });
   return {
     ...core,
     server,
+    live: { engine, hub },
     async close() {
+      // Closing the server closes the hub first (its sockets told why, statuses stored offline).
       await server.close();
+      await hub.close();
+      await engine.close();
       await core.close();
     },
   };

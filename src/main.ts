@@ -9,6 +9,7 @@ import { purgeFinishedHistory } from './jobs/retention.ts';
 import { purgeSignInHistory } from './jobs/sign-in-retention.ts';
 import { SESSION_RETENTION_DEDUPE_KEY, SESSION_RETENTION_JOB } from './domain/retention/retention.ts';
 import { createWorker } from './jobs/worker.ts';
+import { logUnhandledRejections } from './process-guards.ts';
 
 /** How often the maintenance sweep (expired nonces, history past retention, sign-in leftovers) runs. */
 const MAINTENANCE_INTERVAL_MS = 10 * 60 * 1000;
@@ -139,6 +140,7 @@ function untilSignal(): Promise<NodeJS.Signals> {
 async function serve(config: Config, args: string[]): Promise<void> {
   const withWorker = !args.includes('--no-worker');
   const app = await createApp(config);
+  logUnhandledRejections(app.logger);
   const signal = untilSignal();
   try {
     await app.server.listen({ port: config.port, host: config.host });

@@ -31,6 +31,8 @@ import type { JobQueue } from './jobs/queue.ts';
 import type { WebhooksService } from './domain/webhooks/webhooks.service.ts';
 import type { RetentionService } from './domain/retention/retention.service.ts';
 import type { UrlSigner } from './storage/signed-url.ts';
+import type { LiveEvents } from './live/events.ts';
+import type { LiveService } from './domain/live/live.service.ts';
 
 /** The use cases the transports (HTTP, CLI) call; built once in app.ts. */
 export interface Services {
@@ -84,4 +86,8 @@ export interface Services {
   readonly webhooks: WebhooksService;
   /** Legal holds, the purge log and the sweep of session media past retention (docs/retention.md). */
   readonly retention: RetentionService;
+  /** What the domain tells the live sockets: chat messages and proctor controls (src/live/events.ts). */
+  readonly liveEvents: LiveEvents;
+  /** A proctor's live actions: chat, admit, pause and resume the clock (docs/api-live.md). */
+  readonly live: LiveService;
 }

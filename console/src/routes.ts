@@ -87,6 +87,12 @@ export const ROUTES: readonly Route[] = [
     load: () => import('./screens/StudentForm.svelte'),
   },
   { pattern: '/exams/:id/monitor', title: 'Live monitor', load: () => import('./screens/Monitor.svelte') },
+  // The proctor wall: proctors watch their assigned candidates; the live socket refuses the rest.
+  {
+    pattern: '/exams/:id/live',
+    title: 'Live proctoring',
+    load: () => import('./screens/LiveWall.svelte'),
+  },
   // Review loads for every role like the monitor: reviewers work here; the service refuses the rest.
   { pattern: '/exams/:id/review', title: 'Review queue', load: () => import('./screens/ReviewQueue.svelte') },
   {

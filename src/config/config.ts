@@ -52,7 +52,40 @@ export interface Config {
    * (`OUTBOUND_ALLOWLIST`: host names, addresses and networks, separated by commas or spaces).
    */
   readonly outboundAllowlist: OutboundAllowlist;
+  /** How live-proctored exams carry camera, microphone and screen (docs/live-proctoring.md). */
+  readonly live: LiveConfig;
 }
+
+/** A TURN or STUN server handed to browsers for live proctoring. */
+export interface IceServer {
+  readonly urls: string;
+  readonly username?: string;
+  readonly credential?: string;
+}
+
+/**
+ * The live media engine: `embedded` (a forwarding unit inside the service, the default) or `livekit`
+ * (an external LiveKit server). The UDP range and public address apply to the embedded engine.
+ */
+export type LiveConfig =
+  | {
+      readonly engine: 'embedded';
+      /** Lowest and highest UDP port the embedded engine opens (LIVE_UDP_PORT_MIN/MAX). */
+      readonly udpPortMin: number;
+      readonly udpPortMax: number;
+      /** The address browsers reach the engine at when it is not the machine's own (LIVE_PUBLIC_IP). */
+      readonly publicIp: string | undefined;
+      /** TURN/STUN servers given to browsers (TURN_URLS, TURN_USERNAME, TURN_CREDENTIAL). */
+      readonly iceServers: readonly IceServer[];
+    }
+  | {
+      readonly engine: 'livekit';
+      /** The LiveKit server's address as browsers reach it (wss://…) and its API key and secret. */
+      readonly url: string;
+      readonly apiKey: string;
+      readonly apiSecret: string;
+      readonly iceServers: readonly IceServer[];
+    };
 
 /** Thrown for an invalid environment value; the message names the variable. */
 export class ConfigError extends Error {
@@ -126,6 +159,50 @@ function parseOutboundAllowlist(raw: string | undefined): OutboundAllowlist {
   }
 }
 
+function nonEmpty(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
+}
+
+function parseIceServers(env: Env): IceServer[] {
+  const urls = (nonEmpty(env, 'TURN_URLS') ?? '').split(/[\s,]+/).filter((url) => url !== '');
+  const username = nonEmpty(env, 'TURN_USERNAME');
+  const credential = nonEmpty(env, 'TURN_CREDENTIAL');
+  return urls.map((url) => {
+    if (!/^(turns?|stun):[^\s]+$/.test(url)) {
+      throw new ConfigError(`TURN_URLS must list turn:, turns: or stun: addresses, got "${url}"`);
+    }
+    return {
+      urls: url,
+      ...(username === undefined ? {} : { username }),
+      ...(credential === undefined ? {} : { credential }),
+    };
+  });
+}
+
+function parseLive(env: Env): LiveConfig {
+  const engine = oneOf(env, 'MEDIA_ENGINE', ['embedded', 'livekit'] as const, 'embedded');
+  const iceServers = parseIceServers(env);
+  if (engine === 'livekit') {
+    const url = nonEmpty(env, 'LIVEKIT_URL');
+    const apiKey = nonEmpty(env, 'LIVEKIT_API_KEY');
+    const apiSecret = nonEmpty(env, 'LIVEKIT_API_SECRET');
+    if (url === undefined || apiKey === undefined || apiSecret === undefined) {
+      throw new ConfigError('MEDIA_ENGINE=livekit needs LIVEKIT_URL, LIVEKIT_API_KEY and LIVEKIT_API_SECRET');
+    }
+    if (!/^(wss?|https?):\/\/[^\s]+$/.test(url)) {
+      throw new ConfigError(`LIVEKIT_URL must be a wss:// or https:// address, got "${url}"`);
+    }
+    return { engine, url, apiKey, apiSecret, iceServers };
+  }
+  const udpPortMin = integer(env, 'LIVE_UDP_PORT_MIN', 40000, 1024, 65535);
+  const udpPortMax = integer(env, 'LIVE_UDP_PORT_MAX', 49999, 1024, 65535);
+  if (udpPortMax < udpPortMin) {
+    throw new ConfigError('LIVE_UDP_PORT_MAX must not be below LIVE_UDP_PORT_MIN');
+  }
+  return { engine, udpPortMin, udpPortMax, publicIp: nonEmpty(env, 'LIVE_PUBLIC_IP'), iceServers };
+}
+
 function parseHttpUrl(name: string, raw: string): string {
   let url: URL;
   try {
@@ -186,5 +263,6 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     keepRecordingChunks:
       oneOf(env, 'KEEP_RECORDING_CHUNKS', ['true', 'false', '1', '0'], 'false').match(/^(true|1)$/) !== null,
     outboundAllowlist: parseOutboundAllowlist(env.OUTBOUND_ALLOWLIST),
+    live: parseLive(env),
   });
 }

@@ -14,6 +14,7 @@ import * as m0011 from './migrations/0011_recordings.ts';
 import * as m0012 from './migrations/0012_session_reviews.ts';
 import * as m0013 from './migrations/0013_webhook_secrets.ts';
 import * as m0014 from './migrations/0014_session_retention.ts';
+import * as m0015 from './migrations/0015_live_proctoring.ts';
 
 /** The migrations in order; each receives the dialect because a few column types differ. */
 function migrationsFor(dialect: Database['dialect']): Record<string, Migration> {
@@ -32,6 +33,7 @@ function migrationsFor(dialect: Database['dialect']): Record<string, Migration> 
     '0012_session_reviews': { up: (db) => m0012.up(db, dialect) },
     '0013_webhook_secrets': { up: (db) => m0013.up(db) },
     '0014_session_retention': { up: (db) => m0014.up(db, dialect) },
+    '0015_live_proctoring': { up: (db) => m0015.up(db, dialect) },
   };
 }
 
@@ -61,7 +63,8 @@ function raceWithAnotherSchema(error: unknown, ownSchema: string | undefined): b
   return typeof code === 'string' && VANISHED_OBJECT_CODES.has(code);
 }
 
-export async function migrateToLatest(database: Database): Promise<string[]> {
+/** The database's migrator and, on PostgreSQL, the connection's own schema. */
+async function migratorFor(database: Database): Promise<{ migrator: Migrator; schema: string | undefined }> {
   // Kysely looks for its bookkeeping tables across every schema it can see; on PostgreSQL name the
   // connection's own schema so a second Invigil database in another schema is never mistaken for this one.
   const schema =
@@ -74,6 +77,24 @@ export async function migrateToLatest(database: Database): Promise<string[]> {
     provider: { getMigrations: () => Promise.resolve(migrationsFor(database.dialect)) },
     ...(schema === undefined ? {} : { migrationTableSchema: schema }),
   });
+  return { migrator, schema };
+}
+
+/**
+ * Applies the migrations up to and including `name` and no further: how tests build the schema as
+ * it stood before a later migration. Throws when one fails.
+ */
+export async function migrateUpTo(database: Database, name: string): Promise<void> {
+  const { migrator } = await migratorFor(database);
+  const result = await migrator.migrateTo(name);
+  if (result.error !== undefined) {
+    const reason = result.error instanceof Error ? result.error.message : JSON.stringify(result.error);
+    throw new Error(`migrating up to ${name} failed: ${reason}`);
+  }
+}
+
+export async function migrateToLatest(database: Database): Promise<string[]> {
+  const { migrator, schema } = await migratorFor(database);
   let result: MigrationResultSet = await migrator.migrateToLatest();
   for (
     let attempt = 1;

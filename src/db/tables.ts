@@ -94,6 +94,8 @@ export interface ExamsTable {
   timezone: Generated<string>;
   terms: string | null;
   archived: DefaultedBool;
+  /** Since 0015_live_proctoring: a proctor admits each candidate after a live ID check. */
+  live_id_check: DefaultedBool;
   created_at: Millis;
   updated_at: Millis;
 }
@@ -207,6 +209,12 @@ export interface StudentSessionsTable {
   legal_hold_set_at: ColumnType<Millis | null, Millis | null | undefined, Millis | null>;
   /** Since 0014_session_retention: when the retention sweep removed the session's media. */
   media_purged_at: ColumnType<Millis | null, Millis | null | undefined, Millis | null>;
+  /** Since 0015_live_proctoring: `offline`, `connecting` or `live` (written by the signalling hub). */
+  live_status: ColumnType<string, string | undefined, string>;
+  /** Since 0015_live_proctoring: when the running pause of the candidate's clock began; null while it runs. */
+  clock_paused_at: ColumnType<Millis | null, Millis | null | undefined, Millis | null>;
+  /** Since 0015_live_proctoring: the total of the clock's pauses that ended. */
+  clock_paused_ms: ColumnType<Millis, Millis | undefined, Millis>;
   created_at: Millis;
   updated_at: Millis;
 }
@@ -472,6 +480,18 @@ export interface SessionPurgesTable {
   purged_at: Millis;
 }
 
+/** Since 0015_live_proctoring: the chat between a session's proctors and its candidate. */
+export interface LiveMessagesTable {
+  id: Id;
+  student_session_id: number;
+  /** `proctor` or `candidate`. */
+  sender: string;
+  /** The proctor who wrote it; null for the candidate's (and once the account is gone). */
+  user_id: number | null;
+  body: string;
+  created_at: Millis;
+}
+
 export interface Tables {
   institutes: InstitutesTable;
   identity_providers: IdentityProvidersTable;
@@ -503,4 +523,5 @@ export interface Tables {
   recordings: RecordingsTable;
   webhook_secrets: WebhookSecretsTable;
   session_purges: SessionPurgesTable;
+  live_messages: LiveMessagesTable;
 }

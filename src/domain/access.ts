@@ -204,3 +204,15 @@ export function outboxScope(
 ): { readonly kind: 'all' } | { readonly kind: 'institute'; readonly instituteId: number } | undefined {
   return auditLogScope(actor);
 }
+
+// ---- Live proctoring (step 10) ----
+
+/**
+ * Which of an exam's candidates the actor may watch live on the proctor wall: all of them (whoever
+ * manages the exam), those assigned to it (a proctor of the exam's institute), or none (undefined).
+ */
+export function liveWatchScope(actor: Actor, exam: ExamScope): 'all' | 'assigned' | undefined {
+  if (canManageExam(actor, exam)) return 'all';
+  if (baseRole(actor.role) === 'proctor' && exam.instituteId === actor.instituteId) return 'assigned';
+  return undefined;
+}

@@ -22,6 +22,7 @@ import { docsPageOptions } from './docs/docs-page.ts';
 import { registerFileRoutes } from './files.routes.ts';
 import { completeRouteSchema, ignoredParams, ignoredParamsHeader } from './openapi.ts';
 import { registerRoomPage } from './room/page.routes.ts';
+import { registerLiveAssets } from './live/assets.routes.ts';
 import { registerRoomRoutes } from './room/room.routes.ts';
 import { domainErrorFromFramework, v2Answer, v3Answer } from './errors.ts';
 import { createUnavailableMapper, RETRY_AFTER_SECONDS } from './unavailable.ts';
@@ -39,6 +40,9 @@ import { registerV3 } from './v3/index.ts';
 import { registerStaffSignInRoutes } from './staff/sign-in.routes.ts';
 import { registerAccountRoutes } from './staff/account.routes.ts';
 import { registerConsoleRoutes, storageMediaOrigins } from './console/console.routes.ts';
+import { liveConnectSources } from '../live/csp.ts';
+import type { LiveHub } from '../live/hub.ts';
+import { registerLiveSockets } from './live/socket.routes.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -57,6 +61,8 @@ export interface ServerDeps {
   readonly services: Services;
   readonly logger: Logger;
   readonly clock: Clock;
+  /** The live-proctoring sockets' hub (src/live/hub.ts). */
+  readonly hub: LiveHub;
 }
 
 /**
@@ -296,6 +302,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     return answer.body === null ? reply.send() : reply.send(answer.body);
   });
 
+  // Live proctoring's WebSockets, ahead of every other route (see registerLiveSockets).
+  await registerLiveSockets(app, deps);
+
   await app.register(swagger, {
     // Descriptions, the failures common to each API family and exact answer shapes, added once.
     transform: ({ schema, url }) => ({ schema: completeRouteSchema(schema, url) ?? schema, url }),
@@ -359,8 +368,13 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // The candidate room: unsigned (its token is the credential), JSON errors, its own rate limit.
   await app.register((scope) => registerRoomRoutes(scope, deps), { prefix: '/api/room' });
   registerRoomPage(app, deps);
+  // The live-proctoring browser modules (live client, LiveKit adapter, livekit-client).
+  registerLiveAssets(app);
   // The exam office console (a built single-page app) and `/` pointing at it.
-  registerConsoleRoutes(app, { mediaOrigins: storageMediaOrigins(deps.config.storage) });
+  registerConsoleRoutes(app, {
+    mediaOrigins: storageMediaOrigins(deps.config.storage),
+    connectOrigins: liveConnectSources(deps.config),
+  });
   await app.register(
     (scope, _options, done) => {
       registerV2(scope, deps);

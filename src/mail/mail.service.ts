@@ -1,3 +1,4 @@
+import type { LiveEvents } from '../live/events.ts';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
 import type { Db } from '../db/database.ts';
@@ -68,7 +69,7 @@ function messageIdHost(publicUrl: string): string {
 /**
  * Builds the mail service: the send_emails and end_exam use cases over the outbox, and delivery
  * through nodemailer over `config.smtpUrl` (none when unset: messages are held). `examStaff` decides
- * who may end a session. Returns the service; building it opens no connection and throws nothing.
+ * who may end a session; `liveEvents` tells the live sockets a session was ended. Returns the service; building it opens no connection and throws nothing.
  */
 export function createMailService(deps: {
   db: Db;
@@ -77,15 +78,16 @@ export function createMailService(deps: {
   logger: Logger;
   jobs: JobQueue;
   examStaff: Pick<ExamStaffService, 'assertCanEnd'>;
+  liveEvents: LiveEvents;
 }): MailService {
-  const { db, clock, config, jobs, examStaff } = deps;
+  const { db, clock, config, jobs, examStaff, liveEvents } = deps;
   const log = deps.logger.child({ component: 'mail' });
   const outbox = createOutbox({ clock, jobs });
   const transport: MailTransport | undefined =
     config.smtpUrl === undefined ? undefined : createSmtpTransport(config.smtpUrl);
   const host = messageIdHost(config.publicUrl);
   const sendEmails = createSendEmailsService({ db, clock, outbox, publicUrl: config.publicUrl });
-  const endExam = createEndExamService({ db, clock, outbox, examStaff });
+  const endExam = createEndExamService({ db, clock, outbox, examStaff, liveEvents });
 
   /** What the log may say about a message: never its body (the exam link is the room's credential). */
   const about = (message: OutboxMessage) => ({

@@ -377,6 +377,9 @@ for (const dialect of DIALECTS) {
       const rows = page.locator('table.audit tbody tr');
       await rows.first().waitFor();
       await page.getByText('PATCH /api/v3/institutes/:institute_id/users/:id').first().waitFor();
+      // The names and emails come from a second request (the institute's users) that may answer after
+      // the events: wait for them rather than reading the table before they are filled in.
+      await page.locator('table.audit').getByText(admin.email).first().waitFor();
       const text = await page.locator('table.audit').innerText();
       assert.match(text, /PUT \/api\/v3\/institutes\/:id/);
       assert.match(text, /POST \/api\/v3\/institutes\/:institute_id\/users/);

@@ -100,6 +100,8 @@ for (const dialect of DIALECTS) {
       await page.getByLabel('Send recordings to reviewers').check();
       await page.getByLabel("Any of the institute's proctors may proctor").check();
       await page.getByLabel("Any of the institute's reviewers may review").check();
+      // Shown for a live-proctored exam only (the type chosen above).
+      await page.getByLabel('Proctor checks ID live before admitting').check();
       await page.getByLabel('Instructions for the reviewer').fill('One toilet break of at most 5 minutes.');
       await page.getByLabel('Terms the student accepts').fill('I work alone and keep my camera on.');
       await checkScreen(page, `exam-new-filled-${dialect}`);
@@ -141,6 +143,7 @@ for (const dialect of DIALECTS) {
         for_reviewing: true,
         global_proctoring: true,
         global_reviewing: true,
+        live_id_check: true,
         restrictions: 'One toilet break of at most 5 minutes.',
         terms: 'I work alone and keep my camera on.',
         archived: false,

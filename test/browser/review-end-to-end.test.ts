@@ -275,9 +275,9 @@ for (const dialect of DIALECTS) {
         );
         // The webcam carries the microphone's sound, which never pauses: it ends when the candidate
         // finished, within a second. The screen has only pictures, and a busy machine's capturer and
-        // encoder drop frames (here up to half a second at a time), so its last frame may come a
-        // moment earlier; it never runs past the session.
-        const tolerance = source === 'webcam' ? 1 : 2;
+        // encoder drop frames (here up to half a second at a time, longer beside the live browser
+        // tests), so its last frame may come a moment earlier; it never runs past the session.
+        const tolerance = source === 'webcam' ? 1 : 3;
         assert.ok(
           file.duration <= span + 1 && span - file.duration <= tolerance,
           `${source}: the file lasts ${file.duration} s, the session ${span} s`,
@@ -286,11 +286,12 @@ for (const dialect of DIALECTS) {
         // The part after the reload sits at its exam time, not squeezed against the part before:
         // its first frame comes after the press on "Resume recording" (placed from its chunks'
         // arrival, an upper bound of its recorder's start, it can only be later), and soon after
-        // the page said it recorded (a screen capturer's first picture can take most of a second;
-        // a wrong anchor, such as a chunk's arrival, would be 4 s off).
+        // the page said it recorded (a screen capturer's first picture can take most of a second,
+        // over two on a machine busy with other browser tests; a wrong anchor, such as a chunk's
+        // arrival, would be 4 s off).
         const start = Date.parse(String(record.start_time));
         const earliest = (wall.resumePressed - start) / 1000;
-        const latest = (wall.resumed - start) / 1000 + 2;
+        const latest = (wall.resumed - start) / 1000 + (source === 'webcam' ? 2 : 3);
         const reload = framesAround(file.times, earliest);
         assert.ok(
           reload.after <= latest,

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { loadConfig } from '../../src/config/config.ts';
 import { consolePolicy, storageMediaOrigins } from '../../src/http/console/console.routes.ts';
+import { liveConnectSources } from '../../src/live/csp.ts';
 
 describe("the console's Content-Security-Policy", () => {
   it('loads photos and recordings from the service alone on local storage', () => {
@@ -29,6 +31,23 @@ describe("the console's Content-Security-Policy", () => {
     assert.deepEqual(
       storageMediaOrigins({ kind: 's3', bucket: 'exams', endpoint: undefined, region: 'eu-west-1' }),
       ['https://*.amazonaws.com'],
+    );
+  });
+
+  it("lets the proctor wall reach the service's WebSocket and a LiveKit server", () => {
+    const config = loadConfig(
+      {
+        PUBLIC_URL: 'https://exams.example.org',
+        MEDIA_ENGINE: 'livekit',
+        LIVEKIT_URL: 'wss://lk.example.org',
+        LIVEKIT_API_KEY: 'key',
+        LIVEKIT_API_SECRET: 'secret',
+      },
+      '/srv',
+    );
+    assert.match(
+      consolePolicy([], liveConnectSources(config)),
+      /connect-src 'self' wss:\/\/exams\.example\.org wss:\/\/lk\.example\.org https:\/\/lk\.example\.org;/,
     );
   });
 });

@@ -79,6 +79,7 @@ const TABLES = [
   'recordings',
   'webhook_secrets',
   'session_purges',
+  'live_messages',
 ];
 
 describe('migrations', () => {

@@ -1,41 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type Migration, Migrator, sql } from 'kysely';
-import * as m0001 from '../../src/db/migrations/0001_initial.ts';
-import * as m0002 from '../../src/db/migrations/0002_user_email_case_insensitive.ts';
-import * as m0003 from '../../src/db/migrations/0003_exam_client_fields.ts';
-import * as m0004 from '../../src/db/migrations/0004_room_rate_limits.ts';
-import * as m0005 from '../../src/db/migrations/0005_staff_sign_in.ts';
-import * as m0006 from '../../src/db/migrations/0006_second_factor.ts';
-import * as m0007 from '../../src/db/migrations/0007_audit_events.ts';
-import { type Database } from '../../src/db/database.ts';
-import { migrateToLatest } from '../../src/db/migrate.ts';
-import { createTestDatabase, DIALECTS, openTestDatabase } from '../helpers/server.ts';
 
-/** The schema as it stood before 0009: every migration up to 0007, applied by name. */
-async function migrateBefore0009(database: Database): Promise<void> {
-  const dialect = database.dialect;
-  const migrations: Record<string, Migration> = {
-    '0001_initial': { up: (db) => m0001.up(db, dialect) },
-    '0002_user_email_case_insensitive': { up: (db) => m0002.up(db) },
-    '0003_exam_client_fields': { up: (db) => m0003.up(db) },
-    '0004_room_rate_limits': { up: (db) => m0004.up(db) },
-    '0005_staff_sign_in': { up: (db) => m0005.up(db) },
-    '0006_second_factor': { up: (db) => m0006.up(db) },
-    '0007_audit_events': { up: (db) => m0007.up(db, dialect) },
-  };
-  const schema =
-    dialect === 'postgres'
-      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)).rows[0]
-          ?.schema
-      : undefined;
-  const migrator = new Migrator({
-    db: database.db,
-    provider: { getMigrations: () => Promise.resolve(migrations) },
-    ...(schema === undefined ? {} : { migrationTableSchema: schema }),
-  });
-  assert.equal((await migrator.migrateToLatest()).error, undefined);
-}
+import { migrateToLatest, migrateUpTo } from '../../src/db/migrate.ts';
+import { createTestDatabase, DIALECTS, openTestDatabase } from '../helpers/server.ts';
 
 const INSTITUTE = {
   short_name: 'OLD',
@@ -55,7 +22,7 @@ describe('migration 0009_outbox_institute', () => {
       const target = await createTestDatabase(dialect);
       const database = openTestDatabase(target);
       try {
-        await migrateBefore0009(database);
+        await migrateUpTo(database, '0007_audit_events');
         const { db } = database;
         const institute = async (name: string) =>
           (

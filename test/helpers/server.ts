@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config/config.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import type { Role } from '../../src/domain/access.ts';
 import type { Clock } from '../../src/domain/clock.ts';
+import type { LiveEngine } from '../../src/live/engine.ts';
 import { type LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../storage/s3rver.ts';
 import { ApiClient, type Credentials } from './client.ts';
 
@@ -133,6 +134,8 @@ export async function startTestServer(
     port?: number;
     /** Runs on the built app before it listens (hooks can still be added then). */
     beforeListen?: (app: App) => void;
+    /** The live media engine (test/live/fake-engine.ts); by default the configured one. */
+    liveEngine?: LiveEngine;
   } = {},
 ): Promise<TestServer> {
   const database = await createTestDatabase(dialect);
@@ -147,6 +150,7 @@ export async function startTestServer(
   const app = await createApp(config, {
     logger: pino({ level: 'silent' }),
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.liveEngine ? { liveEngine: options.liveEngine } : {}),
   });
   options.beforeListen?.(app);
   await app.server.listen({ port: options.port ?? 0, host: '127.0.0.1' });

@@ -346,6 +346,55 @@ export async function freshSession(
   return session.id;
 }
 
+/** A live-proctored exam of A (owned by `owner`, co-managed by `comanager`), one per world. */
+const liveExams = new WeakMap<World, Promise<number>>();
+
+function liveExam(world: World): Promise<number> {
+  let exam = liveExams.get(world);
+  if (exam === undefined) {
+    const { exams, examStaff } = world.server.app.services;
+    const { owner, comanager } = world.members;
+    exam = (async () => {
+      const created = await exams.create(owner.actor, { ...examParams(), type: 'live_proctoring' });
+      await examStaff.addComanager(owner.actor, created.id, { comanager_id: comanager.id });
+      return created.id;
+    })();
+    liveExams.set(world, exam);
+  }
+  return exam;
+}
+
+/**
+ * A new session of A's live-proctored exam with `proctor` assigned, moved straight in the database
+ * (as the candidate room would have moved it) to `status`, its clock paused when asked.
+ */
+export async function freshLiveSession(
+  world: World,
+  options: { status?: string; paused?: boolean } = {},
+): Promise<number> {
+  const { app } = world.server;
+  const { owner, proctor } = world.members;
+  const session = await app.services.studentSessions.create(
+    owner.actor,
+    await liveExam(world),
+    sessionParams(),
+  );
+  await app.services.examStaff.assignProctor(owner.actor, session.id, { proctor_id: proctor.id });
+  const now = app.clock.now();
+  const status = options.status ?? 'registered';
+  await app.database.db
+    .updateTable('student_sessions')
+    .set({
+      status,
+      in_setup: status === 'in_setup',
+      start_time: status === 'exam_started' ? now : null,
+      clock_paused_at: options.paused ? now : null,
+    })
+    .where('id', '=', session.id)
+    .execute();
+  return session.id;
+}
+
 /** A new attachment of A's fixture document (uploaded over HTTP by the owner). */
 export async function freshAttachment(world: World): Promise<number> {
   const params = { exam_id: world.exam };
@@ -965,6 +1014,29 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
     prepare: async (world) => call({ filter: JSON.stringify({ id: { eq: await worldPurge(world) } }) }),
   },
 
+  // Live proctoring (docs/api-live.md): whoever may end the session; `proctor` is assigned to it
+  'GET /student_sessions/:id/messages': {
+    scope: 'id',
+    prepare: async (world) => call({ id: await freshLiveSession(world) }),
+  },
+  'POST /student_sessions/:id/messages': {
+    scope: 'id',
+    prepare: async (world, actor) => call({ id: await freshLiveSession(world), body: `Hello from ${actor}` }),
+  },
+  'POST /student_sessions/:id/admit': {
+    scope: 'id',
+    prepare: async (world) => call({ id: await freshLiveSession(world, { status: 'in_setup' }) }),
+  },
+  'POST /student_sessions/:id/pause': {
+    scope: 'id',
+    prepare: async (world) => call({ id: await freshLiveSession(world, { status: 'exam_started' }) }),
+  },
+  'POST /student_sessions/:id/resume': {
+    scope: 'id',
+    prepare: async (world) =>
+      call({ id: await freshLiveSession(world, { status: 'exam_started', paused: true }) }),
+  },
+
   // Invitations (the users' administrators)
   'POST /institutes/:institute_id/users/:id/invite': {
     scope: 'institute_id',
@@ -1143,13 +1215,16 @@ export async function snapshotOfA(world: World): Promise<unknown> {
   };
 }
 
-/** The value with every `url` field (an expiring, freshly signed address) removed. */
+/**
+ * The value with every `url` field (an expiring, freshly signed address) and every `paused_seconds`
+ * (which grows while a session's clock is paused) removed.
+ */
 function withoutAddresses(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutAddresses);
   if (!isObject(value)) return value;
   return Object.fromEntries(
     Object.entries(value)
-      .filter(([key]) => key !== 'url')
+      .filter(([key]) => key !== 'url' && key !== 'paused_seconds')
       .map(([key, item]) => [key, withoutAddresses(item)]),
   );
 }

@@ -154,6 +154,14 @@ const EXPECTED: Readonly<Record<string, Row>> = {
   'POST /outbox/:id/redeliver':                              [OK,   OK,   DENY, DENY, DENY, DENY, DENY, DENY, HIDE, DENY],
   'POST /institutes/:institute_id/users/:id/invite':         [OK,   OK,   DENY, DENY, DENY, DENY, DENY, DENY, HIDE, HIDE],
 
+  // Live proctoring (docs/api-live.md): whoever may end the session (canEndSession; the proctor column is
+  // the proctor assigned to the session the call names).
+  'GET /student_sessions/:id/messages':                      [OK,   OK,   OK,   HIDE, OK,   OK,   DENY, DENY, HIDE, HIDE],
+  'POST /student_sessions/:id/messages':                     [OK,   OK,   OK,   HIDE, OK,   OK,   DENY, DENY, HIDE, HIDE],
+  'POST /student_sessions/:id/admit':                        [OK,   OK,   OK,   HIDE, OK,   OK,   DENY, DENY, HIDE, HIDE],
+  'POST /student_sessions/:id/pause':                        [OK,   OK,   OK,   HIDE, OK,   OK,   DENY, DENY, HIDE, HIDE],
+  'POST /student_sessions/:id/resume':                       [OK,   OK,   OK,   HIDE, OK,   OK,   DENY, DENY, HIDE, HIDE],
+
   // Retention (docs/retention.md): who sees the session and administers the institute; others who see it 403.
   'GET /student_sessions/:id/legal_hold':                    [OK,   OK,   DENY, HIDE, DENY, DENY, DENY, DENY, HIDE, HIDE],
   'PUT /student_sessions/:id/legal_hold':                    [OK,   OK,   DENY, HIDE, DENY, DENY, DENY, DENY, HIDE, HIDE],

@@ -371,4 +371,7 @@ async function exerciseRoom(server: TestServer, world: World, into: Exchange[]):
   await room('POST', '/enter');
   await room('POST', '/events', { type: 'focus_lost', offset_time: 3 });
   await room('POST', '/leave');
+  await room('GET', '/messages');
+  // A classroom exam has no live proctor: the documented 409.
+  await room('POST', '/messages', { body: 'Hello?' });
 }

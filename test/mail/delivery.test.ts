@@ -253,6 +253,7 @@ for (const dialect of DIALECTS) {
         logger,
         jobs: server.app.services.jobs,
         examStaff: server.app.services.examStaff,
+        liveEvents: server.app.services.liveEvents,
       });
       assert.equal(await mail.deliver(outboxId, { last: false }), 'sent');
       assert.equal(await mail.deliver(outboxId, { last: false }), 'already_sent');

@@ -51,6 +51,7 @@ for (const dialect of DIALECTS) {
         logger,
         jobs: server.app.services.jobs,
         examStaff: server.app.services.examStaff,
+        liveEvents: server.app.services.liveEvents,
       });
       assert.equal(await logged.deliver(firstRow.id, { last: false }), 'held');
       assert.equal(await logged.deliver(firstRow.id, { last: false }), 'held', 'held stays held');
@@ -94,6 +95,7 @@ for (const dialect of DIALECTS) {
           logger,
           jobs: server.app.services.jobs,
           examStaff: server.app.services.examStaff,
+          liveEvents: server.app.services.liveEvents,
         });
         const services = { ...server.app.services, mail };
         const worker = createWorker({

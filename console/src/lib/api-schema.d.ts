@@ -795,6 +795,8 @@ export interface paths {
                         global_proctoring?: boolean | string | number;
                         /** @description V3 setting: the institute's reviewers may review */
                         global_reviewing?: boolean | string | number;
+                        /** @description V3 setting: a proctor admits each candidate after a live ID check */
+                        live_id_check?: boolean | string | number;
                         /** @description true, false, 1 or 0 */
                         mobile_cam?: boolean | string | number;
                         name: string;
@@ -1028,6 +1030,8 @@ export interface paths {
                         global_proctoring?: boolean | string | number;
                         /** @description V3 setting: the institute's reviewers may review */
                         global_reviewing?: boolean | string | number;
+                        /** @description V3 setting: a proctor admits each candidate after a live ID check */
+                        live_id_check?: boolean | string | number;
                         /** @description true, false, 1 or 0 */
                         mobile_cam?: boolean | string | number;
                         name?: string;
@@ -1688,6 +1692,17 @@ export interface paths {
                                 use_duration: boolean;
                                 web_cam: boolean;
                             };
+                            /** @description Live proctoring (docs/api-live.md) */
+                            live: {
+                                /** @description The candidate waits in the setup for a proctor to admit it after a live ID check */
+                                awaiting_admission: boolean;
+                                /** @description A proctor holds the clock still: ends_at moves later while it does */
+                                clock_paused: boolean;
+                                /** @description The exam is live_proctoring */
+                                enabled: boolean;
+                                /** @description The path of the room’s live WebSocket, /live/room/<token> */
+                                socket: string;
+                            };
                             /** Format: date-time */
                             server_time: string;
                             session: {
@@ -1957,6 +1972,17 @@ export interface paths {
                                 upload_answers: boolean;
                                 use_duration: boolean;
                                 web_cam: boolean;
+                            };
+                            /** @description Live proctoring (docs/api-live.md) */
+                            live: {
+                                /** @description The candidate waits in the setup for a proctor to admit it after a live ID check */
+                                awaiting_admission: boolean;
+                                /** @description A proctor holds the clock still: ends_at moves later while it does */
+                                clock_paused: boolean;
+                                /** @description The exam is live_proctoring */
+                                enabled: boolean;
+                                /** @description The path of the room’s live WebSocket, /live/room/<token> */
+                                socket: string;
                             };
                             /** Format: date-time */
                             server_time: string;
@@ -2252,6 +2278,17 @@ export interface paths {
                                 upload_answers: boolean;
                                 use_duration: boolean;
                                 web_cam: boolean;
+                            };
+                            /** @description Live proctoring (docs/api-live.md) */
+                            live: {
+                                /** @description The candidate waits in the setup for a proctor to admit it after a live ID check */
+                                awaiting_admission: boolean;
+                                /** @description A proctor holds the clock still: ends_at moves later while it does */
+                                clock_paused: boolean;
+                                /** @description The exam is live_proctoring */
+                                enabled: boolean;
+                                /** @description The path of the room’s live WebSocket, /live/room/<token> */
+                                socket: string;
                             };
                             /** Format: date-time */
                             server_time: string;
@@ -2774,6 +2811,17 @@ export interface paths {
                                 use_duration: boolean;
                                 web_cam: boolean;
                             };
+                            /** @description Live proctoring (docs/api-live.md) */
+                            live: {
+                                /** @description The candidate waits in the setup for a proctor to admit it after a live ID check */
+                                awaiting_admission: boolean;
+                                /** @description A proctor holds the clock still: ends_at moves later while it does */
+                                clock_paused: boolean;
+                                /** @description The exam is live_proctoring */
+                                enabled: boolean;
+                                /** @description The path of the room’s live WebSocket, /live/room/<token> */
+                                socket: string;
+                            };
                             /** Format: date-time */
                             server_time: string;
                             session: {
@@ -3067,6 +3115,17 @@ export interface paths {
                                 upload_answers: boolean;
                                 use_duration: boolean;
                                 web_cam: boolean;
+                            };
+                            /** @description Live proctoring (docs/api-live.md) */
+                            live: {
+                                /** @description The candidate waits in the setup for a proctor to admit it after a live ID check */
+                                awaiting_admission: boolean;
+                                /** @description A proctor holds the clock still: ends_at moves later while it does */
+                                clock_paused: boolean;
+                                /** @description The exam is live_proctoring */
+                                enabled: boolean;
+                                /** @description The path of the room’s live WebSocket, /live/room/<token> */
+                                socket: string;
                             };
                             /** Format: date-time */
                             server_time: string;
@@ -3369,6 +3428,17 @@ export interface paths {
                                 use_duration: boolean;
                                 web_cam: boolean;
                             };
+                            /** @description Live proctoring (docs/api-live.md) */
+                            live: {
+                                /** @description The candidate waits in the setup for a proctor to admit it after a live ID check */
+                                awaiting_admission: boolean;
+                                /** @description A proctor holds the clock still: ends_at moves later while it does */
+                                clock_paused: boolean;
+                                /** @description The exam is live_proctoring */
+                                enabled: boolean;
+                                /** @description The path of the room’s live WebSocket, /live/room/<token> */
+                                socket: string;
+                            };
                             /** Format: date-time */
                             server_time: string;
                             session: {
@@ -3599,7 +3669,7 @@ export interface paths {
         put?: never;
         /**
          * Leave the setup
-         * @description Moves to exam_not_started.
+         * @description Moves to exam_not_started. 409 `Your proctor has to check your ID before you can continue` in a live_proctoring exam with live_id_check: there a proctor admits the candidate instead.
          */
         post: {
             parameters: {
@@ -3663,6 +3733,17 @@ export interface paths {
                                 use_duration: boolean;
                                 web_cam: boolean;
                             };
+                            /** @description Live proctoring (docs/api-live.md) */
+                            live: {
+                                /** @description The candidate waits in the setup for a proctor to admit it after a live ID check */
+                                awaiting_admission: boolean;
+                                /** @description A proctor holds the clock still: ends_at moves later while it does */
+                                clock_paused: boolean;
+                                /** @description The exam is live_proctoring */
+                                enabled: boolean;
+                                /** @description The path of the room’s live WebSocket, /live/room/<token> */
+                                socket: string;
+                            };
                             /** Format: date-time */
                             server_time: string;
                             session: {
@@ -3708,6 +3789,386 @@ export interface paths {
                                 /** @enum {string} */
                                 webcam_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                             };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description `Couldn't find the exam room` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not allowed in the session’s status, or the session is finished */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description A parameter is missing or invalid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Too many requests for this token */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/room/{token}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The chat with the proctor
+         * @description The newest 200 messages of the session, either side’s, oldest first (docs/api-live.md).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The session’s room token (32 hex characters) */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The newest 200 messages, oldest first */
+                            messages: {
+                                /** @description The proctor’s name for a proctor’s message; null for the candidate’s */
+                                author: string | null;
+                                /** @description Plain text, 1 to 2000 characters, trimmed */
+                                body: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                id: number;
+                                /** @enum {string} */
+                                sender: "proctor" | "candidate";
+                                student_session_id: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description `Couldn't find the exam room` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Too many requests for this token */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Write to the proctor
+         * @description `body`: plain text, 1 to 2000 characters after trimming. Answers 201 with the message; the proctor wall receives it at once. 409 `This exam has no live proctor` unless the exam is live_proctoring, and for a finished session.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The session’s room token (32 hex characters) */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Plain text; trimmed, then 1 to 2000 characters */
+                        body: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The proctor’s name for a proctor’s message; null for the candidate’s */
+                            author: string | null;
+                            /** @description Plain text, 1 to 2000 characters, trimmed */
+                            body: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            id: number;
+                            /** @enum {string} */
+                            sender: "proctor" | "candidate";
+                            student_session_id: number;
                         };
                     };
                 };
@@ -4148,7 +4609,7 @@ export interface paths {
         put?: never;
         /**
          * Start the exam
-         * @description Moves to exam_started. 409 before open_time or the exam’s start_time, at or after its end_time, or while a required check has not succeeded (unless skip_requirements).
+         * @description Moves to exam_started. 409 before open_time or the exam’s start_time, at or after its end_time, or while a required check has not succeeded (unless skip_requirements); in a live_proctoring exam with live_id_check, only once a proctor admitted the candidate (exam_not_started).
          */
         post: {
             parameters: {
@@ -4211,6 +4672,17 @@ export interface paths {
                                 upload_answers: boolean;
                                 use_duration: boolean;
                                 web_cam: boolean;
+                            };
+                            /** @description Live proctoring (docs/api-live.md) */
+                            live: {
+                                /** @description The candidate waits in the setup for a proctor to admit it after a live ID check */
+                                awaiting_admission: boolean;
+                                /** @description A proctor holds the clock still: ends_at moves later while it does */
+                                clock_paused: boolean;
+                                /** @description The exam is live_proctoring */
+                                enabled: boolean;
+                                /** @description The path of the room’s live WebSocket, /live/room/<token> */
+                                socket: string;
                             };
                             /** Format: date-time */
                             server_time: string;
@@ -4953,6 +5425,8 @@ export interface paths {
                                 global_reviewing: boolean;
                                 id: number;
                                 institute_id: number;
+                                /** @description An Invigil addition: in a live_proctoring exam a proctor admits each candidate from the setup after checking the ID live (docs/api-live.md) */
+                                live_id_check: boolean;
                                 /** @description Derived: type is live_proctoring */
                                 live_proctoring: boolean;
                                 mobile_cam: boolean;
@@ -5240,6 +5714,12 @@ export interface paths {
                          */
                         global_reviewing?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
                         /**
+                         * @description In a live_proctoring exam, a proctor admits each candidate after checking the ID live (docs/api-live.md)
+                         * @default false
+                         * @enum {boolean|string|integer}
+                         */
+                        live_id_check?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
+                        /**
                          * @description Students also record with a phone
                          * @default false
                          * @enum {boolean|string|integer}
@@ -5343,6 +5823,8 @@ export interface paths {
                                 global_reviewing: boolean;
                                 id: number;
                                 institute_id: number;
+                                /** @description An Invigil addition: in a live_proctoring exam a proctor admits each candidate from the setup after checking the ID live (docs/api-live.md) */
+                                live_id_check: boolean;
                                 /** @description Derived: type is live_proctoring */
                                 live_proctoring: boolean;
                                 mobile_cam: boolean;
@@ -8691,6 +9173,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description A proctor holds the candidate's exam clock still */
+                                clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
                                 context_id: string | null;
                                 /** Format: date-time */
@@ -8735,6 +9219,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
+                                 * @enum {string}
+                                 */
+                                live_status: "offline" | "connecting" | "live";
                                 /** @description The LTI resource the student came through */
                                 lti_resource_id: number | null;
                                 /** @enum {string} */
@@ -8745,6 +9234,8 @@ export interface paths {
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
+                                /** @description How long the candidate's clock has stood still in all: the pauses that ended and the running one */
+                                paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
                                 priority: string | null;
@@ -9023,6 +9514,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description A proctor holds the candidate's exam clock still */
+                                clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
                                 context_id: string | null;
                                 /** Format: date-time */
@@ -9067,6 +9560,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent?: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
+                                 * @enum {string}
+                                 */
+                                live_status: "offline" | "connecting" | "live";
                                 /** @description The LTI resource the student came through */
                                 lti_resource_id: number | null;
                                 /** @enum {string} */
@@ -9077,6 +9575,8 @@ export interface paths {
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
+                                /** @description How long the candidate's clock has stood still in all: the pauses that ended and the running one */
+                                paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
                                 priority: string | null;
@@ -9414,6 +9914,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description A proctor holds the candidate's exam clock still */
+                                clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
                                 context_id: string | null;
                                 /** Format: date-time */
@@ -9458,6 +9960,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent?: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
+                                 * @enum {string}
+                                 */
+                                live_status: "offline" | "connecting" | "live";
                                 /** @description The LTI resource the student came through */
                                 lti_resource_id: number | null;
                                 /** @enum {string} */
@@ -9468,6 +9975,8 @@ export interface paths {
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
+                                /** @description How long the candidate's clock has stood still in all: the pauses that ended and the running one */
+                                paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
                                 priority: string | null;
@@ -9746,6 +10255,8 @@ export interface paths {
                                 global_reviewing: boolean;
                                 id: number;
                                 institute_id: number;
+                                /** @description An Invigil addition: in a live_proctoring exam a proctor admits each candidate from the setup after checking the ID live (docs/api-live.md) */
+                                live_id_check: boolean;
                                 /** @description Derived: type is live_proctoring */
                                 live_proctoring: boolean;
                                 mobile_cam: boolean;
@@ -10006,6 +10517,11 @@ export interface paths {
                          */
                         global_reviewing?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
                         /**
+                         * @description In a live_proctoring exam, a proctor admits each candidate after checking the ID live (docs/api-live.md)
+                         * @enum {boolean|string|integer}
+                         */
+                        live_id_check?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
+                        /**
                          * @description Students also record with a phone
                          * @enum {boolean|string|integer}
                          */
@@ -10088,6 +10604,8 @@ export interface paths {
                                 global_reviewing: boolean;
                                 id: number;
                                 institute_id: number;
+                                /** @description An Invigil addition: in a live_proctoring exam a proctor admits each candidate from the setup after checking the ID live (docs/api-live.md) */
+                                live_id_check: boolean;
                                 /** @description Derived: type is live_proctoring */
                                 live_proctoring: boolean;
                                 mobile_cam: boolean;
@@ -10537,6 +11055,11 @@ export interface paths {
                          */
                         global_reviewing?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
                         /**
+                         * @description In a live_proctoring exam, a proctor admits each candidate after checking the ID live (docs/api-live.md)
+                         * @enum {boolean|string|integer}
+                         */
+                        live_id_check?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
+                        /**
                          * @description Students also record with a phone
                          * @enum {boolean|string|integer}
                          */
@@ -10619,6 +11142,8 @@ export interface paths {
                                 global_reviewing: boolean;
                                 id: number;
                                 institute_id: number;
+                                /** @description An Invigil addition: in a live_proctoring exam a proctor admits each candidate from the setup after checking the ID live (docs/api-live.md) */
+                                live_id_check: boolean;
                                 /** @description Derived: type is live_proctoring */
                                 live_proctoring: boolean;
                                 mobile_cam: boolean;
@@ -11138,6 +11663,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description A proctor holds the candidate's exam clock still */
+                                clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
                                 context_id: string | null;
                                 /** Format: date-time */
@@ -11182,6 +11709,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent?: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
+                                 * @enum {string}
+                                 */
+                                live_status: "offline" | "connecting" | "live";
                                 /** @description The LTI resource the student came through */
                                 lti_resource_id: number | null;
                                 /** @enum {string} */
@@ -11192,6 +11724,8 @@ export interface paths {
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
+                                /** @description How long the candidate's clock has stood still in all: the pauses that ended and the running one */
+                                paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
                                 priority: string | null;
@@ -12281,6 +12815,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description A proctor holds the candidate's exam clock still */
+                                clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
                                 context_id: string | null;
                                 /** Format: date-time */
@@ -12325,6 +12861,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
+                                 * @enum {string}
+                                 */
+                                live_status: "offline" | "connecting" | "live";
                                 /** @description The LTI resource the student came through */
                                 lti_resource_id: number | null;
                                 /** @enum {string} */
@@ -12335,6 +12876,8 @@ export interface paths {
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
+                                /** @description How long the candidate's clock has stood still in all: the pauses that ended and the running one */
+                                paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
                                 priority: string | null;
@@ -12560,7 +13103,7 @@ export interface paths {
         };
         /**
          * Live monitor of an exam: its sessions by status, as a stream of server-sent events
-         * @description With `Accept` naming `text/event-stream` as well as V3 (`application/vnd.procwise.v3, text/event-stream`), answers 200 `text/event-stream` and keeps the stream open: Server-sent events (docs/live-monitor.md). Each event is `id: CURSOR`, `event: NAME`, `data: JSON`. `snapshot` first ({exam_id, counts, sessions}); then `session` (one session, new or changed: status, checks, incidents, proctor, name), `removed` ({id}: deleted or archived) and `counts` (the counts by status) as they happen, seen within about a second whichever process made the change; a `: heartbeat` comment every 15 s; `end` ({reason}: `reconnect`, `not_found`, `unavailable`, `too_slow`) before the server closes the stream. A reconnection gets a fresh snapshot. Otherwise answers once, as JSON: `{"monitor": {exam_id, counts, sessions}}`, the snapshot the stream starts with. Anyone who may read the exam may watch it. Failures come before the stream starts, as JSON: 404 `Couldn't find Exam with 'id'=ID`, 503 while the database is unavailable. The stream closes after 10 minutes (`end` with `reconnect`), so a client reconnects and access is checked again; it also ends when the exam is deleted or no longer readable (`not_found`).
+         * @description With `Accept` naming `text/event-stream` as well as V3 (`application/vnd.procwise.v3, text/event-stream`), answers 200 `text/event-stream` and keeps the stream open: Server-sent events (docs/live-monitor.md). Each event is `id: CURSOR`, `event: NAME`, `data: JSON`. `snapshot` first ({exam_id, counts, sessions}); then `session` (one session, new or changed: status, checks, incidents, proctor, name, live status, paused clock), `removed` ({id}: deleted or archived) and `counts` (the counts by status) as they happen, seen within about a second whichever process made the change; a `: heartbeat` comment every 15 s; `end` ({reason}: `reconnect`, `not_found`, `unavailable`, `too_slow`) before the server closes the stream. A reconnection gets a fresh snapshot. Otherwise answers once, as JSON: `{"monitor": {exam_id, counts, sessions}}`, the snapshot the stream starts with. Anyone who may read the exam may watch it. Failures come before the stream starts, as JSON: 404 `Couldn't find Exam with 'id'=ID`, 503 while the database is unavailable. The stream closes after 10 minutes (`end` with `reconnect`), so a client reconnects and access is checked again; it also ends when the exam is deleted or no longer readable (`not_found`).
          */
         get: {
             parameters: {
@@ -12611,9 +13154,16 @@ export interface paths {
                                         /** @enum {string} */
                                         webcam_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                     };
+                                    /** @description The proctor holds the candidate's clock still */
+                                    clock_paused: boolean;
                                     email: string;
                                     id: number;
                                     incidents_count: number;
+                                    /**
+                                     * @description The candidate's live connection (docs/api-live.md)
+                                     * @enum {string}
+                                     */
+                                    live_status: "offline" | "connecting" | "live";
                                     name: string;
                                     proctor_id: number | null;
                                     /** @enum {string} */
@@ -13047,6 +13597,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description A proctor holds the candidate's exam clock still */
+                                clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
                                 context_id: string | null;
                                 /** Format: date-time */
@@ -13091,6 +13643,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
+                                 * @enum {string}
+                                 */
+                                live_status: "offline" | "connecting" | "live";
                                 /** @description The LTI resource the student came through */
                                 lti_resource_id: number | null;
                                 /** @enum {string} */
@@ -13101,6 +13658,8 @@ export interface paths {
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
+                                /** @description How long the candidate's clock has stood still in all: the pauses that ended and the running one */
+                                paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
                                 priority: string | null;
@@ -13334,6 +13893,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description A proctor holds the candidate's exam clock still */
+                                clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
                                 context_id: string | null;
                                 /** Format: date-time */
@@ -13378,6 +13939,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
+                                 * @enum {string}
+                                 */
+                                live_status: "offline" | "connecting" | "live";
                                 /** @description The LTI resource the student came through */
                                 lti_resource_id: number | null;
                                 /** @enum {string} */
@@ -13388,6 +13954,8 @@ export interface paths {
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
+                                /** @description How long the candidate's clock has stood still in all: the pauses that ended and the running one */
+                                paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
                                 priority: string | null;
@@ -13646,6 +14214,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description A proctor holds the candidate's exam clock still */
+                                clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
                                 context_id: string | null;
                                 /** Format: date-time */
@@ -13690,6 +14260,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
+                                 * @enum {string}
+                                 */
+                                live_status: "offline" | "connecting" | "live";
                                 /** @description The LTI resource the student came through */
                                 lti_resource_id: number | null;
                                 /** @enum {string} */
@@ -13700,6 +14275,8 @@ export interface paths {
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
+                                /** @description How long the candidate's clock has stood still in all: the pauses that ended and the running one */
+                                paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
                                 priority: string | null;
@@ -14140,6 +14717,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description A proctor holds the candidate's exam clock still */
+                                clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
                                 context_id: string | null;
                                 /** Format: date-time */
@@ -14184,6 +14763,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
+                                 * @enum {string}
+                                 */
+                                live_status: "offline" | "connecting" | "live";
                                 /** @description The LTI resource the student came through */
                                 lti_resource_id: number | null;
                                 /** @enum {string} */
@@ -14194,6 +14778,8 @@ export interface paths {
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
+                                /** @description How long the candidate's clock has stood still in all: the pauses that ended and the running one */
+                                paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
                                 priority: string | null;
@@ -19765,6 +20351,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description A proctor holds the candidate's exam clock still */
+                                clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
                                 context_id: string | null;
                                 /** Format: date-time */
@@ -19809,6 +20397,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
+                                 * @enum {string}
+                                 */
+                                live_status: "offline" | "connecting" | "live";
                                 /** @description The LTI resource the student came through */
                                 lti_resource_id: number | null;
                                 /** @enum {string} */
@@ -19819,6 +20412,8 @@ export interface paths {
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
+                                /** @description How long the candidate's clock has stood still in all: the pauses that ended and the running one */
+                                paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
                                 priority: string | null;
@@ -20046,6 +20641,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description A proctor holds the candidate's exam clock still */
+                                clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
                                 context_id: string | null;
                                 /** Format: date-time */
@@ -20090,6 +20687,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
+                                 * @enum {string}
+                                 */
+                                live_status: "offline" | "connecting" | "live";
                                 /** @description The LTI resource the student came through */
                                 lti_resource_id: number | null;
                                 /** @enum {string} */
@@ -20100,6 +20702,8 @@ export interface paths {
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
+                                /** @description How long the candidate's clock has stood still in all: the pauses that ended and the running one */
+                                paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
                                 priority: string | null;
@@ -20355,6 +20959,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description A proctor holds the candidate's exam clock still */
+                                clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
                                 context_id: string | null;
                                 /** Format: date-time */
@@ -20399,6 +21005,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
+                                 * @enum {string}
+                                 */
+                                live_status: "offline" | "connecting" | "live";
                                 /** @description The LTI resource the student came through */
                                 lti_resource_id: number | null;
                                 /** @enum {string} */
@@ -20409,6 +21020,8 @@ export interface paths {
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
+                                /** @description How long the candidate's clock has stood still in all: the pauses that ended and the running one */
+                                paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
                                 priority: string | null;
@@ -20853,6 +21466,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description A proctor holds the candidate's exam clock still */
+                                clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
                                 context_id: string | null;
                                 /** Format: date-time */
@@ -20897,6 +21512,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
+                                 * @enum {string}
+                                 */
+                                live_status: "offline" | "connecting" | "live";
                                 /** @description The LTI resource the student came through */
                                 lti_resource_id: number | null;
                                 /** @enum {string} */
@@ -20907,6 +21527,8 @@ export interface paths {
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
+                                /** @description How long the candidate's clock has stood still in all: the pauses that ended and the running one */
+                                paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
                                 priority: string | null;
@@ -21117,7 +21739,7 @@ export interface paths {
         };
         trace?: never;
     };
-    "/api/v3/student_sessions/{id}/assign_proctor": {
+    "/api/v3/student_sessions/{id}/admit": {
         parameters: {
             query?: never;
             header?: never;
@@ -21127,8 +21749,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Assign a proctor to a student session
-         * @description Replaces any proctor the session had; assigning the same proctor again changes nothing. `active_proctoring_sessions` counts the sessions now assigned to that proctor whose status is not `exam_finished`, that are not archived and whose exam is not deleted. 404 `Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope; 403 when the caller sees it but may not manage its exam; 422 `Param is missing or the value is empty: 'proctor_id'`; 404 `Couldn't find User with 'id'=ID` for a user that is unknown or of another institute; 422 on `proctor_id` for a user who may not proctor (not a proctor or administrator).
+         * Admit the candidate after a live ID check (Invigil addition)
+         * @description Moves the session from `in_setup` to `exam_not_started`, so the candidate may start, and records the incident "Admitted by NAME after a live ID check". 409 unless the session is in_setup. Allowed to whoever may end the session: administrators, the exam’s owner and co-managers, and the proctor assigned to the session. 404 `Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope; 403 when the caller sees it but may not act on it.
          */
         post: {
             parameters: {
@@ -21141,10 +21763,7 @@ export interface paths {
             };
             requestBody: {
                 content: {
-                    "application/json": {
-                        /** @description A proctor or administrator of the exam's institute */
-                        proctor_id: number;
-                    };
+                    "application/json": Record<string, never>;
                 };
             };
             responses: {
@@ -21155,7 +21774,6 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            active_proctoring_sessions: number;
                             student: {
                                 archived: boolean;
                                 attempt: number;
@@ -21164,6 +21782,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description A proctor holds the candidate's exam clock still */
+                                clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
                                 context_id: string | null;
                                 /** Format: date-time */
@@ -21208,6 +21828,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
+                                 * @enum {string}
+                                 */
+                                live_status: "offline" | "connecting" | "live";
                                 /** @description The LTI resource the student came through */
                                 lti_resource_id: number | null;
                                 /** @enum {string} */
@@ -21218,6 +21843,333 @@ export interface paths {
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
+                                /** @description How long the candidate's clock has stood still in all: the pauses that ended and the running one */
+                                paused_seconds: number;
+                                /** @description 6 digits */
+                                pin_code: number;
+                                priority: string | null;
+                                proctor_id: number | null;
+                                /** Format: date-time */
+                                recording_ended_at: string | null;
+                                /** Format: date-time */
+                                recording_started_at: string | null;
+                                /** Format: date-time */
+                                reservation_time: string | null;
+                                /** @description The LTI resource link the student came from */
+                                resource_link_id: string | null;
+                                reviewed: string;
+                                rtc_session_id: number | null;
+                                rtc_session_ids: unknown[];
+                                /** @enum {string} */
+                                screenshare_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                send_confirmation: boolean;
+                                session_id: string | null;
+                                skip_requirements: boolean;
+                                /** @enum {string} */
+                                speakers_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** Format: date-time */
+                                start_time: string | null;
+                                /** @enum {string} */
+                                status: "registered" | "email_sent" | "after_check_req" | "in_setup" | "exam_not_started" | "exam_started" | "exam_finished";
+                                student_id: string | null;
+                                /** @description The LMS's id of the student (LTI user_id / sub) */
+                                student_lms_id: string | null;
+                                time_slot: number;
+                                /** @description 32 hex characters; the exam-room link is /room/<token> */
+                                token: string;
+                                /** @enum {string} */
+                                transcoding_status: "not_sent_to_queue" | "queued" | "processing" | "completed" | "failed";
+                                /** Format: date-time */
+                                updated_at: string | null;
+                                use_duration: boolean;
+                                /** @enum {string} */
+                                webcam_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not allowed in the session’s state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v3/student_sessions/{id}/assign_proctor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Assign a proctor to a student session
+         * @description Replaces any proctor the session had; assigning the same proctor again changes nothing. `active_proctoring_sessions` counts the proctor's live candidates: the sessions now assigned to that proctor whose `live_status` is `live`, whose status is not `exam_finished`, that are not archived and whose exam is not deleted. 404 `Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope; 403 when the caller sees it but may not manage its exam; 422 `Param is missing or the value is empty: 'proctor_id'`; 404 `Couldn't find User with 'id'=ID` for a user that is unknown or of another institute; 422 on `proctor_id` for a user who may not proctor (not a proctor or administrator).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description A proctor or administrator of the exam's institute */
+                        proctor_id: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The proctor's assigned sessions whose candidate is live now */
+                            active_proctoring_sessions: number;
+                            student: {
+                                archived: boolean;
+                                attempt: number;
+                                /** @enum {string} */
+                                bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                bandwidth_speed: number | null;
+                                browser: string | null;
+                                browser_version: string | null;
+                                /** @description A proctor holds the candidate's exam clock still */
+                                clock_paused: boolean;
+                                /** @description The LTI context (course) the student came from */
+                                context_id: string | null;
+                                /** Format: date-time */
+                                created_at: string | null;
+                                current_exam_mode: string | null;
+                                dummy_exam_survey: string | null;
+                                /** @description Stored trimmed and in lower case */
+                                email: string;
+                                end_reason: string | null;
+                                /** Format: date-time */
+                                end_time: string | null;
+                                entered_room: boolean;
+                                exam_document_content_type: string | null;
+                                exam_document_file_size: number | null;
+                                /** Format: date-time */
+                                exam_document_updated_at: string | null;
+                                exam_id: number;
+                                /** Format: date-time */
+                                expires_at: string | null;
+                                external_id: string | null;
+                                face_photo_content_type: string | null;
+                                face_photo_file_name: string | null;
+                                face_photo_file_size: number | null;
+                                id: number;
+                                id_card_content_type: string | null;
+                                id_card_file_name: string | null;
+                                id_card_file_size: number | null;
+                                in_check_requirements: boolean;
+                                in_setup: boolean;
+                                incidents: {
+                                    comment: string;
+                                    /** Format: date-time */
+                                    created_at: string | null;
+                                    id: number;
+                                    offset_time: number | null;
+                                    student_session_id: number;
+                                    /** Format: date-time */
+                                    updated_at: string | null;
+                                }[];
+                                incidents_count: number;
+                                individual_info: string | null;
+                                /** @description Absent from the create answer */
+                                is_email_sent: boolean;
+                                is_individual_info_html: boolean;
+                                /**
+                                 * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
+                                 * @enum {string}
+                                 */
+                                live_status: "offline" | "connecting" | "live";
+                                /** @description The LTI resource the student came through */
+                                lti_resource_id: number | null;
+                                /** @enum {string} */
+                                microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @enum {string} */
+                                mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                name: string;
+                                /** Format: date-time */
+                                open_time: string | null;
+                                operating_system: string | null;
+                                /** @description How long the candidate's clock has stood still in all: the pauses that ended and the running one */
+                                paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
                                 priority: string | null;
@@ -21472,6 +22424,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description A proctor holds the candidate's exam clock still */
+                                clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
                                 context_id: string | null;
                                 /** Format: date-time */
@@ -21516,6 +22470,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
+                                 * @enum {string}
+                                 */
+                                live_status: "offline" | "connecting" | "live";
                                 /** @description The LTI resource the student came through */
                                 lti_resource_id: number | null;
                                 /** @enum {string} */
@@ -21526,6 +22485,8 @@ export interface paths {
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
+                                /** @description How long the candidate's clock has stood still in all: the pauses that ended and the running one */
+                                paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
                                 priority: string | null;
@@ -21759,6 +22720,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description A proctor holds the candidate's exam clock still */
+                                clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
                                 context_id: string | null;
                                 /** Format: date-time */
@@ -21803,6 +22766,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
+                                 * @enum {string}
+                                 */
+                                live_status: "offline" | "connecting" | "live";
                                 /** @description The LTI resource the student came through */
                                 lti_resource_id: number | null;
                                 /** @enum {string} */
@@ -21813,6 +22781,8 @@ export interface paths {
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
+                                /** @description How long the candidate's clock has stood still in all: the pauses that ended and the running one */
+                                paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
                                 priority: string | null;
@@ -22214,6 +23184,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description A proctor holds the candidate's exam clock still */
+                                clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
                                 context_id: string | null;
                                 /** Format: date-time */
@@ -22258,6 +23230,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
+                                 * @enum {string}
+                                 */
+                                live_status: "offline" | "connecting" | "live";
                                 /** @description The LTI resource the student came through */
                                 lti_resource_id: number | null;
                                 /** @enum {string} */
@@ -22268,6 +23245,8 @@ export interface paths {
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
+                                /** @description How long the candidate's clock has stood still in all: the pauses that ended and the running one */
+                                paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
                                 priority: string | null;
@@ -22891,6 +23870,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description A proctor holds the candidate's exam clock still */
+                                clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
                                 context_id: string | null;
                                 /** Format: date-time */
@@ -22935,6 +23916,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
+                                 * @enum {string}
+                                 */
+                                live_status: "offline" | "connecting" | "live";
                                 /** @description The LTI resource the student came through */
                                 lti_resource_id: number | null;
                                 /** @enum {string} */
@@ -22945,6 +23931,8 @@ export interface paths {
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
+                                /** @description How long the candidate's clock has stood still in all: the pauses that ended and the running one */
+                                paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
                                 priority: string | null;
@@ -23179,6 +24167,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description A proctor holds the candidate's exam clock still */
+                                clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
                                 context_id: string | null;
                                 /** Format: date-time */
@@ -23223,6 +24213,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
+                                 * @enum {string}
+                                 */
+                                live_status: "offline" | "connecting" | "live";
                                 /** @description The LTI resource the student came through */
                                 lti_resource_id: number | null;
                                 /** @enum {string} */
@@ -23233,6 +24228,8 @@ export interface paths {
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
+                                /** @description How long the candidate's clock has stood still in all: the pauses that ended and the running one */
+                                paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
                                 priority: string | null;
@@ -23859,6 +24856,750 @@ export interface paths {
             };
         };
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v3/student_sessions/{id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The chat with the candidate (Invigil addition)
+         * @description The newest 200 messages of the session, either side's, oldest first. Allowed to whoever may end the session: administrators, the exam’s owner and co-managers, and the proctor assigned to the session. 404 `Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope; 403 when the caller sees it but may not act on it.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The newest 200 messages, oldest first */
+                            messages: {
+                                /** @description The proctor’s name for a proctor’s message; null for the candidate’s */
+                                author: string | null;
+                                /** @description Plain text, 1 to 2000 characters, trimmed */
+                                body: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                id: number;
+                                /** @enum {string} */
+                                sender: "proctor" | "candidate";
+                                student_session_id: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Write to the candidate (Invigil addition)
+         * @description Answers 201 with the message; the candidate’s room and the exam’s proctor wall receive it at once. 422 `Param is missing or the value is empty: 'body'` for an absent or blank body, `'body':['is too long (maximum is 2000 characters)']` past 2000 characters after trimming. 409 `This exam has no live proctor` unless the exam is live_proctoring; 409 `The exam is finished: this student session accepts no more changes` for a finished session. Allowed to whoever may end the session: administrators, the exam’s owner and co-managers, and the proctor assigned to the session. 404 `Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope; 403 when the caller sees it but may not act on it.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Plain text; trimmed, then 1 to 2000 characters */
+                        body: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The proctor’s name for a proctor’s message; null for the candidate’s */
+                            author: string | null;
+                            /** @description Plain text, 1 to 2000 characters, trimmed */
+                            body: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            id: number;
+                            /** @enum {string} */
+                            sender: "proctor" | "candidate";
+                            student_session_id: number;
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not allowed in the session’s state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v3/student_sessions/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause the candidate’s exam clock (Invigil addition)
+         * @description Stops the candidate’s clock: their deadline moves later by as long as the clock stands still. Records the incident "The proctor paused the exam clock". 409 unless the session is exam_started with its clock running and its time not yet up. Allowed to whoever may end the session: administrators, the exam’s owner and co-managers, and the proctor assigned to the session. 404 `Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope; 403 when the caller sees it but may not act on it.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            student: {
+                                archived: boolean;
+                                attempt: number;
+                                /** @enum {string} */
+                                bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                bandwidth_speed: number | null;
+                                browser: string | null;
+                                browser_version: string | null;
+                                /** @description A proctor holds the candidate's exam clock still */
+                                clock_paused: boolean;
+                                /** @description The LTI context (course) the student came from */
+                                context_id: string | null;
+                                /** Format: date-time */
+                                created_at: string | null;
+                                current_exam_mode: string | null;
+                                dummy_exam_survey: string | null;
+                                /** @description Stored trimmed and in lower case */
+                                email: string;
+                                end_reason: string | null;
+                                /** Format: date-time */
+                                end_time: string | null;
+                                entered_room: boolean;
+                                exam_document_content_type: string | null;
+                                exam_document_file_size: number | null;
+                                /** Format: date-time */
+                                exam_document_updated_at: string | null;
+                                exam_id: number;
+                                /** Format: date-time */
+                                expires_at: string | null;
+                                external_id: string | null;
+                                face_photo_content_type: string | null;
+                                face_photo_file_name: string | null;
+                                face_photo_file_size: number | null;
+                                id: number;
+                                id_card_content_type: string | null;
+                                id_card_file_name: string | null;
+                                id_card_file_size: number | null;
+                                in_check_requirements: boolean;
+                                in_setup: boolean;
+                                incidents: {
+                                    comment: string;
+                                    /** Format: date-time */
+                                    created_at: string | null;
+                                    id: number;
+                                    offset_time: number | null;
+                                    student_session_id: number;
+                                    /** Format: date-time */
+                                    updated_at: string | null;
+                                }[];
+                                incidents_count: number;
+                                individual_info: string | null;
+                                /** @description Absent from the create answer */
+                                is_email_sent: boolean;
+                                is_individual_info_html: boolean;
+                                /**
+                                 * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
+                                 * @enum {string}
+                                 */
+                                live_status: "offline" | "connecting" | "live";
+                                /** @description The LTI resource the student came through */
+                                lti_resource_id: number | null;
+                                /** @enum {string} */
+                                microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @enum {string} */
+                                mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                name: string;
+                                /** Format: date-time */
+                                open_time: string | null;
+                                operating_system: string | null;
+                                /** @description How long the candidate's clock has stood still in all: the pauses that ended and the running one */
+                                paused_seconds: number;
+                                /** @description 6 digits */
+                                pin_code: number;
+                                priority: string | null;
+                                proctor_id: number | null;
+                                /** Format: date-time */
+                                recording_ended_at: string | null;
+                                /** Format: date-time */
+                                recording_started_at: string | null;
+                                /** Format: date-time */
+                                reservation_time: string | null;
+                                /** @description The LTI resource link the student came from */
+                                resource_link_id: string | null;
+                                reviewed: string;
+                                rtc_session_id: number | null;
+                                rtc_session_ids: unknown[];
+                                /** @enum {string} */
+                                screenshare_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                send_confirmation: boolean;
+                                session_id: string | null;
+                                skip_requirements: boolean;
+                                /** @enum {string} */
+                                speakers_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** Format: date-time */
+                                start_time: string | null;
+                                /** @enum {string} */
+                                status: "registered" | "email_sent" | "after_check_req" | "in_setup" | "exam_not_started" | "exam_started" | "exam_finished";
+                                student_id: string | null;
+                                /** @description The LMS's id of the student (LTI user_id / sub) */
+                                student_lms_id: string | null;
+                                time_slot: number;
+                                /** @description 32 hex characters; the exam-room link is /room/<token> */
+                                token: string;
+                                /** @enum {string} */
+                                transcoding_status: "not_sent_to_queue" | "queued" | "processing" | "completed" | "failed";
+                                /** Format: date-time */
+                                updated_at: string | null;
+                                use_duration: boolean;
+                                /** @enum {string} */
+                                webcam_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not allowed in the session’s state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -24493,6 +26234,326 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v3/student_sessions/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume the candidate’s exam clock (Invigil addition)
+         * @description Starts the clock again; `paused_seconds` keeps the pause. Records the incident "The proctor resumed the exam clock". 409 when the clock is not paused. Allowed to whoever may end the session: administrators, the exam’s owner and co-managers, and the proctor assigned to the session. 404 `Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope; 403 when the caller sees it but may not act on it.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            student: {
+                                archived: boolean;
+                                attempt: number;
+                                /** @enum {string} */
+                                bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                bandwidth_speed: number | null;
+                                browser: string | null;
+                                browser_version: string | null;
+                                /** @description A proctor holds the candidate's exam clock still */
+                                clock_paused: boolean;
+                                /** @description The LTI context (course) the student came from */
+                                context_id: string | null;
+                                /** Format: date-time */
+                                created_at: string | null;
+                                current_exam_mode: string | null;
+                                dummy_exam_survey: string | null;
+                                /** @description Stored trimmed and in lower case */
+                                email: string;
+                                end_reason: string | null;
+                                /** Format: date-time */
+                                end_time: string | null;
+                                entered_room: boolean;
+                                exam_document_content_type: string | null;
+                                exam_document_file_size: number | null;
+                                /** Format: date-time */
+                                exam_document_updated_at: string | null;
+                                exam_id: number;
+                                /** Format: date-time */
+                                expires_at: string | null;
+                                external_id: string | null;
+                                face_photo_content_type: string | null;
+                                face_photo_file_name: string | null;
+                                face_photo_file_size: number | null;
+                                id: number;
+                                id_card_content_type: string | null;
+                                id_card_file_name: string | null;
+                                id_card_file_size: number | null;
+                                in_check_requirements: boolean;
+                                in_setup: boolean;
+                                incidents: {
+                                    comment: string;
+                                    /** Format: date-time */
+                                    created_at: string | null;
+                                    id: number;
+                                    offset_time: number | null;
+                                    student_session_id: number;
+                                    /** Format: date-time */
+                                    updated_at: string | null;
+                                }[];
+                                incidents_count: number;
+                                individual_info: string | null;
+                                /** @description Absent from the create answer */
+                                is_email_sent: boolean;
+                                is_individual_info_html: boolean;
+                                /**
+                                 * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
+                                 * @enum {string}
+                                 */
+                                live_status: "offline" | "connecting" | "live";
+                                /** @description The LTI resource the student came through */
+                                lti_resource_id: number | null;
+                                /** @enum {string} */
+                                microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @enum {string} */
+                                mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                name: string;
+                                /** Format: date-time */
+                                open_time: string | null;
+                                operating_system: string | null;
+                                /** @description How long the candidate's clock has stood still in all: the pauses that ended and the running one */
+                                paused_seconds: number;
+                                /** @description 6 digits */
+                                pin_code: number;
+                                priority: string | null;
+                                proctor_id: number | null;
+                                /** Format: date-time */
+                                recording_ended_at: string | null;
+                                /** Format: date-time */
+                                recording_started_at: string | null;
+                                /** Format: date-time */
+                                reservation_time: string | null;
+                                /** @description The LTI resource link the student came from */
+                                resource_link_id: string | null;
+                                reviewed: string;
+                                rtc_session_id: number | null;
+                                rtc_session_ids: unknown[];
+                                /** @enum {string} */
+                                screenshare_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                send_confirmation: boolean;
+                                session_id: string | null;
+                                skip_requirements: boolean;
+                                /** @enum {string} */
+                                speakers_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** Format: date-time */
+                                start_time: string | null;
+                                /** @enum {string} */
+                                status: "registered" | "email_sent" | "after_check_req" | "in_setup" | "exam_not_started" | "exam_started" | "exam_finished";
+                                student_id: string | null;
+                                /** @description The LMS's id of the student (LTI user_id / sub) */
+                                student_lms_id: string | null;
+                                time_slot: number;
+                                /** @description 32 hex characters; the exam-room link is /room/<token> */
+                                token: string;
+                                /** @enum {string} */
+                                transcoding_status: "not_sent_to_queue" | "queued" | "processing" | "completed" | "failed";
+                                /** Format: date-time */
+                                updated_at: string | null;
+                                use_duration: boolean;
+                                /** @enum {string} */
+                                webcam_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not allowed in the session’s state */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v3/student_sessions/{id}/review": {
         parameters: {
             query?: never;
@@ -25021,6 +27082,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description A proctor holds the candidate's exam clock still */
+                                clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
                                 context_id: string | null;
                                 /** Format: date-time */
@@ -25065,6 +27128,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
+                                 * @enum {string}
+                                 */
+                                live_status: "offline" | "connecting" | "live";
                                 /** @description The LTI resource the student came through */
                                 lti_resource_id: number | null;
                                 /** @enum {string} */
@@ -25075,6 +27143,8 @@ export interface paths {
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
+                                /** @description How long the candidate's clock has stood still in all: the pauses that ended and the running one */
+                                paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
                                 priority: string | null;

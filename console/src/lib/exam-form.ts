@@ -43,6 +43,7 @@ export const EXAM_FLAGS = [
   'allow_additional',
   'global_proctoring',
   'global_reviewing',
+  'live_id_check',
 ] as const;
 export type ExamFlag = (typeof EXAM_FLAGS)[number];
 
@@ -100,6 +101,7 @@ export const FIELD_LABELS: Readonly<Record<string, string>> = {
   for_reviewing: 'Send recordings to reviewers',
   global_proctoring: "Any of the institute's proctors may proctor",
   global_reviewing: "Any of the institute's reviewers may review",
+  live_id_check: 'Proctor checks ID live before admitting',
   restrictions: 'Instructions for the reviewer',
   terms: 'Terms the student accepts',
   archived: 'Archived',

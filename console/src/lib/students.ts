@@ -5,6 +5,10 @@ import type { paths } from './api-schema';
 export type Student =
   paths['/api/v3/exams/{exam_id}/student_sessions']['get']['responses'][200]['content']['application/json']['students'][number];
 
+/** One student session as GET /api/v3/student_sessions/{id} reads it (and the actions on it answer it). */
+export type StudentRecord =
+  paths['/api/v3/student_sessions/{id}']['get']['responses'][200]['content']['application/json']['student'];
+
 /** The row actions that ask first: a new attempt, ending the exam, deleting. */
 export type StudentAction = 'attempt' | 'end' | 'delete';
 

@@ -26,9 +26,9 @@ import { findManageableExam } from './exam-access.ts';
 export interface ProctorAssignment {
   readonly session: StudentSession;
   /**
-   * How many sessions are now assigned to the proctor and still need proctoring: status not
-   * `exam_finished`, not archived, in an exam that is not deleted (this session included when it
-   * qualifies).
+   * How many of the sessions now assigned to the proctor are live: the candidate's `live_status` is
+   * `live`, status not `exam_finished`, not archived, in an exam that is not deleted (this session
+   * included when it qualifies).
    */
   readonly activeProctoringSessions: number;
 }

@@ -39,6 +39,9 @@ export const EXAM_FLAGS = {
   globalProctoring: 'global_proctoring',
   globalReviewing: 'global_reviewing',
   archived: 'archived',
+  // An Invigil addition (step 10): in a live_proctoring exam, a proctor admits each candidate from
+  // the setup after checking the ID live (docs/api-live.md).
+  liveIdCheck: 'live_id_check',
 } as const;
 export type ExamFlag = keyof typeof EXAM_FLAGS;
 

@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { StudentSessionsTable } from '../../db/tables.ts';
+import { LIVE_STATUSES, type LiveStatus } from '../../live/protocol.ts';
 import { CHECK_VALUES, type CheckValue, parseStatus } from '../student-sessions/status.ts';
 import { CHECK_FIELDS, type CheckField } from '../student-sessions/student-session.ts';
 import type { MonitorSession } from './monitor.ts';
@@ -24,6 +25,8 @@ const COLUMNS = [
   'mobile_check',
   'bandwidth_check',
   'proctor_id',
+  'live_status',
+  'clock_paused_at',
   'archived',
   'updated_at',
 ] as const;
@@ -40,6 +43,12 @@ function checkValue(row: Row, column: (typeof CHECK_FIELDS)[CheckField]): CheckV
   const value = CHECK_VALUES.find((known) => known === row[column]);
   if (value === undefined) throw new Error(`student session ${row.id} has an unknown ${column}`);
   return value;
+}
+
+function liveStatusOf(row: Row): LiveStatus {
+  const status = LIVE_STATUSES.find((known) => known === row.live_status);
+  if (status === undefined) throw new Error(`student session ${row.id} has an unknown live_status`);
+  return status;
 }
 
 function fromRow(row: Row): MonitorRow {
@@ -59,6 +68,8 @@ function fromRow(row: Row): MonitorRow {
       status: parseStatus(row.status),
       checks,
       proctorId: row.proctor_id,
+      liveStatus: liveStatusOf(row),
+      clockPaused: row.clock_paused_at !== null,
       updatedAt: row.updated_at,
     },
     archived: Boolean(row.archived),

@@ -1,3 +1,4 @@
+import type { LiveStatus } from '../../live/protocol.ts';
 import { type CheckValue, SESSION_STATUSES, type SessionStatus } from '../student-sessions/status.ts';
 import { CHECK_FIELDS, type CheckField } from '../student-sessions/student-session.ts';
 
@@ -17,6 +18,10 @@ export interface MonitorSession {
   readonly checks: { readonly [K in CheckField]: CheckValue };
   readonly incidentsCount: number;
   readonly proctorId: number | null;
+  /** The candidate's live connection (live-proctored exams; docs/api-live.md). */
+  readonly liveStatus: LiveStatus;
+  /** The proctor holds the candidate's clock still. */
+  readonly clockPaused: boolean;
   readonly updatedAt: number;
 }
 
@@ -62,6 +67,8 @@ export function sameSession(a: MonitorSession, b: MonitorSession): boolean {
     a.status === b.status &&
     a.incidentsCount === b.incidentsCount &&
     a.proctorId === b.proctorId &&
+    a.liveStatus === b.liveStatus &&
+    a.clockPaused === b.clockPaused &&
     a.name === b.name &&
     a.email === b.email &&
     a.attempt === b.attempt &&

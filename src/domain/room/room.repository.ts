@@ -4,6 +4,7 @@ import { prepared } from '../../db/prepared.ts';
 import { isSqlite, type SqliteStatements, sqliteStatements } from '../../db/sqlite-dialect.ts';
 import type { StudentSessionsTable } from '../../db/tables.ts';
 import { isUniqueViolation } from '../../db/unique.ts';
+import { pauseEndedColumns } from '../live/live-controls.repository.ts';
 import type { SessionStatus } from '../student-sessions/status.ts';
 import { CHECK_FIELDS, type CheckField } from '../student-sessions/student-session.ts';
 import type { CheckChanges, SessionUpload } from './room.ts';
@@ -39,7 +40,8 @@ export interface RoomMove {
 
 /**
  * Moves the session if it is still in status `from` (so of two racing requests only one moves it),
- * setting the move's fields. Returns true when this call moved it.
+ * setting the move's fields; a move to `exam_finished` also ends a running pause of the clock.
+ * Returns true when this call moved it.
  */
 export async function moveRoomSession(db: Db, id: number, change: RoomMove): Promise<boolean> {
   const set: Updateable<StudentSessionsTable> = { status: change.to, updated_at: change.now };
@@ -50,9 +52,10 @@ export async function moveRoomSession(db: Db, id: number, change: RoomMove): Pro
   if (change.endTime !== undefined) set.end_time = change.endTime;
   if (change.recordingEndedAt !== undefined) set.recording_ended_at = change.recordingEndedAt;
   if (change.endReason !== undefined) set.end_reason = change.endReason;
+  const finishing = change.to === 'exam_finished' ? pauseEndedColumns(change.now) : {};
   const result = await db
     .updateTable('student_sessions')
-    .set(set)
+    .set({ ...set, ...finishing })
     .where('id', '=', id)
     .where('status', '=', change.from)
     .executeTakeFirst();

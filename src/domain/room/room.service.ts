@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.ts';
+import type { LiveEvents } from '../../live/events.ts';
 import { ATTACHMENT_TYPES } from '../../storage/content-type.ts';
 import type { Storage } from '../../storage/storage.ts';
 import type { Upload } from '../../storage/upload.ts';
@@ -10,6 +11,9 @@ import type { Exam } from '../exams/exam.ts';
 import { findExam } from '../exams/exams.repository.ts';
 import type { FilesService } from '../files/files.service.ts';
 import type { Params } from '../input.ts';
+import { createLiveChat } from '../live/live-chat.ts';
+import { isClockPaused } from '../live/live-clock.ts';
+import type { LiveMessage } from '../live/live-message.ts';
 import type { PhotoKind, PhotosService } from '../student-sessions/photos.service.ts';
 import { queueRecordingFinalisation } from '../recordings/recordings.service.ts';
 import { move, type SessionStatus } from '../student-sessions/status.ts';
@@ -30,6 +34,9 @@ import {
 } from './room.repository.ts';
 import { type ChunkBody, createRecordingIntake, type RecordingAck } from './recordings.ts';
 import {
+  admissionRequired,
+  AWAITING_ADMISSION,
+  awaitingAdmission,
   contentWithLinks,
   deadlineOf,
   END_REASON_FINISHED,
@@ -93,20 +100,30 @@ export interface RoomService {
    * Throws ParamMissing (`file`), UnsupportedMediaType.
    */
   attachPhoto(token: string, kind: PhotoKind, upload: Upload | undefined): Promise<RoomView>;
-  /** Moves to `in_setup` (entered_room). Returns the view; throws StateConflict for a forbidden move. */
+  /**
+   * Moves to `in_setup` (entered_room), except a candidate already admitted by a proctor
+   * (admissionRequired), who stays in `exam_not_started`. Returns the view; throws StateConflict for
+   * a forbidden move.
+   */
   enter(token: string): Promise<RoomView>;
-  /** Moves to `exam_not_started`. Returns the view; throws StateConflict for a forbidden move. */
+  /**
+   * Moves to `exam_not_started`. Returns the view; throws StateConflict for a forbidden move,
+   * StateConflictMessage (AWAITING_ADMISSION) in an exam whose proctor admits each candidate after a
+   * live ID check (admissionRequired): there only the proctor's admission leaves the setup.
+   */
   leave(token: string): Promise<RoomView>;
   /**
    * Moves to `exam_started` (start_time and recording_started_at now). Throws StateConflict for a
    * forbidden move, StateConflictMessage when the exam is not open, before the session's open_time
-   * or the exam's start_time, at or after the exam's end_time, or when a required check has not
-   * succeeded and the session does not skip requirements. Returns the view.
+   * or the exam's start_time, at or after the exam's end_time, before a proctor admitted the
+   * candidate where admissionRequired (AWAITING_ADMISSION: only from `exam_not_started`), or when a
+   * required check has not succeeded and the session does not skip requirements. Returns the view.
    */
   start(token: string): Promise<RoomView>;
   /**
-   * Moves to `exam_finished` (end_time and recording_ended_at now, end_reason `finished`). Returns
-   * the view; throws StateConflict for a forbidden move.
+   * Moves to `exam_finished` (end_time and recording_ended_at now, end_reason `finished`; a
+   * running pause of the clock ends) and tells the live sockets (control `ended`). Returns the view;
+   * throws StateConflict for a forbidden move.
    */
   finish(token: string): Promise<RoomView>;
   /**
@@ -134,6 +151,14 @@ export interface RoomService {
    * ParamMissing or Invalid naming the field.
    */
   recordEvent(token: string, params: Params): Promise<RecordedEvent>;
+  /** The chat with the proctor: the newest 200 messages, oldest first (docs/api-live.md). */
+  messages(token: string): Promise<LiveMessage[]>;
+  /**
+   * Writes a message to the proctors (live-chat.ts: 1 to 2000 characters after trimming; the live
+   * sockets are told). Returns it. Throws StateConflictMessage for an exam that is not
+   * `live_proctoring` (NO_LIVE_PROCTOR) or a finished session, ParamMissing or Invalid on `body`.
+   */
+  postMessage(token: string, params: Params): Promise<LiveMessage>;
 }
 
 interface Opened {
@@ -146,9 +171,9 @@ function iso(millis: number): string {
 }
 
 /**
- * Builds the room's use cases over the database, the clock, the files service, the photos service
- * and the storage (recording chunks go straight into it). Returns the service; building it throws
- * nothing.
+ * Builds the room's use cases over the database, the clock, the files service, the photos service,
+ * the storage (recording chunks go straight into it) and the live event bus (chat messages, and the
+ * end of a session, for the live sockets). Returns the service; building it throws nothing.
  */
 export function createRoomService(deps: {
   db: Db;
@@ -156,9 +181,11 @@ export function createRoomService(deps: {
   files: FilesService;
   photos: Pick<PhotosService, 'attachPhoto'>;
   storage: Storage;
+  liveEvents: LiveEvents;
 }): RoomService {
-  const { db, clock, files, photos, storage } = deps;
+  const { db, clock, files, photos, storage, liveEvents } = deps;
   const recordings = createRecordingIntake({ db, clock, storage });
+  const chat = createLiveChat({ db, clock, liveEvents });
 
   /**
    * Which session each token named when it was last looked up: a token is given once and never
@@ -169,16 +196,20 @@ export function createRoomService(deps: {
 
   /**
    * moveRoomSession, and for a move to `exam_finished` in one transaction with the
-   * `student_session.finished` webhook (queued only when the move happened). Returns whether it moved.
+   * `student_session.finished` webhook (queued only when the move happened), then the live sockets
+   * told (control `ended`). Returns whether it moved.
    */
-  function moveSession(id: number, change: RoomMove): Promise<boolean> {
+  async function moveSession(session: RoomSession, change: RoomMove): Promise<boolean> {
+    const { id } = session;
     if (change.to !== 'exam_finished') return moveRoomSession(db, id, change);
-    return db.transaction().execute(async (trx) => {
-      const moved = await moveRoomSession(trx, id, change);
-      if (moved) await emitStudentSessionFinished(trx, id, change.now);
-      if (moved) await queueRecordingFinalisation(trx, clock, id);
-      return moved;
+    const moved = await db.transaction().execute(async (trx) => {
+      const done = await moveRoomSession(trx, id, change);
+      if (done) await emitStudentSessionFinished(trx, id, change.now);
+      if (done) await queueRecordingFinalisation(trx, clock, id);
+      return done;
     });
+    if (moved) liveEvents.emit({ kind: 'control', examId: session.examId, sessionId: id, action: 'ended' });
+    return moved;
   }
 
   async function reread(id: number): Promise<RoomSession> {
@@ -208,15 +239,16 @@ export function createRoomService(deps: {
     const session = await sessionOfToken(token);
     const exam = await findExam(db, session.examId);
     if (exam === undefined || exam.status === 'deleted') throw new NotFoundMessage(NO_ROOM);
-    const deadline = deadlineOf(session, exam);
+    const deadline = deadlineOf(session, exam, clock.now());
     if (session.status !== 'exam_started') return { session, exam };
-    if (deadline === null || clock.now() < deadline) {
+    // A paused clock's deadline moves on with the time, so a paused session never runs out.
+    if (deadline === null || clock.now() < deadline || isClockPaused(session)) {
       // A page polling its view keeps its session remembered for the recording chunks.
       recordings.remember(token, { id: session.id, deadline });
       return { session, exam };
     }
     // Ended when the time ran out, not when someone noticed. A racing request may have ended it first.
-    await moveSession(session.id, {
+    await moveSession(session, {
       from: 'exam_started',
       to: move('exam_started', 'exam_finished'),
       now: clock.now(),
@@ -252,6 +284,7 @@ export function createRoomService(deps: {
 
   async function viewOf({ session, exam }: Opened): Promise<RoomView> {
     const counts = await sessionFileCounts(db, session.id);
+    const now = clock.now();
     return {
       session,
       exam,
@@ -262,8 +295,13 @@ export function createRoomService(deps: {
         screen: counts.get(SCREEN_RECORDING_KIND) ?? 0,
       },
       requiredChecks: requiredChecks(exam),
-      deadline: deadlineOf(session, exam),
-      now: clock.now(),
+      deadline: deadlineOf(session, exam, now),
+      now,
+      live: {
+        enabled: exam.type === 'live_proctoring',
+        awaitingAdmission: awaitingAdmission(session, exam),
+        clockPaused: isClockPaused(session),
+      },
     };
   }
 
@@ -284,7 +322,7 @@ export function createRoomService(deps: {
       move(from, to);
       const now = clock.now();
       guard?.(opened, now);
-      if (await moveSession(opened.session.id, { from, to, now, ...fields(now) })) {
+      if (await moveSession(opened.session, { from, to, now, ...fields(now) })) {
         recordings.forget(token);
         return viewOf({ session: await reread(opened.session.id), exam: opened.exam });
       }
@@ -303,6 +341,10 @@ export function createRoomService(deps: {
     if (now < opensAt) throw new StateConflictMessage(`The exam cannot be started before ${iso(opensAt)}`);
     if (exam.endTime !== null && now >= exam.endTime) {
       throw new StateConflictMessage(`The exam closed at ${iso(exam.endTime)}`);
+    }
+    // Only a proctor's admission moves such a candidate to exam_not_started, where it may start.
+    if (admissionRequired(exam) && session.status !== 'exam_not_started') {
+      throw new StateConflictMessage(AWAITING_ADMISSION);
     }
     if (session.skipRequirements) return;
     const missing = missingChecks(session, exam);
@@ -352,9 +394,25 @@ export function createRoomService(deps: {
       return viewOf({ session: saved, exam });
     },
 
-    enter: (token) => transition(token, 'in_setup', () => ({ enteredRoom: true, inSetup: true })),
+    async enter(token) {
+      // A candidate a proctor has already admitted (exam_not_started) stays admitted when the page
+      // is reloaded: stepping back into the setup would make the proctor check the ID again.
+      const opened = await open(token);
+      if (admissionRequired(opened.exam) && opened.session.status === 'exam_not_started') {
+        return viewOf(opened);
+      }
+      return transition(token, 'in_setup', () => ({ enteredRoom: true, inSetup: true }));
+    },
 
-    leave: (token) => transition(token, 'exam_not_started', () => ({ inSetup: false })),
+    leave: (token) =>
+      transition(
+        token,
+        'exam_not_started',
+        () => ({ inSetup: false }),
+        ({ exam }) => {
+          if (admissionRequired(exam)) throw new StateConflictMessage(AWAITING_ADMISSION);
+        },
+      ),
 
     start: (token) =>
       transition(
@@ -376,7 +434,7 @@ export function createRoomService(deps: {
       return recordings.append(token, params, body, async (asked) => {
         const { session, exam } = await openForWrite(asked);
         assertStarted(session, 'Recording chunks');
-        return { id: session.id, deadline: deadlineOf(session, exam) };
+        return { id: session.id, deadline: deadlineOf(session, exam, clock.now()) };
       });
     },
 
@@ -418,6 +476,16 @@ export function createRoomService(deps: {
       const comment = ROOM_EVENTS[event.type];
       await insertRoomIncident(db, session.id, { kind: event.type, comment, offsetTime }, now);
       return { type: event.type, comment, offsetTime, createdAt: now };
+    },
+
+    async messages(token) {
+      const { session } = await open(token);
+      return chat.list(session.id);
+    },
+
+    async postMessage(token, params) {
+      const { session, exam } = await open(token);
+      return chat.post(session, exam, { sender: 'candidate', userId: null }, params);
     },
   };
 }

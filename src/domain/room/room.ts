@@ -4,6 +4,7 @@ import type { ExamDocument } from '../documents/document.ts';
 import { Invalid, ParamMissing } from '../errors.ts';
 import type { Exam } from '../exams/exam.ts';
 import { has, optionalEnum, optionalInteger, optionalString, type Params } from '../input.ts';
+import { pausedMillis } from '../live/live-clock.ts';
 import { CHECK_VALUES, type CheckValue } from '../student-sessions/status.ts';
 import { CHECK_FIELDS, type CheckField, type StudentSession } from '../student-sessions/student-session.ts';
 
@@ -113,6 +114,15 @@ export interface RoomView {
   /** When the exam ends for this student (epoch ms), or null when it has no end yet or none at all. */
   readonly deadline: number | null;
   readonly now: number;
+  /** The live proctoring of the session (docs/api-live.md). */
+  readonly live: {
+    /** The exam is `live_proctoring`: the room publishes its media and chats with the proctor. */
+    readonly enabled: boolean;
+    /** The candidate waits in the setup for a proctor's admission (awaitingAdmission). */
+    readonly awaitingAdmission: boolean;
+    /** The proctor holds the candidate's clock still. */
+    readonly clockPaused: boolean;
+  };
 }
 
 /** What `PUT checks` changes. */
@@ -165,18 +175,49 @@ export function missingChecks(session: RoomSession, exam: Exam): CheckField[] {
 }
 
 /**
- * When the exam ends for a started session: `start_time` + the exam's `duration_minutes` when both
- * the session and the exam use the duration, capped by the exam's `end_time`. Returns epoch ms, or
- * null for a session not started or an exam without either limit.
+ * When the exam ends for a started session at `now`: `start_time` + the exam's `duration_minutes`
+ * when both the session and the exam use the duration, capped by the exam's `end_time`, then moved
+ * later by the time the proctor held the candidate's clock still (the pauses that ended and the
+ * running one, live-clock.ts): while the clock is paused the deadline moves with `now`. Returns
+ * epoch ms, or null for a session not started or an exam without either limit.
  */
-export function deadlineOf(session: RoomSession, exam: Exam): number | null {
+export function deadlineOf(
+  session: Pick<RoomSession, 'startTime' | 'useDuration' | 'clockPausedAt' | 'clockPausedMs'>,
+  exam: Pick<Exam, 'useDuration' | 'durationMinutes' | 'endTime'>,
+  now: number,
+): number | null {
   if (session.startTime === null) return null;
   const byDuration =
     session.useDuration && exam.useDuration && exam.durationMinutes !== null
       ? session.startTime + exam.durationMinutes * 60_000
       : null;
-  if (byDuration === null) return exam.endTime;
-  return exam.endTime === null ? byDuration : Math.min(byDuration, exam.endTime);
+  const unpaused =
+    byDuration === null
+      ? exam.endTime
+      : exam.endTime === null
+        ? byDuration
+        : Math.min(byDuration, exam.endTime);
+  return unpaused === null ? null : unpaused + pausedMillis(session, now);
+}
+
+/** The 409 message of leaving the setup (or starting) before a proctor admitted the candidate. */
+export const AWAITING_ADMISSION = 'Your proctor has to check your ID before you can continue';
+
+/**
+ * True when a proctor must admit each candidate of the exam after a live ID check: a
+ * `live_proctoring` exam with `live_id_check`. Its candidates then reach `exam_not_started` only
+ * through a proctor's admission (docs/api-live.md), never by leaving the setup themselves.
+ */
+export function admissionRequired(exam: Pick<Exam, 'type' | 'liveIdCheck'>): boolean {
+  return exam.type === 'live_proctoring' && exam.liveIdCheck;
+}
+
+/** True while the candidate waits in the setup for a proctor to admit it (admissionRequired). */
+export function awaitingAdmission(
+  session: Pick<RoomSession, 'status'>,
+  exam: Pick<Exam, 'type' | 'liveIdCheck'>,
+): boolean {
+  return admissionRequired(exam) && session.status === 'in_setup';
 }
 
 function clientText(params: Params, name: string): string | null | undefined {

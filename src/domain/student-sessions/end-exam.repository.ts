@@ -1,9 +1,11 @@
 import type { Db } from '../../db/database.ts';
+import { pauseEndedColumns } from '../live/live-controls.repository.ts';
 import type { SessionStatus } from './status.ts';
 
 /**
  * Ends the session if it is still in status `from`: status `to`, `end_time` and
- * `recording_ended_at` set to `now`, `end_reason` recorded. Conditional on `from`, so of two
+ * `recording_ended_at` set to `now`, `end_reason` recorded, a running pause of the candidate's clock
+ * ended. Conditional on `from`, so of two
  * concurrent calls only one ends it. Returns true when this call ended it.
  */
 export async function endStudentSession(
@@ -23,6 +25,7 @@ export async function endStudentSession(
       end_time: change.now,
       recording_ended_at: change.now,
       end_reason: change.reason,
+      ...pauseEndedColumns(change.now),
       updated_at: change.now,
     })
     .where('id', '=', id)

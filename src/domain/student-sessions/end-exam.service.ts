@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.ts';
+import type { LiveEvents } from '../../live/events.ts';
 import type { Outbox } from '../../mail/outbox.ts';
 import { examEndedMail } from '../../mail/templates.ts';
 import type { Actor } from '../access.ts';
@@ -26,7 +27,9 @@ export interface EndExamService {
    * proctor assigned to the session): status `exam_finished` from any earlier status, `end_time`
    * and `recording_ended_at` now, `end_reason` "api", and the student's notification written to
    * the outbox in the same transaction (unless the institute's `exam_finalized_emails_enabled` is
-   * off). A session already finished is returned as it is: nothing changes, no email. Returns the
+   * off); a running pause of the candidate's clock ends; once saved, the live sockets are told
+   * (control `ended`). A session already finished is returned as it is: nothing changes, no email,
+   * no event. Returns the
    * session as saved. Throws NotFound (Student Session) when it is missing or out of scope,
    * Forbidden when the actor sees it but may not end it.
    */
@@ -34,34 +37,37 @@ export interface EndExamService {
 }
 
 /**
- * Builds the end_exam use case over the database, the clock, the outbox and the exam-staff service
- * that decides who may end a session. Returns the service; building it throws nothing.
+ * Builds the end_exam use case over the database, the clock, the outbox, the exam-staff service
+ * that decides who may end a session and the live event bus. Returns the service; building it
+ * throws nothing.
  */
 export function createEndExamService(deps: {
   db: Db;
   clock: Clock;
   outbox: Outbox;
   examStaff: Pick<ExamStaffService, 'assertCanEnd'>;
+  liveEvents: LiveEvents;
 }): EndExamService {
-  const { db, clock, outbox, examStaff } = deps;
+  const { db, clock, outbox, examStaff, liveEvents } = deps;
   return {
     async endExam(actor, sessionId) {
       const { session: seen, exam } = await examStaff.assertCanEnd(actor, sessionId);
-      return db.transaction().execute(async (trx) => {
+      let ended = false;
+      const saved = await db.transaction().execute(async (trx) => {
         for (let round = 0; round < MAX_ROUNDS; round += 1) {
           const current = await findStudentSession(trx, seen.id);
           if (current === undefined) throw new NotFound('Student Session', sessionId);
           if (current.status === 'exam_finished') return current;
           const now = clock.now();
           const to = move(current.status, 'exam_finished');
-          const ended = await endStudentSession(trx, current.id, {
+          const moved = await endStudentSession(trx, current.id, {
             from: current.status,
             to,
             reason: END_REASON_API,
             now,
           });
           // Another request moved the session meanwhile: look again (it may have ended it).
-          if (!ended) continue;
+          if (!moved) continue;
           await emitStudentSessionFinished(trx, current.id, now);
           await queueRecordingFinalisation(trx, clock, current.id);
           const institute = await findInstitute(trx, exam.instituteId);
@@ -73,12 +79,15 @@ export function createEndExamService(deps: {
               studentSessionId: current.id,
             });
           }
-          const saved = await findStudentSession(trx, current.id);
-          if (saved === undefined) throw new NotFound('Student Session', sessionId);
-          return saved;
+          const result = await findStudentSession(trx, current.id);
+          if (result === undefined) throw new NotFound('Student Session', sessionId);
+          ended = true;
+          return result;
         }
         throw new Error(`student session ${seen.id} kept changing status; not ended`);
       });
+      if (ended) liveEvents.emit({ kind: 'control', examId: exam.id, sessionId: saved.id, action: 'ended' });
+      return saved;
     },
   };
 }

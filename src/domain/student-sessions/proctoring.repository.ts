@@ -28,8 +28,9 @@ export async function setSessionProctor(
 }
 
 /**
- * How many sessions are assigned to `proctorId` and still need proctoring: status not
- * `exam_finished`, not archived, and of an exam that is not deleted. Returns the count.
+ * How many of the sessions assigned to `proctorId` the proctor is watching live now: their
+ * candidate's `live_status` is `live` (the signalling hub's view), status not `exam_finished`, not
+ * archived, and of an exam that is not deleted. Returns the count.
  */
 export async function countActiveProctoringSessions(db: Db, proctorId: number): Promise<number> {
   const row = await db
@@ -37,6 +38,7 @@ export async function countActiveProctoringSessions(db: Db, proctorId: number): 
     .innerJoin('exams', 'exams.id', 'student_sessions.exam_id')
     .select((eb) => eb.fn.countAll<number>().as('count'))
     .where('student_sessions.proctor_id', '=', proctorId)
+    .where('student_sessions.live_status', '=', 'live')
     .where('student_sessions.status', '<>', ENDED)
     .where('student_sessions.archived', '=', false)
     .where('exams.status', '<>', 'deleted')

@@ -10,6 +10,7 @@ import {
   requiredString,
 } from '../input.ts';
 import type { Condition, FilterValue, ListFields, ListQuery } from '../listing.ts';
+import type { LiveStatus } from '../../live/protocol.ts';
 import type { CheckValue, SessionStatus, TranscodingStatus } from './status.ts';
 
 /** The requirement checks of a session: domain name → API and column name. */
@@ -94,6 +95,12 @@ export type StudentSession = {
   readonly lmsUserId: string | null;
   readonly resourceLinkId: string | null;
   readonly contextId: string | null;
+  /** The candidate's live connection as the signalling hub last saw it (live-proctored exams). */
+  readonly liveStatus: LiveStatus;
+  /** When the running pause of the candidate's clock began (epoch ms); null while the clock runs. */
+  readonly clockPausedAt: number | null;
+  /** The total of the clock's pauses that ended, in milliseconds. */
+  readonly clockPausedMs: number;
   readonly createdAt: number;
   readonly updatedAt: number;
   /** Oldest first. */

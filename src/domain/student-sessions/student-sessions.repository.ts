@@ -6,6 +6,7 @@ import { scopedExams } from '../exams/exams.repository.ts';
 import type { StudentSessionsTable } from '../../db/tables.ts';
 import type { ExamListScope } from '../access.ts';
 import type { ListQuery, Page } from '../listing.ts';
+import { LIVE_STATUSES, type LiveStatus } from '../../live/protocol.ts';
 import { incidentsOf } from './incidents.repository.ts';
 import { CHECK_VALUES, type CheckValue, parseStatus, TRANSCODING_STATUSES } from './status.ts';
 import {
@@ -44,6 +45,13 @@ function jsonArray(text: string): unknown[] {
   } catch {
     return [];
   }
+}
+
+/** Reads a stored live status; throws for a value outside the set (a corrupted row, not a client error). */
+function parseLiveStatus(value: string): LiveStatus {
+  const status = LIVE_STATUSES.find((known) => known === value);
+  if (status === undefined) throw new Error(`unknown live status ${value}`);
+  return status;
 }
 
 function sessionFromRow(row: SessionRow, incidents: readonly Incident[]): StudentSession {
@@ -114,6 +122,9 @@ function sessionFromRow(row: SessionRow, incidents: readonly Incident[]): Studen
     lmsUserId: row.lms_user_id,
     resourceLinkId: row.resource_link_id,
     contextId: row.context_id,
+    liveStatus: parseLiveStatus(row.live_status),
+    clockPausedAt: row.clock_paused_at,
+    clockPausedMs: Number(row.clock_paused_ms),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     incidents,

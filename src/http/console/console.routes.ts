@@ -18,8 +18,13 @@ export const CONSOLE_DIST = path.resolve(import.meta.dirname, '../../../dist/con
 /**
  * The console's Content-Security-Policy. `mediaOrigins` are where photos and recordings may load
  * from besides the service itself: an S3 storage's presigned addresses point at the bucket's host.
+ * `connectOrigins` are what the proctor wall connects to besides 'self' (liveConnectSources: the
+ * service's WebSocket origin, a LiveKit server).
  */
-export function consolePolicy(mediaOrigins: readonly string[] = []): string {
+export function consolePolicy(
+  mediaOrigins: readonly string[] = [],
+  connectOrigins: readonly string[] = [],
+): string {
   const media = mediaOrigins.length === 0 ? '' : ` ${mediaOrigins.join(' ')}`;
   return [
     "default-src 'none'",
@@ -28,7 +33,7 @@ export function consolePolicy(mediaOrigins: readonly string[] = []): string {
     `img-src 'self' blob: data:${media}`,
     `media-src 'self' blob:${media}`,
     "font-src 'self'",
-    "connect-src 'self'",
+    ["connect-src 'self'", ...connectOrigins].join(' '),
     "frame-src 'self'",
     "manifest-src 'self'",
     "base-uri 'none'",
@@ -100,10 +105,14 @@ builds it) in the Invigil directory, then restart the service. The API is availa
 /** Registers `/` (→ /console), /console and everything under it. */
 export function registerConsoleRoutes(
   app: FastifyInstance,
-  options: { readonly dist?: string; readonly mediaOrigins?: readonly string[] } = {},
+  options: {
+    readonly dist?: string;
+    readonly mediaOrigins?: readonly string[];
+    readonly connectOrigins?: readonly string[];
+  } = {},
 ): void {
   const build = readBuild(options.dist ?? CONSOLE_DIST);
-  const policy = consolePolicy(options.mediaOrigins);
+  const policy = consolePolicy(options.mediaOrigins, options.connectOrigins);
 
   app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect('/console', 302));
 

@@ -1,7 +1,9 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Config } from '../../config/config.ts';
 import { NotFoundMessage } from '../../domain/errors.ts';
+import { liveConnectSources } from '../../live/csp.ts';
 import { escapeHtml } from '../../security/html.ts';
 import type { ServerDeps } from '../server.ts';
 
@@ -72,23 +74,27 @@ export const BANDWIDTH_PROBE_BYTES = 2 * 1024 * 1024;
 /**
  * The page's rules for the browser: scripts and styles only from the service itself (so instruction
  * HTML that slipped past the sanitiser still cannot run), media from the camera and the recorder,
- * images also from the addresses instructions link to, nothing framing the room.
+ * images also from the addresses instructions link to, nothing framing the room. Connections: the
+ * service itself, its live-proctoring WebSocket named outright (browsers that do not count ws: as
+ * 'self'), and the LiveKit server when live proctoring runs there. Returns the header's value.
  */
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' blob: data: https: http:",
-  "media-src 'self' blob:",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+export function roomContentSecurityPolicy(config: Pick<Config, 'publicUrl' | 'live'>): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' blob: data: https: http:",
+    "media-src 'self' blob:",
+    ["connect-src 'self'", ...liveConnectSources(config)].join(' '),
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
 
-function securityHeaders(reply: FastifyReply): FastifyReply {
+function securityHeaders(reply: FastifyReply, policy: string): FastifyReply {
   return reply
-    .header('content-security-policy', CONTENT_SECURITY_POLICY)
+    .header('content-security-policy', policy)
     .header('x-content-type-options', 'nosniff')
     .header('referrer-policy', 'no-referrer')
     .header(
@@ -162,7 +168,8 @@ function notFound(reply: FastifyReply): FastifyReply {
  * readable page for a token that names no session), and `/room/assets/*` its script, style sheet
  * and the bandwidth check's download. The page works only through the room API (`/api/room`).
  */
-export function registerRoomPage(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerRoomPage(app: FastifyInstance, { services, config }: ServerDeps): void {
+  const policy = roomContentSecurityPolicy(config);
   const script = asset('room.js', 'text/javascript; charset=utf-8');
   const styles = asset('room.css', 'text/css; charset=utf-8');
   const probe = crypto.randomBytes(BANDWIDTH_PROBE_BYTES);
@@ -173,7 +180,7 @@ export function registerRoomPage(app: FastifyInstance, { services }: ServerDeps)
     ['/room/assets/room.css', styles],
   ] as const) {
     app.get(route, { schema: { hide: true } }, (request, reply) => {
-      securityHeaders(reply).header('etag', file.etag).header('cache-control', 'no-cache');
+      securityHeaders(reply, policy).header('etag', file.etag).header('cache-control', 'no-cache');
       if (request.headers['if-none-match'] === file.etag) return reply.code(304).send();
       return reply.type(file.contentType).send(file.body);
     });
@@ -192,7 +199,7 @@ export function registerRoomPage(app: FastifyInstance, { services }: ServerDeps)
     '/room/:token',
     { schema: { hide: true } },
     async (request, reply) => {
-      securityHeaders(reply).header('cache-control', 'no-store');
+      securityHeaders(reply, policy).header('cache-control', 'no-store');
       try {
         const examName = await services.room.examName(request.params.token);
         return reply.type('text/html; charset=utf-8').send(pageHtml(examName));

@@ -90,13 +90,27 @@ export function presentRoomDocument(document: RoomDocument | null): Record<strin
   };
 }
 
-/** The whole room answer: `{"session", "exam", "document", "server_time"}`. */
+/**
+ * The session's live proctoring (docs/api-live.md): `{enabled, socket, awaiting_admission,
+ * clock_paused}`, `socket` being the path of the room's live WebSocket. Returns the JSON object.
+ */
+export function presentRoomLive(view: RoomView): Record<string, unknown> {
+  return {
+    enabled: view.live.enabled,
+    socket: `/live/room/${encodeURIComponent(view.session.token)}`,
+    awaiting_admission: view.live.awaitingAdmission,
+    clock_paused: view.live.clockPaused,
+  };
+}
+
+/** The whole room answer: `{"session", "exam", "document", "server_time", "live"}`. */
 export function presentRoomView(view: RoomView): Record<string, unknown> {
   return {
     session: presentRoomSession(view),
     exam: presentRoomExam(view.exam),
     document: presentRoomDocument(view.document),
     server_time: isoTime(view.now),
+    live: presentRoomLive(view),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { liveMessageJson } from '../../domain/live/live-message.ts';
 import type { Upload } from '../../storage/upload.ts';
 import type { ServerDeps } from '../server.ts';
 import { registerRoomRateLimit } from './rate-limit.ts';
@@ -12,6 +13,8 @@ import {
   roomFinishSchema,
   roomIdCardSchema,
   roomLeaveSchema,
+  roomMessagesSchema,
+  roomPostMessageSchema,
   roomStartSchema,
   roomUploadSchema,
   roomViewSchema,
@@ -78,5 +81,14 @@ export async function registerRoomRoutes(app: FastifyInstance, deps: ServerDeps)
   app.post<TokenRoute>('/:token/events', { schema: roomEventSchema }, async (request, reply) => {
     const event = await room.recordEvent(request.params.token, request.input.values);
     return reply.code(201).send({ event: presentRoomEvent(event) });
+  });
+
+  app.get<TokenRoute>('/:token/messages', { schema: roomMessagesSchema }, async (request) => ({
+    messages: (await room.messages(request.params.token)).map(liveMessageJson),
+  }));
+
+  app.post<TokenRoute>('/:token/messages', { schema: roomPostMessageSchema }, async (request, reply) => {
+    const message = await room.postMessage(request.params.token, request.input.values);
+    return reply.code(201).send(liveMessageJson(message));
   });
 }

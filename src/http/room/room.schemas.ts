@@ -4,6 +4,7 @@
  */
 
 import { errorBody } from '../v3/common.schemas.ts';
+import { liveMessageList, liveMessageRecord, messageBodyInput } from '../v3/live.schemas.ts';
 
 const tags = ['candidate room'];
 
@@ -126,6 +127,23 @@ const roomView = {
       },
     },
     server_time: { type: 'string', format: 'date-time' },
+    live: {
+      type: 'object',
+      description: 'Live proctoring (docs/api-live.md)',
+      properties: {
+        enabled: { type: 'boolean', description: 'The exam is live_proctoring' },
+        socket: { type: 'string', description: 'The path of the room’s live WebSocket, /live/room/<token>' },
+        awaiting_admission: {
+          type: 'boolean',
+          description: 'The candidate waits in the setup for a proctor to admit it after a live ID check',
+        },
+        clock_paused: {
+          type: 'boolean',
+          description: 'A proctor holds the clock still: ends_at moves later while it does',
+        },
+      },
+      required: ['enabled', 'socket', 'awaiting_admission', 'clock_paused'],
+    },
   },
 } as const;
 
@@ -195,11 +213,16 @@ export const roomFacePhotoSchema = {
   body: filePart,
 } as const;
 export const roomEnterSchema = viewRoute('Enter the setup', 'Moves to in_setup.');
-export const roomLeaveSchema = viewRoute('Leave the setup', 'Moves to exam_not_started.');
+export const roomLeaveSchema = viewRoute(
+  'Leave the setup',
+  'Moves to exam_not_started. 409 `Your proctor has to check your ID before you can continue` in a ' +
+    'live_proctoring exam with live_id_check: there a proctor admits the candidate instead.',
+);
 export const roomStartSchema = viewRoute(
   'Start the exam',
   'Moves to exam_started. 409 before open_time or the exam’s start_time, at or after its end_time, ' +
-    'or while a required check has not succeeded (unless skip_requirements).',
+    'or while a required check has not succeeded (unless skip_requirements); in a live_proctoring exam ' +
+    'with live_id_check, only once a proctor admitted the candidate (exam_not_started).',
 );
 export const roomFinishSchema = viewRoute('Finish the exam', 'Moves to exam_finished, end_reason finished.');
 
@@ -285,4 +308,24 @@ export const roomEventSchema = {
     },
     ...writeErrors,
   },
+} as const;
+
+export const roomMessagesSchema = {
+  tags,
+  summary: 'The chat with the proctor',
+  description: 'The newest 200 messages of the session, either side’s, oldest first (docs/api-live.md).',
+  params: tokenParam,
+  response: { 200: liveMessageList, ...commonErrors },
+} as const;
+
+export const roomPostMessageSchema = {
+  tags,
+  summary: 'Write to the proctor',
+  description:
+    '`body`: plain text, 1 to 2000 characters after trimming. Answers 201 with the message; the proctor ' +
+    'wall receives it at once. 409 `This exam has no live proctor` unless the exam is live_proctoring, ' +
+    'and for a finished session.',
+  params: tokenParam,
+  body: { type: 'object', properties: { ...messageBodyInput }, required: ['body'] },
+  response: { 201: liveMessageRecord, ...writeErrors },
 } as const;

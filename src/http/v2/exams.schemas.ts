@@ -66,6 +66,10 @@ const examFields = {
   global_proctoring: { ...flagInput, description: "V3 setting: the institute's proctors may proctor" },
   global_reviewing: { ...flagInput, description: "V3 setting: the institute's reviewers may review" },
   archived: { ...flagInput, description: 'V3 setting: a label for exams kept for the record' },
+  live_id_check: {
+    ...flagInput,
+    description: 'V3 setting: a proctor admits each candidate after a live ID check',
+  },
   exam_language: { type: 'string', description: 'V3 setting: a supported BCP 47 tag' },
   timezone: { type: 'string', description: 'V3 setting: an IANA time zone name' },
   terms: { ...nullableString, description: 'V3 setting: terms the student accepts' },

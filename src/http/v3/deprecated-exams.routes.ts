@@ -42,14 +42,13 @@ function deprecated(successor: Successor) {
   };
 }
 
-const present = (session: StudentSession) => presentStudentSessionV3(session);
-
 /**
  * The exam endpoints api.md marks deprecated, answering exactly as their student_sessions
  * successors do. Registered before the other exam sub-routes; the literal `/exams/id/show_student`
  * (api.md's path as written) is a static route and so wins over `/exams/:id/show_student`.
  */
-export function registerDeprecatedExamRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerDeprecatedExamRoutes(app: FastifyInstance, { services, clock }: ServerDeps): void {
+  const present = (session: StudentSession) => presentStudentSessionV3(session, clock.now());
   const { studentSessions } = services;
 
   app.get<IdRoute>(
@@ -89,7 +88,9 @@ export function registerDeprecatedExamRoutes(app: FastifyInstance, { services }:
     { schema: addStudentSchema, preValidation: deprecated(examSessionsSuccessor) },
     async (request, reply) => {
       const session = await studentSessions.create(actorOf(request), request.params.id, request.input.values);
-      return reply.code(201).send({ student: presentStudentSessionV3(session, { created: true }) });
+      return reply
+        .code(201)
+        .send({ student: presentStudentSessionV3(session, clock.now(), { created: true }) });
     },
   );
 

@@ -7,12 +7,12 @@ import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
 type IdRoute = { Params: { id: string } };
 
 /** The V3 exam actions with an email side effect (contract §7): send_emails. Answers 200. */
-export function registerExamActionRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerExamActionRoutes(app: FastifyInstance, { services, clock }: ServerDeps): void {
   const { mail } = services;
 
   app.post<IdRoute>('/exams/:id/send_emails', { schema: sendEmailsSchema }, async (request) => ({
     students: (await mail.sendExamEmails(actorOf(request), request.params.id)).map((session) =>
-      presentStudentSessionV3(session),
+      presentStudentSessionV3(session, clock.now()),
     ),
   }));
 }

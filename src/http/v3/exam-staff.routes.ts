@@ -17,7 +17,10 @@ type IdRoute = { Params: { id: string } };
  * The exam-staff actions (contract §7): co-managers of an exam, and the proctor of a student
  * session. Every answer is 200.
  */
-export function registerExamStaffRoutes(app: FastifyInstance, { services, database }: ServerDeps): void {
+export function registerExamStaffRoutes(
+  app: FastifyInstance,
+  { services, database, clock }: ServerDeps,
+): void {
   const { examStaff } = services;
   const present = async (user: User) =>
     presentUserV3(user, await userInstitutes(database.db)(user.instituteId));
@@ -44,7 +47,7 @@ export function registerExamStaffRoutes(app: FastifyInstance, { services, databa
         request.input.values,
       );
       return {
-        student: presentStudentSessionV3(assignment.session),
+        student: presentStudentSessionV3(assignment.session, clock.now()),
         active_proctoring_sessions: assignment.activeProctoringSessions,
       };
     },
@@ -54,7 +57,10 @@ export function registerExamStaffRoutes(app: FastifyInstance, { services, databa
     '/student_sessions/:id/assigned_proctor',
     { schema: unassignProctorSchema },
     async (request) => ({
-      student: presentStudentSessionV3(await examStaff.unassignProctor(actorOf(request), request.params.id)),
+      student: presentStudentSessionV3(
+        await examStaff.unassignProctor(actorOf(request), request.params.id),
+        clock.now(),
+      ),
     }),
   );
 }

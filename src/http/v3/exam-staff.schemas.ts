@@ -60,8 +60,9 @@ export const assignProctorSchema = {
   summary: 'Assign a proctor to a student session',
   description:
     'Replaces any proctor the session had; assigning the same proctor again changes nothing. ' +
-    '`active_proctoring_sessions` counts the sessions now assigned to that proctor whose status is not ' +
-    '`exam_finished`, that are not archived and whose exam is not deleted. ' +
+    "`active_proctoring_sessions` counts the proctor's live candidates: the sessions now assigned to that " +
+    'proctor whose `live_status` is `live`, whose status is not `exam_finished`, that are not archived and ' +
+    'whose exam is not deleted. ' +
     "404 `Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope; 403 " +
     "when the caller sees it but may not manage its exam; 422 `Param is missing or the value is empty: 'proctor_id'`; " +
     "404 `Couldn't find User with 'id'=ID` for a user that is unknown or of another institute; 422 on " +
@@ -78,7 +79,11 @@ export const assignProctorSchema = {
       type: 'object',
       properties: {
         student: studentRecord,
-        active_proctoring_sessions: { type: 'integer', minimum: 0 },
+        active_proctoring_sessions: {
+          type: 'integer',
+          minimum: 0,
+          description: "The proctor's assigned sessions whose candidate is live now",
+        },
       },
     },
     404: errorBody,

@@ -52,6 +52,12 @@ export const examRecord = {
     global_proctoring: flag,
     global_reviewing: flag,
     archived: flag,
+    live_id_check: {
+      ...flag,
+      description:
+        'An Invigil addition: in a live_proctoring exam a proctor admits each candidate from the setup after ' +
+        'checking the ID live (docs/api-live.md)',
+    },
     restrictions: nullableString,
     allowed_websites: nullableString,
     allowed_external_applications: nullableString,
@@ -131,6 +137,9 @@ const examInput = {
     global_proctoring: flagInput("The institute's proctors may proctor this exam"),
     global_reviewing: flagInput("The institute's reviewers may review this exam"),
     archived: flagInput('A label for exams kept for the record; changes nothing else'),
+    live_id_check: flagInput(
+      'In a live_proctoring exam, a proctor admits each candidate after checking the ID live (docs/api-live.md)',
+    ),
     restrictions: textInput('Instructions for the reviewer'),
     allowed_websites: textInput('Comma-separated'),
     allowed_external_applications: textInput('Comma-separated'),

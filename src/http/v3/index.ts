@@ -32,6 +32,7 @@ import { registerWebhookRoutes } from './webhooks.routes.ts';
 import { registerReviewRoutes } from './reviews.routes.ts';
 import { registerRetentionRoutes } from './retention.routes.ts';
 import { registerReportRoutes } from './reports.routes.ts';
+import { registerLiveRoutes } from './live.routes.ts';
 
 const V3_MEDIA_TYPES = ['application/vnd.service.v3', 'application/vnd.procwise.v3'];
 
@@ -105,4 +106,5 @@ export function registerV3(app: FastifyInstance, deps: ServerDeps): void {
   registerReviewRoutes(app, deps);
   registerRetentionRoutes(app, deps);
   registerReportRoutes(app, deps);
+  registerLiveRoutes(app, deps);
 }

@@ -16,7 +16,7 @@ import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
 type IdRoute = { Params: { id: string } };
 
 /** The V3 LTI-resource routes and `GET /exams/:id/show_lti_student` (api.md's catalogue; contract §6, §7). */
-export function registerLtiResourceRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerLtiResourceRoutes(app: FastifyInstance, { services, clock }: ServerDeps): void {
   const { ltiResources } = services;
 
   app.get('/lti_resources', { schema: listLtiResourcesSchema }, async (request, reply) => {
@@ -54,6 +54,7 @@ export function registerLtiResourceRoutes(app: FastifyInstance, { services }: Se
   app.get<IdRoute>('/exams/:id/show_lti_student', { schema: showLtiStudentSchema }, async (request) => ({
     student: presentStudentSessionV3(
       await ltiResources.findStudent(actorOf(request), request.params.id, request.input.values),
+      clock.now(),
     ),
   }));
 }

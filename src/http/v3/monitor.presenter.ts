@@ -13,7 +13,7 @@ export function presentStatusCountsV3(counts: StatusCounts): Record<string, numb
 
 /**
  * One session as the monitor shows it: `id, name, email, attempt, status, checks` (the six check
- * fields by their record names), `incidents_count, proctor_id, updated_at`.
+ * fields by their record names), `incidents_count, proctor_id, live_status, clock_paused, updated_at`.
  */
 export function presentMonitorSessionV3(session: MonitorSession): Record<string, unknown> {
   const checks: Record<string, string> = {};
@@ -29,6 +29,8 @@ export function presentMonitorSessionV3(session: MonitorSession): Record<string,
     checks,
     incidents_count: session.incidentsCount,
     proctor_id: session.proctorId,
+    live_status: session.liveStatus,
+    clock_paused: session.clockPaused,
     updated_at: isoTime(session.updatedAt),
   };
 }

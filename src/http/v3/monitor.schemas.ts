@@ -1,4 +1,5 @@
 import { SESSION_STATUSES } from '../../domain/student-sessions/status.ts';
+import { LIVE_STATUSES } from '../../live/protocol.ts';
 import { CHECK_FIELDS } from '../../domain/student-sessions/student-session.ts';
 import {
   commonErrors,
@@ -38,6 +39,12 @@ export const monitorSession = {
     },
     incidents_count: { type: 'integer' },
     proctor_id: nullableInteger,
+    live_status: {
+      type: 'string',
+      enum: [...LIVE_STATUSES],
+      description: "The candidate's live connection (docs/api-live.md)",
+    },
+    clock_paused: { type: 'boolean', description: "The proctor holds the candidate's clock still" },
     updated_at: time,
   },
 } as const;
@@ -54,7 +61,7 @@ const monitorView = {
 const STREAM_TEXT =
   'Server-sent events (docs/live-monitor.md). Each event is `id: CURSOR`, `event: NAME`, `data: JSON`. ' +
   '`snapshot` first ({exam_id, counts, sessions}); then `session` (one session, new or changed: status, ' +
-  'checks, incidents, proctor, name), `removed` ({id}: deleted or archived) and `counts` (the counts by ' +
+  'checks, incidents, proctor, name, live status, paused clock), `removed` ({id}: deleted or archived) and `counts` (the counts by ' +
   'status) as they happen, seen within about a second whichever process made the change; a `: heartbeat` ' +
   'comment every 15 s; `end` ({reason}: `reconnect`, `not_found`, `unavailable`, `too_slow`) before the ' +
   'server closes the stream. A reconnection gets a fresh snapshot.';

@@ -17,11 +17,14 @@ type IdRoute = { Params: { id: string } };
  * (`{"student": record}`), and an expiring address of the face photo (`{"url", "expires_at"}`).
  * Every answer is 200. Photos are uploaded by the candidate room.
  */
-export function registerPhotoRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerPhotoRoutes(app: FastifyInstance, { services, clock }: ServerDeps): void {
   const { photos } = services;
 
   app.delete<IdRoute>('/student_sessions/:id/id_card', { schema: destroyIdCardSchema }, async (request) => ({
-    student: presentStudentSessionV3(await photos.remove(actorOf(request), request.params.id, 'id_card')),
+    student: presentStudentSessionV3(
+      await photos.remove(actorOf(request), request.params.id, 'id_card'),
+      clock.now(),
+    ),
   }));
 
   app.delete<IdRoute>(
@@ -30,6 +33,7 @@ export function registerPhotoRoutes(app: FastifyInstance, { services }: ServerDe
     async (request) => ({
       student: presentStudentSessionV3(
         await photos.remove(actorOf(request), request.params.id, 'face_photo'),
+        clock.now(),
       ),
     }),
   );

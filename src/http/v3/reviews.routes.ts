@@ -42,7 +42,7 @@ export async function auditVerdictChange(
 }
 
 /** The V3 review routes (docs/review.md): a session's verdict, the compat reviewable, the queue. */
-export function registerReviewRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerReviewRoutes(app: FastifyInstance, { services, clock }: ServerDeps): void {
   const { reviews } = services;
 
   app.get<IdRoute>('/student_sessions/:id/review', { schema: showReviewSchema }, async (request) => ({
@@ -61,7 +61,10 @@ export function registerReviewRoutes(app: FastifyInstance, { services }: ServerD
     '/student_sessions/:token/reviewable',
     { schema: reviewableSchema },
     async (request) => ({
-      student: presentStudentSessionV3(await reviews.reviewable(actorOf(request), request.params.token)),
+      student: presentStudentSessionV3(
+        await reviews.reviewable(actorOf(request), request.params.token),
+        clock.now(),
+      ),
     }),
   );
 

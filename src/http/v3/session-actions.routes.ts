@@ -7,10 +7,10 @@ import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
 type IdRoute = { Params: { id: string } };
 
 /** The V3 student-session actions with an email side effect (contract §7): end_exam. Answers 200. */
-export function registerSessionActionRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerSessionActionRoutes(app: FastifyInstance, { services, clock }: ServerDeps): void {
   const { mail } = services;
 
   app.post<IdRoute>('/student_sessions/:id/end_exam', { schema: endExamSchema }, async (request) => ({
-    student: presentStudentSessionV3(await mail.endExam(actorOf(request), request.params.id)),
+    student: presentStudentSessionV3(await mail.endExam(actorOf(request), request.params.id), clock.now()),
   }));
 }

@@ -6,9 +6,9 @@ import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
 /**
  * The answer to an import: for a dry run `{dry_run: true, count, rows, ignored_fields}`, else
  * `{dry_run: false, count, students, ignored_fields}` with the created records (without
- * `is_email_sent`, as the single create answers).
+ * `is_email_sent`, as the single create answers); `now` is the time the records are presented at.
  */
-export function presentImportV3(outcome: ImportOutcome): Record<string, unknown> {
+export function presentImportV3(outcome: ImportOutcome, now: number): Record<string, unknown> {
   if (outcome.dryRun) {
     return {
       dry_run: true,
@@ -25,7 +25,7 @@ export function presentImportV3(outcome: ImportOutcome): Record<string, unknown>
   return {
     dry_run: false,
     count: outcome.sessions.length,
-    students: outcome.sessions.map((session) => presentStudentSessionV3(session, { created: true })),
+    students: outcome.sessions.map((session) => presentStudentSessionV3(session, now, { created: true })),
     ignored_fields: outcome.ignoredFields,
   };
 }

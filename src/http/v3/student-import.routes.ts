@@ -11,7 +11,7 @@ type ExamRoute = { Params: { exam_id: string } };
  * Bulk import of student sessions (docs/api-v3-student-sessions.md, Import): 201 with the created
  * records, 200 for a dry run, 422 with `row_errors` when any row is invalid (nothing created).
  */
-export function registerStudentImportRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerStudentImportRoutes(app: FastifyInstance, { services, clock }: ServerDeps): void {
   const { studentImport } = services;
 
   app.post<ExamRoute>(
@@ -24,7 +24,7 @@ export function registerStudentImportRoutes(app: FastifyInstance, { services }: 
           request.params.exam_id,
           request.input.values,
         );
-        return reply.code(outcome.dryRun ? 200 : 201).send(presentImportV3(outcome));
+        return reply.code(outcome.dryRun ? 200 : 201).send(presentImportV3(outcome, clock.now()));
       } catch (error) {
         // Every other failure is answered by the shared error map; only this one names rows.
         if (!(error instanceof ImportRejected)) throw error;

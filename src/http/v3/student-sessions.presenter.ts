@@ -1,5 +1,6 @@
 import type { Incident, StudentSession } from '../../domain/student-sessions/student-session.ts';
 import { CHECK_FIELDS } from '../../domain/student-sessions/student-session.ts';
+import { isClockPaused, pausedSeconds } from '../../domain/live/live-clock.ts';
 import { isoTime } from '../time.ts';
 
 /** The V3 incident record. */
@@ -16,10 +17,13 @@ export function presentIncidentV3(incident: Incident): Record<string, unknown> {
 
 /**
  * The V3 student record (api.md's table, in its order, then contract §6's additions, `use_duration`
- * and the LMS fields `student_lms_id`, `resource_link_id`, `context_id`, `lti_resource_id`). `is_email_sent` is left out of the create answer only, as api.md says.
+ * and the LMS fields `student_lms_id`, `resource_link_id`, `context_id`, `lti_resource_id`, then
+ * live proctoring's `live_status`, `clock_paused` and `paused_seconds`, counted up to `now`).
+ * `is_email_sent` is left out of the create answer only, as api.md says.
  */
 export function presentStudentSessionV3(
   session: StudentSession,
+  now: number,
   options: { readonly created?: boolean } = {},
 ): Record<string, unknown> {
   const record: Record<string, unknown> = {
@@ -87,6 +91,9 @@ export function presentStudentSessionV3(
     resource_link_id: session.resourceLinkId,
     context_id: session.contextId,
     lti_resource_id: session.ltiResourceId,
+    live_status: session.liveStatus,
+    clock_paused: isClockPaused(session),
+    paused_seconds: pausedSeconds(session, now),
     incidents_count: session.incidents.length,
     incidents: session.incidents.map(presentIncidentV3),
   });

@@ -20,9 +20,9 @@ type IdRoute = { Params: { id: string } };
 type ExamRoute = { Params: { exam_id: string } };
 
 /** The V3 student-session routes (api.md's catalogue, contract §6). */
-export function registerStudentSessionRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerStudentSessionRoutes(app: FastifyInstance, { services, clock }: ServerDeps): void {
   const { studentSessions } = services;
-  const present = (session: StudentSession) => presentStudentSessionV3(session);
+  const present = (session: StudentSession) => presentStudentSessionV3(session, clock.now());
 
   app.get<ExamRoute>(
     '/exams/:exam_id/student_sessions',
@@ -47,7 +47,9 @@ export function registerStudentSessionRoutes(app: FastifyInstance, { services }:
         request.params.exam_id,
         request.input.values,
       );
-      return reply.code(201).send({ student: presentStudentSessionV3(session, { created: true }) });
+      return reply
+        .code(201)
+        .send({ student: presentStudentSessionV3(session, clock.now(), { created: true }) });
     },
   );
 

@@ -119,6 +119,20 @@ export const studentRecord = {
     resource_link_id: { ...nullableString, description: 'The LTI resource link the student came from' },
     context_id: { ...nullableString, description: 'The LTI context (course) the student came from' },
     lti_resource_id: { ...nullableInteger, description: 'The LTI resource the student came through' },
+    live_status: {
+      type: 'string',
+      enum: ['offline', 'connecting', 'live'],
+      description:
+        "The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room " +
+        'socket), connecting (socket open, media not flowing yet), live',
+    },
+    clock_paused: { type: 'boolean', description: "A proctor holds the candidate's exam clock still" },
+    paused_seconds: {
+      type: 'integer',
+      minimum: 0,
+      description:
+        "How long the candidate's clock has stood still in all: the pauses that ended and the running one",
+    },
     incidents_count: { type: 'integer' },
     incidents: { type: 'array', items: incidentRecord },
   },

@@ -28,11 +28,11 @@ function conflict(from: string, to: string): Json {
   return { error: `Cannot move a student session from ${from} to ${to}` };
 }
 
-/** The session of a room answer (`{"session", "exam", "document", "server_time"}`), checking the status. */
+/** The session of a room answer (`{"session", "exam", "document", "server_time", "live"}`), checking the status. */
 function roomSession(answer: HttpAnswer, status = 200): Json {
   assert.equal(answer.status, status, answer.text);
   const body = object(answer.json, 'body');
-  assert.deepEqual(Object.keys(body), ['session', 'exam', 'document', 'server_time']);
+  assert.deepEqual(Object.keys(body), ['session', 'exam', 'document', 'server_time', 'live']);
   return object(body.session, 'session');
 }
 
@@ -195,7 +195,15 @@ for (const dialect of DIALECTS) {
       for (const hidden of ['token', 'pin_code', 'email', 'proctor_id', 'exam_id']) {
         assert.ok(!(hidden in session), `${hidden} is not shown`);
       }
-      assert.ok(!first.text.includes(token), 'the token is not echoed');
+      // The token is not echoed, but in the path of the live socket, which the page opens with it.
+      const { live, ...rest } = object(first.json, 'body');
+      assert.ok(!JSON.stringify(rest).includes(token), 'the token is not echoed');
+      assert.deepEqual(live, {
+        enabled: true,
+        socket: `/live/room/${token}`,
+        awaiting_admission: false,
+        clock_paused: false,
+      });
       assert.ok(!first.text.includes(String(student.pinCode)), 'nor the pin code');
       const body = object(first.json, 'body');
       assert.equal(body.document, null, 'the document is withheld until the exam starts');
@@ -646,12 +654,14 @@ for (const dialect of DIALECTS) {
         .sort();
       assert.deepEqual(routes, [
         'GET /api/room/{token}',
+        'GET /api/room/{token}/messages',
         'POST /api/room/{token}/enter',
         'POST /api/room/{token}/events',
         'POST /api/room/{token}/face_photo',
         'POST /api/room/{token}/finish',
         'POST /api/room/{token}/id_card',
         'POST /api/room/{token}/leave',
+        'POST /api/room/{token}/messages',
         'POST /api/room/{token}/recordings',
         'POST /api/room/{token}/start',
         'POST /api/room/{token}/uploads',

@@ -188,8 +188,14 @@ for (const dialect of DIALECTS) {
       return rows.map((row) => row.user_id);
     }
 
-    /** Sets columns no V3 call of this capability writes (status, archived) straight in the database. */
-    async function setColumns(id: Scalar, values: { status?: string; archived?: boolean }) {
+    /**
+     * Sets columns no V3 call of this capability writes (status, archived, and live_status, which the
+     * signalling hub writes) straight in the database.
+     */
+    async function setColumns(
+      id: Scalar,
+      values: { status?: string; archived?: boolean; live_status?: 'offline' | 'connecting' | 'live' },
+    ) {
       await server.app.database.db
         .updateTable('student_sessions')
         .set(values)
@@ -619,6 +625,7 @@ for (const dialect of DIALECTS) {
 
       it('answers 200 with the session, its proctor_id set, and the active count', async () => {
         const session = await createStudent(owner, exam.id as number);
+        await setColumns(session.id as number, { live_status: 'live' });
         const { student, active } = assignmentIn(await assignProctor(owner, session.id as number, worker.id));
         assert.equal(student.id, session.id);
         assert.equal(student.proctor_id, worker.id);
@@ -630,18 +637,19 @@ for (const dialect of DIALECTS) {
         );
       });
 
-      it('counts every active session assigned to the proctor, across exams', async () => {
+      it('counts every live session assigned to the proctor, across exams', async () => {
         const counter = await server.user(home, 'proctor');
         const otherExam = await createExam(otherTeacher, 'Other exam');
         const a = await createStudent(owner, exam.id as number);
         const b = await createStudent(owner, exam.id as number);
         const c = await createStudent(otherTeacher, otherExam.id as number);
+        for (const session of [a, b, c]) await setColumns(session.id as number, { live_status: 'live' });
         assert.equal(assignmentIn(await assignProctor(owner, a.id as number, counter.id)).active, 1);
         assert.equal(assignmentIn(await assignProctor(owner, b.id as number, counter.id)).active, 2);
         assert.equal(assignmentIn(await assignProctor(admin, c.id as number, counter.id)).active, 3);
       });
 
-      it('leaves out finished sessions, archived sessions and sessions of deleted exams', async () => {
+      it('leaves out candidates not live, finished sessions, archived sessions and sessions of deleted exams', async () => {
         const counter = await server.user(home, 'proctor');
         const doomedExam = await createExam(owner, 'Doomed');
         const live = await createStudent(owner, exam.id as number);
@@ -649,9 +657,17 @@ for (const dialect of DIALECTS) {
         const archived = await createStudent(owner, exam.id as number);
         const started = await createStudent(owner, exam.id as number);
         const inDoomed = await createStudent(owner, doomedExam.id as number);
+        const offline = await createStudent(owner, exam.id as number);
+        const connecting = await createStudent(owner, exam.id as number);
+        for (const session of [live, finished, archived, started, inDoomed]) {
+          await setColumns(session.id as number, { live_status: 'live' });
+        }
+        await setColumns(connecting.id as number, { live_status: 'connecting' });
         await setColumns(finished.id as number, { status: 'exam_finished' });
         await setColumns(archived.id as number, { archived: true });
         await setColumns(started.id as number, { status: 'exam_started' });
+        assert.equal(assignmentIn(await assignProctor(owner, offline.id as number, counter.id)).active, 0);
+        assert.equal(assignmentIn(await assignProctor(owner, connecting.id as number, counter.id)).active, 0);
         assert.equal(assignmentIn(await assignProctor(owner, finished.id as number, counter.id)).active, 0);
         assert.equal(assignmentIn(await assignProctor(owner, archived.id as number, counter.id)).active, 0);
         assert.equal(assignmentIn(await assignProctor(owner, started.id as number, counter.id)).active, 1);
@@ -675,6 +691,8 @@ for (const dialect of DIALECTS) {
         const second = await server.user(home, 'proctor');
         const session = await createStudent(owner, exam.id as number);
         const other = await createStudent(owner, exam.id as number);
+        await setColumns(session.id as number, { live_status: 'live' });
+        await setColumns(other.id as number, { live_status: 'live' });
         assert.equal(assignmentIn(await assignProctor(owner, other.id as number, first.id)).active, 1);
         assert.equal(assignmentIn(await assignProctor(owner, session.id as number, first.id)).active, 2);
         clock.current += 5000;
@@ -766,6 +784,8 @@ for (const dialect of DIALECTS) {
         const counter = await server.user(home, 'proctor');
         const a = await createStudent(owner, exam.id as number);
         const b = await createStudent(owner, exam.id as number);
+        await setColumns(a.id as number, { live_status: 'live' });
+        await setColumns(b.id as number, { live_status: 'live' });
         assignmentIn(await assignProctor(owner, a.id as number, counter.id));
         assert.equal(assignmentIn(await assignProctor(owner, b.id as number, counter.id)).active, 2);
         const answer = await unassignProctor(owner, a.id as number);

@@ -28,6 +28,7 @@ const EXAM_FIELDS = [
   'global_proctoring',
   'global_reviewing',
   'archived',
+  'live_id_check',
   'terms',
   'duration_minutes',
   'use_duration',
@@ -71,6 +72,7 @@ const FLAGS_OFF_BY_DEFAULT = [
   'global_proctoring',
   'global_reviewing',
   'archived',
+  'live_id_check',
 ] as const;
 
 const TEXTS = [

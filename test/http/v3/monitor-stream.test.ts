@@ -185,6 +185,8 @@ describe('the live monitor stream runner', () => {
         },
         incidentsCount: 0,
         proctorId: null,
+        liveStatus: 'offline',
+        clockPaused: false,
         updatedAt: 0,
       },
     };

@@ -154,10 +154,14 @@ for (const dialect of DIALECTS) {
         'checks',
         'incidents_count',
         'proctor_id',
+        'live_status',
+        'clock_paused',
         'updated_at',
       ]);
       assert.equal(entry.status, 'registered');
       assert.equal(entry.incidents_count, 0);
+      assert.equal(entry.live_status, 'offline');
+      assert.equal(entry.clock_paused, false);
       assert.deepEqual(entry.checks, {
         screenshare_check: 'not_started',
         microphone_check: 'not_started',

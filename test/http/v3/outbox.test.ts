@@ -86,6 +86,7 @@ for (const dialect of DIALECTS) {
         logger: pino({ level: 'silent' }),
         jobs: server.app.services.jobs,
         examStaff: server.app.services.examStaff,
+        liveEvents: server.app.services.liveEvents,
       });
       assert.equal(await withoutSmtp.deliver(outboxId, { last: false }), 'held');
     }

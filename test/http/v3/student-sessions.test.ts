@@ -79,6 +79,10 @@ const STUDENT_FIELDS = [
   'external_id',
   'end_reason',
   'incidents_count',
+  // Live proctoring (docs/api-live.md)
+  'live_status',
+  'clock_paused',
+  'paused_seconds',
 ] as const;
 
 const CHECKS = [
@@ -254,6 +258,9 @@ for (const dialect of DIALECTS) {
         assert.equal(student.rtc_session_id, null);
         assert.deepEqual(student.incidents, []);
         assert.equal(student.incidents_count, 0);
+        assert.equal(student.live_status, 'offline');
+        assert.equal(student.clock_paused, false);
+        assert.equal(student.paused_seconds, 0);
         for (const flag of [
           'skip_requirements',
           'send_confirmation',

@@ -32,8 +32,18 @@
  *   allowed_additional: string | null
  * }} RoomExam
  * @typedef {{ content_html: string }} RoomDocument
- * @typedef {{ session: RoomSession, exam: RoomExam, document: RoomDocument | null, server_time: string }} RoomView
+ * @typedef {{ enabled: boolean, socket: string, awaiting_admission: boolean, clock_paused: boolean }} RoomLive
+ * @typedef {{
+ *   session: RoomSession, exam: RoomExam, document: RoomDocument | null, server_time: string,
+ *   live?: RoomLive
+ * }} RoomView
  * @typedef {'webcam' | 'screen'} RecordingSource
+ * @typedef {typeof import('../../live/page/live-client.js')} LiveClientModule
+ * @typedef {import('../../live/page/live-client.js').LiveConnection} LiveConnection
+ * @typedef {import('../../live/page/live-client.js').LiveMessage} LiveMessage
+ * @typedef {import('../../live/page/live-client.js').AppMessage} LiveServerMessage
+ * @typedef {import('../../live/page/live-client.js').SocketStatus} LiveSocketStatus
+ * @typedef {import('../../live/page/live-client.js').PublishState} LivePublishState
  */
 
 /** Milliseconds of recording per uploaded chunk. */
@@ -225,9 +235,11 @@ async function callView(method, path, body) {
 
 /** Takes a room view from the server and shows the stage its status calls for. */
 function accept(/** @type {RoomView} */ answer) {
+  const before = view?.live;
   view = answer;
   viewAt = performance.now();
   render();
+  updateLive(before);
 }
 
 async function reload() {
@@ -273,7 +285,11 @@ function keepFocus(button, fallbackId) {
     element.closest('[hidden]') === null &&
     !(element instanceof HTMLButtonElement && element.disabled);
   const fallback = fallbackId === undefined ? null : document.getElementById(fallbackId);
-  const target = usable(button) ? button : usable(fallback) ? fallback : byId('main').querySelector('h2');
+  const target = usable(button)
+    ? button
+    : usable(fallback)
+      ? fallback
+      : byId('main').querySelector('section.stage h2');
   if (!(target instanceof HTMLElement)) return;
   if (!target.matches('button, input, a[href], [tabindex]')) target.tabIndex = -1;
   target.focus();
@@ -391,7 +407,7 @@ function render() {
     if (stage === 'setup') main.append(setupStage());
     if (stage === 'exam') main.append(examStage());
     if (stage === 'finished') main.append(finishedStage());
-    const heading = main.querySelector('h2');
+    const heading = main.querySelector('section.stage h2');
     if (heading instanceof HTMLElement) {
       heading.tabIndex = -1;
       heading.focus();
@@ -650,7 +666,16 @@ function setupStage() {
     ['Start the exam'],
   );
   start.addEventListener('click', () => void act(start, startExam));
-  begin.append(startHelp, start);
+  // A live exam with an ID check: the proctor lets the candidate go on (admits them); until then
+  // this box stands where the start button is.
+  const admission = h('div', { class: 'admission', id: 'admission', hidden: true }, [
+    h('p', { class: 'admission-title' }, ['Waiting for your proctor to check your ID']),
+    h('p', {}, [
+      'Keep this page open and stay in front of your camera. Hold your ID card up to the camera when your proctor asks; you can start as soon as they have checked it.',
+    ]),
+    h('p', { class: 'live-copy', id: 'admission-live' }),
+  ]);
+  begin.append(startHelp, start, admission);
   section.append(begin);
   return section;
 }
@@ -696,13 +721,19 @@ function updateSetup() {
   }
   const missing = missingForStart();
   const start = /** @type {HTMLButtonElement} */ (byId('start-exam'));
+  const awaiting = awaitingAdmission();
   start.disabled = missing.length > 0;
+  start.hidden = awaiting;
+  byId('admission').hidden = !awaiting;
+  updateLiveState();
   byId('start-help').textContent =
     missing.length > 0
       ? `Still needed before you can start: ${missing.join('; ')}.`
-      : slowConnectionAccepted() && !session.skip_requirements
-        ? 'You can start, but your connection is slow: parts of your recording may reach the server late. Keep this page open until the end. When you start, the clock runs and the instructions appear.'
-        : 'Everything is ready. When you start, the clock runs and the instructions appear.';
+      : awaiting
+        ? 'Everything is ready. Your proctor checks your ID before you can start.'
+        : slowConnectionAccepted() && !session.skip_requirements
+          ? 'You can start, but your connection is slow: parts of your recording may reach the server late. Keep this page open until the end. When you start, the clock runs and the instructions appear.'
+          : 'Everything is ready. When you start, the clock runs and the instructions appear.';
 }
 
 /**
@@ -748,6 +779,7 @@ async function checkCamera() {
     preview.hidden = false;
     byId('camera-placeholder').hidden = true;
   }
+  publishLive();
   await saveChecks({
     webcam_check: hasVideo ? 'succeeded' : 'failed',
     microphone_check: hasAudio ? 'succeeded' : 'failed',
@@ -768,6 +800,7 @@ async function checkScreen() {
   }
   const settings = screenStream.getVideoTracks()[0]?.getSettings();
   const whole = settings?.displaySurface === undefined || settings.displaySurface === 'monitor';
+  if (whole) publishLive();
   await saveChecks({ screenshare_check: whole ? 'succeeded' : 'failed' });
   if (!whole) throw new Error('Please share your entire screen, not a window or a tab.');
   announce('Screen sharing works.');
@@ -1075,6 +1108,7 @@ async function resumeRecording() {
     screenStream = await navigator.mediaDevices.getDisplayMedia({ video: true, audio: false });
   byId('resume-recording').hidden = true;
   startRecording();
+  publishLive();
 }
 
 function updateExam() {
@@ -1141,6 +1175,8 @@ async function awaitTimeUp() {
 
 function secondsLeft() {
   if (view === undefined || view.session.time_left_seconds === null) return null;
+  // Paused by the proctor: the server's figure stands still until they resume the clock.
+  if (clockPaused()) return view.session.time_left_seconds;
   return Math.max(0, Math.round(view.session.time_left_seconds - (performance.now() - viewAt) / 1000));
 }
 
@@ -1168,6 +1204,10 @@ function updateTimer() {
     return;
   }
   const text = byId('time-left');
+  const paused = clockPaused();
+  timer.classList.toggle('paused', paused);
+  const label = timer.querySelector('.timer-label');
+  if (label !== null) label.textContent = paused ? 'Time left (clock paused)' : 'Time left';
   if (left === null) {
     text.textContent = 'no limit';
     return;
@@ -1451,6 +1491,427 @@ function watchTracks() {
   }
 }
 
+// ---- Live proctoring ----------------------------------------------------------------------------
+//
+// In a live_proctoring exam the room publishes the camera, the microphone and the screen to the
+// proctor from the setup on (src/http/live/page/live-client.js), shows the proctor's messages and
+// lets the candidate answer, and follows the proctor's controls (admit, pause, resume, end). None of
+// it may cost the recording: the live client publishes copies of the tracks, every live step here
+// catches its own failures, and nothing in the recording waits for the live part.
+
+/** The live client, loaded only for a live exam (a failure to load it leaves the room as it is). */
+const LIVE_CLIENT = '/live/assets/live-client.js';
+
+/** @type {LiveConnection | undefined} */
+let liveConnection;
+let liveLoading = false;
+/** The live client could not be loaded: the room says so once and goes on without it. */
+let liveBroken = false;
+/** @type {LiveSocketStatus} */
+let liveSocket = 'connecting';
+/** @type {LivePublishState} */
+let livePublishing = 'off';
+/**
+ * A camera opened for the proctor alone when the page is opened again (a reload) and the browser
+ * still allows the camera: the proctor sees the candidate at once, while the recording asks for its
+ * own streams with a click as before.
+ * @type {MediaStream | undefined}
+ */
+let liveCamera;
+/** @type {Set<number>} */
+const shownMessages = new Set();
+let historyLoaded = false;
+/** True while the chat's messages are on screen (new ones need no "new message" link then). */
+let chatVisible = false;
+
+function clockPaused() {
+  return view?.live?.enabled === true && view.live.clock_paused && view.session.status === 'exam_started';
+}
+
+function awaitingAdmission() {
+  return (
+    view?.live?.enabled === true && view.live.awaiting_admission && view.session.status !== 'exam_finished'
+  );
+}
+
+/** A stream with a live track, or null. */
+function usableStream(/** @type {MediaStream | undefined} */ stream) {
+  return stream?.getTracks().some((track) => track.readyState === 'live') === true ? stream : null;
+}
+
+/**
+ * After every new view: starts the live part of a live exam (once), shows the admission and the
+ * paused clock, and says what changed; stops it all once the session is finished.
+ * @param {RoomLive | undefined} before the live part of the previous view
+ */
+function updateLive(before) {
+  if (view === undefined) return;
+  const now = view.live;
+  if (now?.enabled !== true || view.session.status === 'exam_finished') {
+    stopLive();
+    return;
+  }
+  try {
+    ensureLivePanel();
+    void startLive();
+    const paused = clockPaused();
+    byId('clock-paused').hidden = !paused;
+    if (
+      before !== undefined &&
+      before.clock_paused !== now.clock_paused &&
+      view.session.status === 'exam_started'
+    ) {
+      announce(
+        paused
+          ? 'Your proctor paused the exam clock.'
+          : 'Your proctor resumed the exam clock. Your time runs again.',
+      );
+    }
+    if (before?.awaiting_admission === true && !now.awaiting_admission && shownStage === 'setup') {
+      announce('Your proctor has checked your ID. You can start the exam now.');
+    }
+    updateLiveState();
+  } catch (error) {
+    console.warn('live: the live panel failed', error);
+  }
+}
+
+/** Loads the live client and opens the connection to the proctor (once). */
+async function startLive() {
+  if (liveConnection !== undefined || liveLoading || liveBroken || view?.live === undefined) return;
+  liveLoading = true;
+  const socket = view.live.socket;
+  try {
+    const client = await /** @type {Promise<LiveClientModule>} */ (import(LIVE_CLIENT));
+    if (view?.live?.enabled !== true || view.session.status === 'exam_finished') return;
+    liveConnection = client.connectLive({
+      url: socket,
+      onMessage: liveMessage,
+      onStatus: liveStatus,
+      onPublishState: (state) => {
+        livePublishing = state;
+        updateLiveState();
+      },
+    });
+    publishLive();
+    void openLiveCamera();
+  } catch (error) {
+    liveBroken = true;
+    console.warn('live: the live client could not be loaded', error);
+    updateLiveState();
+  } finally {
+    liveLoading = false;
+  }
+}
+
+/** Closes the live connection and hides the live part (the session is finished). */
+function stopLive() {
+  const connection = liveConnection;
+  liveConnection = undefined;
+  try {
+    connection?.close();
+  } catch (error) {
+    console.warn('live: closing failed', error);
+  }
+  liveCamera?.getTracks().forEach((track) => track.stop());
+  liveCamera = undefined;
+  for (const id of ['live-state', 'live-unread', 'clock-paused', 'live-panel']) {
+    const element = document.getElementById(id);
+    if (element !== null) element.hidden = true;
+  }
+  document.body.classList.remove('live');
+}
+
+/**
+ * Publishes what the room has: the camera and microphone of the checks or the recording (or the
+ * camera opened for the proctor alone), and the shared screen. Safe to call at any time.
+ */
+function publishLive() {
+  if (liveConnection === undefined || view === undefined) return;
+  try {
+    const own = view.exam.web_cam ? usableStream(cameraStream) : null;
+    const camera = own ?? (view.exam.web_cam ? usableStream(liveCamera) : null);
+    const screen = view.exam.screen_share ? usableStream(screenStream) : null;
+    liveConnection.publish({ camera, screen });
+    if (own !== null && liveCamera !== undefined) {
+      // The room has its own camera now: the one opened for the proctor alone is no longer needed.
+      liveCamera.getTracks().forEach((track) => track.stop());
+      liveCamera = undefined;
+    }
+  } catch (error) {
+    console.warn('live: publishing failed', error);
+  }
+}
+
+/**
+ * Opened again (a reload) with the camera already allowed: opens it for the proctor, so the
+ * candidate is seen without pressing anything. Does nothing when the browser would have to ask, or
+ * before the candidate has tested the camera in this exam.
+ */
+async function openLiveCamera() {
+  if (view === undefined || !view.exam.web_cam || liveCamera !== undefined || usableStream(cameraStream))
+    return;
+  // Only a candidate who has used the camera in this exam before: never a camera that turns on
+  // before the candidate has turned it on themselves.
+  const { session } = view;
+  if (session.webcam_check !== 'succeeded' && session.status !== 'exam_started') return;
+  try {
+    const states = await Promise.all(
+      /** @type {const} */ (['camera', 'microphone']).map((name) => navigator.permissions.query({ name })),
+    );
+    if (states.some((state) => state.state !== 'granted')) return;
+    const stream = await navigator.mediaDevices.getUserMedia({
+      video: { width: 640, height: 480 },
+      audio: true,
+    });
+    if (liveConnection === undefined || usableStream(cameraStream) !== null) {
+      stream.getTracks().forEach((track) => track.stop());
+      return;
+    }
+    liveCamera = stream;
+    publishLive();
+  } catch (error) {
+    // The camera check (or "Resume recording") asks for the camera as before.
+    console.warn('live: the camera could not be opened for the proctor', error);
+  }
+}
+
+/** @param {LiveSocketStatus} status */
+function liveStatus(status) {
+  if (liveConnection === undefined) return;
+  liveSocket = status;
+  updateLiveState();
+  // Connected (again): fetch what was written meanwhile.
+  if (status === 'open') void loadMessages();
+  // Refused for good (the session finished, say): the view tells the room what to show.
+  if (status === 'closed') void poll();
+}
+
+/** @param {LiveServerMessage} message */
+function liveMessage(message) {
+  if (liveConnection === undefined) return;
+  if (message.type === 'message') showMessages([message.message], true);
+  // The proctor admitted, paused, resumed or ended: the view says what that means now.
+  if (message.type === 'control') void poll();
+  if (message.type === 'error') console.warn('live:', message.error);
+}
+
+/** What the live indicator says: its look and its sentence. */
+function liveState() {
+  if (liveBroken) {
+    return [
+      'off',
+      'Live connection unavailable. Your exam is still recorded; reload this page to try again.',
+    ];
+  }
+  if (liveSocket === 'closed')
+    return ['off', 'Not connected to your proctor. Reload this page to connect again.'];
+  if (liveSocket !== 'open' || livePublishing === 'connecting')
+    return ['connecting', 'Connecting to your proctor…'];
+  if (livePublishing === 'live') {
+    return [
+      'live',
+      view?.exam.web_cam === false ? 'Your proctor can see your screen' : 'Your proctor can see you',
+    ];
+  }
+  return ['waiting', 'Connected to your proctor. They can see you once your camera is on.'];
+}
+
+function updateLiveState() {
+  const indicator = document.getElementById('live-state');
+  if (indicator === null || indicator.hidden) return;
+  const [look, sentence] = liveState();
+  if (indicator.textContent !== sentence) indicator.textContent = sentence;
+  indicator.className = `live-state ${look}`;
+  // Copies beside the admission box and in the panel; the header's line is the one read out.
+  for (const id of ['admission-live', 'live-panel-state']) {
+    const copy = document.getElementById(id);
+    if (copy === null || copy.textContent === sentence) continue;
+    copy.textContent = sentence;
+    copy.className = `live-copy ${look}`;
+  }
+}
+
+/** Builds the live indicator (header) and the chat panel once; shows them again if hidden. */
+function ensureLivePanel() {
+  document.body.classList.add('live');
+  const existing = document.getElementById('live-panel');
+  if (existing !== null) {
+    existing.hidden = false;
+    byId('live-state').hidden = false;
+    return;
+  }
+  const timer = byId('timer');
+  timer.before(
+    h('p', { id: 'live-state', class: 'live-state connecting', role: 'status' }, [
+      'Connecting to your proctor…',
+    ]),
+    h('a', { id: 'live-unread', class: 'live-unread', href: '#live-panel', hidden: true }, [
+      'New message from your proctor',
+    ]),
+  );
+  byId('connection').after(
+    h('p', { id: 'clock-paused', class: 'clock-paused', hidden: true }, [
+      'Your proctor paused the exam clock. Your time left stays as shown until they resume it.',
+    ]),
+  );
+  byId('live-unread').addEventListener('click', () => {
+    byId('live-unread').hidden = true;
+  });
+
+  const list = h('ol', { id: 'chat-messages', class: 'chat-messages' });
+  const log = h(
+    'div',
+    // A log region: screen readers read each new message. Quiet until the history has loaded.
+    { id: 'chat-log', class: 'chat-log', role: 'log', 'aria-live': 'off', 'aria-labelledby': 'chat-heading' },
+    [
+      list,
+      h('p', { id: 'chat-empty', class: 'help' }, [
+        'No messages yet. Your proctor may write to you here, and you can write to them.',
+      ]),
+    ],
+  );
+  const input = h('input', {
+    type: 'text',
+    id: 'chat-body',
+    name: 'body',
+    maxlength: '2000',
+    autocomplete: 'off',
+    'aria-describedby': 'chat-error',
+  });
+  const send = h('button', { type: 'submit', id: 'chat-send' }, ['Send']);
+  const form = h('form', { id: 'chat-form', class: 'chat-form', novalidate: true }, [
+    h('label', { for: 'chat-body' }, ['Your message to the proctor']),
+    h('div', { class: 'chat-row' }, [input, send]),
+    h('p', { id: 'chat-error', class: 'warning', role: 'alert', hidden: true }),
+  ]);
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void sendMessage(input, send);
+  });
+  // The panel sticks below the header, whose height changes as it wraps.
+  const header = document.querySelector('header.top');
+  if (header instanceof HTMLElement && 'ResizeObserver' in window) {
+    new ResizeObserver(() =>
+      document.documentElement.style.setProperty('--header-height', `${header.offsetHeight}px`),
+    ).observe(header);
+  }
+  const panel = h(
+    'aside',
+    { id: 'live-panel', class: 'live-panel', 'aria-labelledby': 'live-heading', tabindex: '-1' },
+    [
+      h('h2', { id: 'live-heading' }, ['Your proctor']),
+      h('p', { id: 'live-panel-state', class: 'live-copy' }),
+      h('h3', { id: 'chat-heading' }, ['Messages']),
+      log,
+      form,
+    ],
+  );
+  document.body.append(panel);
+  if ('IntersectionObserver' in window) {
+    new IntersectionObserver((entries) => {
+      chatVisible = entries.some((entry) => entry.isIntersecting);
+      if (chatVisible) byId('live-unread').hidden = true;
+    }).observe(log);
+  }
+}
+
+/** The time of a message as the candidate reads it (their own clock, hours and minutes). */
+function messageTime(/** @type {string} */ iso) {
+  return new Date(iso).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+}
+
+/** @param {LiveMessage} message */
+function messageItem(message) {
+  const mine = message.sender === 'candidate';
+  const who = mine ? 'You' : message.author ? `Proctor (${message.author})` : 'Proctor';
+  return h('li', { class: `chat-message ${mine ? 'mine' : 'proctor'}`, 'data-id': String(message.id) }, [
+    h('p', { class: 'chat-meta' }, [
+      h('strong', {}, [who]),
+      ' · ',
+      h('time', { datetime: message.created_at }, [messageTime(message.created_at)]),
+    ]),
+    // Text only, never HTML: what either side wrote is shown exactly as written.
+    h('p', { class: 'chat-body' }, [message.body]),
+  ]);
+}
+
+/**
+ * Adds the messages not shown yet, in order. New ones from the proctor (`fresh`) are announced and,
+ * when the chat is off screen, the header offers a link to it.
+ * @param {LiveMessage[]} messages
+ * @param {boolean} fresh
+ */
+function showMessages(messages, fresh) {
+  const list = document.getElementById('chat-messages');
+  if (list === null) return;
+  let fromProctor = 0;
+  for (const message of [...messages].sort((a, b) => a.id - b.id)) {
+    if (shownMessages.has(message.id)) continue;
+    shownMessages.add(message.id);
+    const later = [...list.children].find(
+      (child) => child instanceof HTMLElement && Number(child.dataset.id) > message.id,
+    );
+    list.insertBefore(messageItem(message), later ?? null);
+    if (message.sender === 'proctor') fromProctor += 1;
+  }
+  byId('chat-empty').hidden = shownMessages.size > 0;
+  const log = byId('chat-log');
+  log.scrollTop = log.scrollHeight;
+  if (!fresh || fromProctor === 0) return;
+  announce(
+    fromProctor === 1 ? 'New message from your proctor.' : `${fromProctor} new messages from your proctor.`,
+  );
+  if (!chatVisible) byId('live-unread').hidden = false;
+}
+
+/** Loads the chat's history (on opening, and after every reconnect: what was written meanwhile). */
+async function loadMessages() {
+  try {
+    const answer = /** @type {{ messages: LiveMessage[] }} */ (await call('GET', '/messages'));
+    showMessages(answer.messages, historyLoaded);
+    if (!historyLoaded) {
+      historyLoaded = true;
+      byId('chat-log').setAttribute('aria-live', 'polite');
+    }
+  } catch (error) {
+    console.warn('live: the messages could not be loaded', error);
+  }
+}
+
+/**
+ * Sends the candidate's message; errors are shown under the field (read out at once).
+ * @param {HTMLInputElement} input
+ * @param {HTMLButtonElement} button
+ */
+async function sendMessage(input, button) {
+  if (button.getAttribute('aria-disabled') === 'true') return;
+  const error = byId('chat-error');
+  const body = input.value.trim();
+  if (body === '') {
+    error.textContent = 'Write a message first.';
+    error.hidden = false;
+    input.focus();
+    return;
+  }
+  error.hidden = true;
+  error.textContent = '';
+  button.setAttribute('aria-disabled', 'true');
+  try {
+    const answer = /** @type {LiveMessage | { message: LiveMessage }} */ (
+      await call('POST', '/messages', { body })
+    );
+    showMessages(['message' in answer ? answer.message : answer], false);
+    input.value = '';
+  } catch (failure) {
+    error.textContent = `Your message was not sent: ${failure instanceof Error ? failure.message : String(failure)}`;
+    error.hidden = false;
+  } finally {
+    button.removeAttribute('aria-disabled');
+    input.focus();
+  }
+}
+
 // ---- Answers and finishing ----------------------------------------------------------------------
 
 /** Sends the chosen file with XMLHttpRequest, whose upload events drive the progress bar. */
@@ -1518,6 +1979,7 @@ function finishedStage() {
   if (view === undefined) throw new Error('no view');
   const { session } = view;
   window.clearInterval(pollTimer);
+  stopLive();
   void stopRecording().then(() => {
     for (const stream of [cameraStream, screenStream]) stream?.getTracks().forEach((track) => track.stop());
   });
@@ -1548,6 +2010,11 @@ function finishedStage() {
   return section;
 }
 
+/** How many recorders this page ran (each may lose its last chunk when staff end the exam). */
+function recorderCount() {
+  return stoppedRecorders.size + recorders.size;
+}
+
 /**
  * Confirms, from the server's own counts, what arrived: the recording parts of each stream and the
  * files handed in; and says so plainly when parts recorded on this page never reached the server.
@@ -1570,18 +2037,26 @@ function showArrival(box, session) {
     );
   const missing =
     waitingChunks() + [...stoppedRecorders, ...recorders.values()].reduce((sum, r) => sum + r.lost, 0);
-  const recordedHere = stoppedRecorders.size + recorders.size > 0;
+  const recordedHere = recorderCount() > 0;
+  // Ended by staff (end_exam, the proctor): the seconds recorded between that moment and the page
+  // hearing of it are refused by design, at most the chunk in progress per recording.
+  const endedByStaff = session.end_reason === 'api';
+  const onlyTheLastSeconds = endedByStaff && waitingChunks() === 0 && missing <= recorderCount() * 2;
   const sentence =
-    missing > 0
-      ? `${parts(missing)} recorded on this page did not reach the server before the exam ended. Tell your exam office.`
-      : list.childElementCount === 0
-        ? 'This exam recorded nothing and asked for no files.'
-        : recordedHere
-          ? 'Everything this page recorded has arrived.'
-          : 'These are the server’s own counts.';
+    missing > 0 && onlyTheLastSeconds
+      ? 'Your exam was ended by the exam staff. The last few seconds recorded after that moment were not kept; everything before it has arrived.'
+      : missing > 0
+        ? `${parts(missing)} recorded on this page did not reach the server before the exam ended. Tell your exam office.`
+        : list.childElementCount === 0
+          ? 'This exam recorded nothing and asked for no files.'
+          : recordedHere
+            ? 'Everything this page recorded has arrived.'
+            : 'These are the server’s own counts.';
   box.replaceChildren(
     ...(list.childElementCount > 0 ? [list] : []),
-    h('p', { id: 'arrival-summary', class: missing > 0 ? 'warning' : 'good' }, [sentence]),
+    h('p', { id: 'arrival-summary', class: missing > 0 && !onlyTheLastSeconds ? 'warning' : 'good' }, [
+      sentence,
+    ]),
   );
 }
 

@@ -1,0 +1,2 @@
+export { createEmbeddedEngine, type EmbeddedEngineLog } from './engine.ts';
+export type { EmbeddedConfig } from './peer.ts';

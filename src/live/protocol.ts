@@ -1,0 +1,131 @@
+import type { LiveJoin } from './engine.ts';
+
+/**
+ * The messages of the live-proctoring WebSockets (docs/live-proctoring.md), one JSON object per text
+ * frame, each with a `type`. Two sockets:
+ *
+ * - `/live/room/:token`: the candidate's room page; the room token in the path is the credential.
+ * - `/live/exams/:examId`: the proctor wall; the staff session cookie is the credential and the
+ *   `Origin` header must be the service's own.
+ *
+ * Embedded engine media layout: a candidate's peer connection carries exactly three m-lines in this
+ * order: 0 the camera's video, 1 the microphone's audio, 2 the screen's video (a line whose track is
+ * missing simply carries nothing). A proctor's peer connection for one candidate carries the same
+ * three lines in the same order. Offers and answers are complete (ICE gathered, no trickle).
+ */
+
+/** Live status of a candidate, as the V3 student record and the wall show it. */
+export const LIVE_STATUSES = ['offline', 'connecting', 'live'] as const;
+export type LiveStatus = (typeof LIVE_STATUSES)[number];
+
+/** A chat message as the sockets, the room API and V3 answer it. Times are ISO 8601. */
+export interface LiveMessageJson {
+  readonly id: number;
+  readonly student_session_id: number;
+  readonly sender: 'proctor' | 'candidate';
+  /** The proctor's name for a proctor's message; null for the candidate's. */
+  readonly author: string | null;
+  readonly body: string;
+  readonly created_at: string;
+}
+
+/** What the room is told to re-read its view for. */
+export const ROOM_CONTROLS = ['admitted', 'paused', 'resumed', 'ended'] as const;
+export type RoomControl = (typeof ROOM_CONTROLS)[number];
+
+/** Server → browser. */
+export type ServerMessage =
+  /** First message on every socket: who the browser is to the engine and how to reach the media. */
+  | { readonly type: 'hello'; readonly role: 'candidate' | 'proctor'; readonly join: LiveJoin }
+  /** Candidate: the answer to its publishing offer. */
+  | { readonly type: 'answer'; readonly sdp: string }
+  /** Proctor: an offer carrying one candidate's media (sent after `subscribe`, again after the candidate republishes). */
+  | { readonly type: 'offer'; readonly sessionId: number; readonly sdp: string }
+  /** Proctor: the candidate's publication ended (it will be offered again when the candidate comes back). */
+  | { readonly type: 'unpublished'; readonly sessionId: number }
+  /** Proctor: a candidate's live status changed. */
+  | { readonly type: 'live'; readonly sessionId: number; readonly liveStatus: LiveStatus }
+  /** Both: a chat message of the session (either side's, the sender's own included). */
+  | { readonly type: 'message'; readonly message: LiveMessageJson }
+  /** Candidate: the proctor changed the session; the room re-reads its view. */
+  | { readonly type: 'control'; readonly action: RoomControl }
+  /** Both: a refused request; `fatal` ones are followed by the socket closing. */
+  | { readonly type: 'error'; readonly error: string; readonly fatal: boolean }
+  /**
+   * Both: sent with every ping (LIVE_HUB_TIMING.pingMs). Pages cannot see WebSocket pings, so this
+   * is how a browser notices a socket whose network died without a word (it gives up on a socket
+   * silent for KEEPALIVE_LIMIT_MS of live-client.js and opens a new one).
+   */
+  | { readonly type: 'keepalive' };
+
+/** Browser → server. */
+export type ClientSignal =
+  /** Candidate: publish (or republish) its media; answered by `answer`. */
+  | { readonly type: 'offer'; readonly sdp: string }
+  /** Proctor: watch one candidate; answered by `offer` once the candidate publishes. */
+  | { readonly type: 'subscribe'; readonly sessionId: number }
+  /** Proctor: stop watching one candidate. */
+  | { readonly type: 'unsubscribe'; readonly sessionId: number }
+  /** Proctor: the answer to an `offer`. */
+  | { readonly type: 'answer'; readonly sessionId: number; readonly sdp: string }
+  /** Candidate on an engine the server cannot see into (LiveKit): whether its media flows. */
+  | { readonly type: 'media'; readonly state: 'connecting' | 'live' };
+
+/** The longest frame a browser may send (a complete SDP offer with three m-lines is a few KB). */
+export const MAX_CLIENT_FRAME_BYTES = 64 * 1024;
+
+function record(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+function sessionIdOf(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : undefined;
+}
+
+function sdpOf(value: unknown): string | undefined {
+  return typeof value === 'string' && value.length > 0 && value.length <= MAX_CLIENT_FRAME_BYTES
+    ? value
+    : undefined;
+}
+
+/**
+ * Reads one frame from a browser. Returns the message, or undefined for anything that is not one of
+ * ClientSignal's shapes exactly (bad JSON, unknown type, wrong field types); the hub answers those
+ * with a non-fatal `error`.
+ */
+export function parseClientSignal(frame: string): ClientSignal | undefined {
+  if (frame.length > MAX_CLIENT_FRAME_BYTES) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(frame);
+  } catch {
+    return undefined;
+  }
+  const value = record(parsed);
+  if (value === undefined) return undefined;
+  const type = Object.hasOwn(value, 'type') ? value.type : undefined;
+  switch (type) {
+    case 'offer': {
+      const sdp = sdpOf(value.sdp);
+      return sdp === undefined ? undefined : { type, sdp };
+    }
+    case 'subscribe':
+    case 'unsubscribe': {
+      const sessionId = sessionIdOf(value.sessionId);
+      return sessionId === undefined ? undefined : { type, sessionId };
+    }
+    case 'answer': {
+      const sessionId = sessionIdOf(value.sessionId);
+      const sdp = sdpOf(value.sdp);
+      return sessionId === undefined || sdp === undefined ? undefined : { type, sessionId, sdp };
+    }
+    case 'media':
+      return value.state === 'connecting' || value.state === 'live'
+        ? { type, state: value.state }
+        : undefined;
+    default:
+      return undefined;
+  }
+}
