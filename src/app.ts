@@ -39,6 +39,7 @@ import { createExamExportsService } from './domain/exports/exam-exports.service.
 import { loadServerKeys } from './security/keys.ts';
 import { createUrlSigner } from './storage/signed-url.ts';
 import { emitStudentSessionReviewed } from './domain/webhooks/emit.ts';
+import { queueAcsAction } from './lti/acs.ts';
 import { createWebhooksService } from './domain/webhooks/webhooks.service.ts';
 import { createRetentionService } from './domain/retention/retention.service.ts';
 import { createOutboundHttp } from './security/outbound-http.ts';
@@ -50,6 +51,8 @@ import { createLiveHub, type LiveHub } from './live/hub.ts';
 import { resetLiveStatuses } from './domain/live/live-status.repository.ts';
 import { createLiveEvents } from './live/events.ts';
 import { createLiveService } from './domain/live/live.service.ts';
+import { createToolKeys } from './lti/keys.ts';
+import { createLtiLaunchService } from './domain/lti/launch.service.ts';
 
 export interface AppOptions {
   readonly clock?: Clock;
@@ -164,6 +167,10 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
       clock,
       onReviewed: async (trx, event) => {
         await emitStudentSessionReviewed(trx, event);
+        // LTI Proctoring Services: a violation is flagged to the platform when it takes `flag`.
+        if (event.verdict === 'violation') {
+          await queueAcsAction(trx, event.studentSessionId, 'flag', event.reviewedAt);
+        }
       },
     }),
     recordings: createRecordingsService({
@@ -190,6 +197,17 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
     }),
     liveEvents,
     live: createLiveService({ db, clock, examStaff, liveEvents }),
+    ltiKeys: createToolKeys({ db, clock, serverKey: keys.encryption }),
+    ltiLaunch: createLtiLaunchService({
+      db,
+      clock,
+      users,
+      staffAuth,
+      // LtiEndAssessment finishes a session as the room does; the room service is built above.
+      room: { finish: (token) => services.room.finish(token) },
+      serverKey: keys.encryption,
+      publicUrl: config.publicUrl,
+    }),
   };
   const handlers = jobHandlers({ config, logger, db, clock, services });
   return {

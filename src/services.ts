@@ -33,6 +33,8 @@ import type { RetentionService } from './domain/retention/retention.service.ts';
 import type { UrlSigner } from './storage/signed-url.ts';
 import type { LiveEvents } from './live/events.ts';
 import type { LiveService } from './domain/live/live.service.ts';
+import type { ToolKeys } from './lti/keys.ts';
+import type { LtiLaunchService } from './domain/lti/launch.service.ts';
 
 /** The use cases the transports (HTTP, CLI) call; built once in app.ts. */
 export interface Services {
@@ -90,4 +92,8 @@ export interface Services {
   readonly liveEvents: LiveEvents;
   /** A proctor's live actions: chat, admit, pause and resume the clock (docs/api-live.md). */
   readonly live: LiveService;
+  /** Invigil's LTI 1.3 signing keys, published at /lti/jwks (docs/lti.md). */
+  readonly ltiKeys: ToolKeys;
+  /** What a verified LMS launch does: the room, the console, a message (docs/lti.md). */
+  readonly ltiLaunch: LtiLaunchService;
 }

@@ -109,6 +109,12 @@ export const ROUTES: readonly Route[] = [
     title: 'Tool providers',
     load: () => import('./screens/AdminToolProviders.svelte'),
   },
+  // Reached from a learning platform's deep-linking launch (docs/lti.md); the ticket is in the query.
+  {
+    pattern: '/lti/deep-link',
+    title: 'Add an exam to your course',
+    load: () => import('./screens/LtiDeepLink.svelte'),
+  },
   {
     pattern: '/admin/lti-resources',
     title: 'LTI resources',

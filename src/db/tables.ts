@@ -492,6 +492,78 @@ export interface LiveMessagesTable {
   created_at: Millis;
 }
 
+/** Invigil's LTI 1.3 signing keys (migration 0016, docs/lti.md). */
+export interface LtiToolKeysTable {
+  id: Id;
+  kid: string;
+  /** The PKCS#8 PEM private key, encrypted with the server key (encryptSecret). */
+  private_key_encrypted: string;
+  /** The public key as a JWK (JSON text), with kid, alg and use. */
+  public_jwk: string;
+  created_at: Millis;
+  /** From then on the key no longer signs (a newer one does); null while it is the signing key. */
+  retired_at: Millis | null;
+  /** From then on the key is no longer published at /lti/jwks; null while it is. */
+  expires_at: Millis | null;
+}
+
+/** A pending LTI 1.3 login, single use, ten minutes. */
+export interface LtiLoginsTable {
+  id: Id;
+  /** SHA-256 (hashToken) of the state sent to the platform. */
+  state_hash: string;
+  nonce: string;
+  tool_provider_id: number;
+  /** hashToken of the browser binding value (kept in a cookie or the platform's storage). */
+  binding_hash: string;
+  /** `cookie` or `storage`. */
+  binding_kind: string;
+  /** JSON of the login initiation's own parameters, to start the same login again top-level. */
+  login_params: string;
+  created_at: Millis;
+  expires_at: Millis;
+  used_at: Millis | null;
+}
+
+/** An LTI 1.1 OAuth nonce seen from a tool provider. */
+export interface LtiOauthNoncesTable {
+  tool_provider_id: number;
+  nonce: string;
+  expires_at: Millis;
+}
+
+/** A single-use ticket carrying a verified launch across a browser step. */
+export interface LtiTicketsTable {
+  id: Id;
+  /** hashToken of the ticket. */
+  ticket_hash: string;
+  /** `continue` or `deep_link`. */
+  purpose: string;
+  /** JSON of what the ticket carries. */
+  payload: string;
+  created_at: Millis;
+  expires_at: Millis;
+  used_at: Millis | null;
+}
+
+/** What later LTI messages need about a launched student session. */
+export interface LtiSessionLinksTable {
+  student_session_id: number;
+  tool_provider_id: number;
+  /** `1.1` or `1.3`. */
+  lti_version: string;
+  platform_user_id: string;
+  deployment_id: string | null;
+  attempt_number: number | null;
+  start_assessment_url: string | null;
+  session_data: string | null;
+  acs_url: string | null;
+  /** JSON array of the Assessment Control Service's actions. */
+  acs_actions: string | null;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
 export interface Tables {
   institutes: InstitutesTable;
   identity_providers: IdentityProvidersTable;
@@ -524,4 +596,9 @@ export interface Tables {
   webhook_secrets: WebhookSecretsTable;
   session_purges: SessionPurgesTable;
   live_messages: LiveMessagesTable;
+  lti_tool_keys: LtiToolKeysTable;
+  lti_logins: LtiLoginsTable;
+  lti_oauth_nonces: LtiOauthNoncesTable;
+  lti_tickets: LtiTicketsTable;
+  lti_session_links: LtiSessionLinksTable;
 }

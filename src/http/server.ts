@@ -24,6 +24,9 @@ import { completeRouteSchema, ignoredParams, ignoredParamsHeader } from './opena
 import { registerRoomPage } from './room/page.routes.ts';
 import { registerLiveAssets } from './live/assets.routes.ts';
 import { registerRoomRoutes } from './room/room.routes.ts';
+import { registerLtiProctoringRoutes } from './lti/proctoring.routes.ts';
+import { registerLtiDeepLinkingRoutes } from './lti/deep-linking.routes.ts';
+import { registerLtiRoutes } from './lti/lti.routes.ts';
 import { domainErrorFromFramework, v2Answer, v3Answer } from './errors.ts';
 import { createUnavailableMapper, RETRY_AFTER_SECONDS } from './unavailable.ts';
 import {
@@ -368,6 +371,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // The candidate room: unsigned (its token is the credential), JSON errors, its own rate limit.
   await app.register((scope) => registerRoomRoutes(scope, deps), { prefix: '/api/room' });
   registerRoomPage(app, deps);
+  // LMS launches: LTI 1.3 login and launch, LTI 1.1 launch, the tool's key set (docs/lti.md).
+  await registerLtiRoutes(app, deps);
+  // LTI Proctoring Services: the room's way on to the platform's assessment (LtiStartAssessment).
+  registerLtiProctoringRoutes(app, deps);
+  // LTI Deep Linking: the console's choice of exam, sent back to the platform.
+  registerLtiDeepLinkingRoutes(app, deps);
   // The live-proctoring browser modules (live client, LiveKit adapter, livekit-client).
   registerLiveAssets(app);
   // The exam office console (a built single-page app) and `/` pointing at it.

@@ -5,6 +5,7 @@ import type { Clock } from '../domain/clock.ts';
 import type { Services } from '../services.ts';
 import { createExamZipJob } from './exam-zip.job.ts';
 import type { JobHandler } from './job.ts';
+import { createLtiAcsJob } from './lti-acs.job.ts';
 import { createMailDeliveryJob } from './mail-delivery.job.ts';
 import { createRecordingFinalizeJob } from './recording-finalize.job.ts';
 import { createSessionRetentionJob } from './session-retention.job.ts';
@@ -30,5 +31,6 @@ export function jobHandlers(deps: JobHandlerDeps): JobHandler[] {
     createWebhookDeliveryJob(deps),
     createRecordingFinalizeJob(deps),
     createSessionRetentionJob(deps),
+    createLtiAcsJob(deps),
   ];
 }

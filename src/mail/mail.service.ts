@@ -7,6 +7,7 @@ import type { ExamStaffService } from '../domain/exams/exam-staff.service.ts';
 import { createSendEmailsService, type SendEmailsService } from '../domain/exams/send-emails.service.ts';
 import { createEndExamService, type EndExamService } from '../domain/student-sessions/end-exam.service.ts';
 import type { JobQueue } from '../jobs/queue.ts';
+import { isPlaceholderEmail } from '../domain/lti/placeholder-email.ts';
 import { createOutbox, enqueueDelivery, type OutboxMessage } from './outbox.ts';
 import {
   claimOutboxMessage,
@@ -51,6 +52,9 @@ export interface MailService extends SendEmailsService, EndExamService {
    */
   redeliver(): Promise<number>;
 }
+
+/** Why a message to an LTI learner's placeholder address was not sent (its `last_error`). */
+const PLACEHOLDER_NOT_SENT = 'not sent: placeholder address of an LTI learner whose platform sent no email';
 
 function errorText(error: unknown): string {
   if (error instanceof Error) return error.message === '' ? error.name : error.message;
@@ -117,6 +121,16 @@ export function createMailService(deps: {
   }
 
   async function send(message: OutboxMessage, smtp: MailTransport, last: boolean): Promise<DeliveryOutcome> {
+    // A learner launched from an LMS that sent no email has a made-up address (docs/lti.md): never sent.
+    if (isPlaceholderEmail(message.to)) {
+      await releaseOutboxMessage(db, message, {
+        status: 'failed',
+        error: PLACEHOLDER_NOT_SENT,
+        now: clock.now(),
+      });
+      log.info(about(message), 'mail not sent: placeholder address of an LTI learner');
+      return 'rejected';
+    }
     try {
       await smtp.send({
         from: config.mailFrom,

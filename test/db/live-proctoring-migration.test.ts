@@ -74,7 +74,7 @@ describe('migration 0015_live_proctoring', () => {
           .returning('id')
           .executeTakeFirstOrThrow();
 
-        assert.deepEqual(await migrateToLatest(database), ['0015_live_proctoring']);
+        assert.ok((await migrateToLatest(database)).includes('0015_live_proctoring'));
         const row = await db
           .selectFrom('student_sessions')
           .select(['live_status', 'clock_paused_at', 'clock_paused_ms'])

@@ -1703,6 +1703,8 @@ export interface paths {
                                 /** @description The path of the room’s live WebSocket, /live/room/<token> */
                                 socket: string;
                             };
+                            /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
+                            lti_start_assessment?: string;
                             /** Format: date-time */
                             server_time: string;
                             session: {
@@ -1984,6 +1986,8 @@ export interface paths {
                                 /** @description The path of the room’s live WebSocket, /live/room/<token> */
                                 socket: string;
                             };
+                            /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
+                            lti_start_assessment?: string;
                             /** Format: date-time */
                             server_time: string;
                             session: {
@@ -2290,6 +2294,8 @@ export interface paths {
                                 /** @description The path of the room’s live WebSocket, /live/room/<token> */
                                 socket: string;
                             };
+                            /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
+                            lti_start_assessment?: string;
                             /** Format: date-time */
                             server_time: string;
                             session: {
@@ -2822,6 +2828,8 @@ export interface paths {
                                 /** @description The path of the room’s live WebSocket, /live/room/<token> */
                                 socket: string;
                             };
+                            /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
+                            lti_start_assessment?: string;
                             /** Format: date-time */
                             server_time: string;
                             session: {
@@ -3127,6 +3135,8 @@ export interface paths {
                                 /** @description The path of the room’s live WebSocket, /live/room/<token> */
                                 socket: string;
                             };
+                            /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
+                            lti_start_assessment?: string;
                             /** Format: date-time */
                             server_time: string;
                             session: {
@@ -3439,6 +3449,8 @@ export interface paths {
                                 /** @description The path of the room’s live WebSocket, /live/room/<token> */
                                 socket: string;
                             };
+                            /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
+                            lti_start_assessment?: string;
                             /** Format: date-time */
                             server_time: string;
                             session: {
@@ -3744,6 +3756,8 @@ export interface paths {
                                 /** @description The path of the room’s live WebSocket, /live/room/<token> */
                                 socket: string;
                             };
+                            /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
+                            lti_start_assessment?: string;
                             /** Format: date-time */
                             server_time: string;
                             session: {
@@ -4684,6 +4698,8 @@ export interface paths {
                                 /** @description The path of the room’s live WebSocket, /live/room/<token> */
                                 socket: string;
                             };
+                            /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
+                            lti_start_assessment?: string;
                             /** Format: date-time */
                             server_time: string;
                             session: {

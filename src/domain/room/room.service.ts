@@ -20,6 +20,7 @@ import { move, type SessionStatus } from '../student-sessions/status.ts';
 import { CHECK_FIELDS } from '../student-sessions/student-session.ts';
 import { findStudentSessionWithoutIncidents } from '../student-sessions/student-sessions.repository.ts';
 import { emitStudentSessionFinished } from '../webhooks/emit.ts';
+import { hasStartAssessment } from '../../lti/proctoring.ts';
 import {
   attachmentsOfDocument,
   findSessionIdByToken,
@@ -302,6 +303,7 @@ export function createRoomService(deps: {
         awaitingAdmission: awaitingAdmission(session, exam),
         clockPaused: isClockPaused(session),
       },
+      ltiStartAssessment: await hasStartAssessment(db, session.id),
     };
   }
 

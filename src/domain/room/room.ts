@@ -123,6 +123,11 @@ export interface RoomView {
     /** The proctor holds the candidate's clock still. */
     readonly clockPaused: boolean;
   };
+  /**
+   * Launched with LTI Proctoring Services: once started, the candidate continues to the platform's
+   * assessment (LtiStartAssessment, docs/lti.md) while the room keeps recording.
+   */
+  readonly ltiStartAssessment: boolean;
 }
 
 /** What `PUT checks` changes. */

@@ -8,6 +8,7 @@ import { NotFound } from '../errors.ts';
 import type { ExamStaffService } from '../exams/exam-staff.service.ts';
 import { findInstitute } from '../institutes/institutes.repository.ts';
 import { emitStudentSessionFinished } from '../webhooks/emit.ts';
+import { queueAcsAction } from '../../lti/acs.ts';
 import { queueRecordingFinalisation } from '../recordings/recordings.service.ts';
 import { endStudentSession } from './end-exam.repository.ts';
 import { move } from './status.ts';
@@ -69,6 +70,8 @@ export function createEndExamService(deps: {
           // Another request moved the session meanwhile: look again (it may have ended it).
           if (!moved) continue;
           await emitStudentSessionFinished(trx, current.id, now);
+          // A Proctoring Services launch whose platform takes `terminate` is told (docs/lti.md).
+          await queueAcsAction(trx, current.id, 'terminate', now);
           await queueRecordingFinalisation(trx, clock, current.id);
           const institute = await findInstitute(trx, exam.instituteId);
           if (institute?.examFinalizedEmailsEnabled === true) {

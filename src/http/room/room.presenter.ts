@@ -103,7 +103,10 @@ export function presentRoomLive(view: RoomView): Record<string, unknown> {
   };
 }
 
-/** The whole room answer: `{"session", "exam", "document", "server_time", "live"}`. */
+/**
+ * The whole room answer: `{"session", "exam", "document", "server_time", "live"}`, and
+ * `lti_start_assessment` for a session launched with LTI Proctoring Services.
+ */
 export function presentRoomView(view: RoomView): Record<string, unknown> {
   return {
     session: presentRoomSession(view),
@@ -111,6 +114,10 @@ export function presentRoomView(view: RoomView): Record<string, unknown> {
     document: presentRoomDocument(view.document),
     server_time: isoTime(view.now),
     live: presentRoomLive(view),
+    // Only in the answer of a Proctoring Services session, so every other room answer is unchanged.
+    ...(view.ltiStartAssessment
+      ? { lti_start_assessment: `/lti/start-assessment/${encodeURIComponent(view.session.token)}` }
+      : {}),
   };
 }
 

@@ -144,7 +144,14 @@ const roomView = {
       },
       required: ['enabled', 'socket', 'awaiting_admission', 'clock_paused'],
     },
+    lti_start_assessment: {
+      type: 'string',
+      description:
+        'LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab ' +
+        'to continue to the learning platform’s assessment; absent for any other session',
+    },
   },
+  required: ['session', 'exam', 'document', 'server_time', 'live'],
 } as const;
 
 const commonErrors = {

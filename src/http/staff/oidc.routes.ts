@@ -1,4 +1,3 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   OIDC_LOGIN_MS,
@@ -9,22 +8,11 @@ import {
 import { recordSignInEvent } from '../audit.ts';
 import type { ServerDeps } from '../server.ts';
 import { listSignInProvidersSchema, oidcCallbackSchema, startOidcSchema } from './oidc.schemas.ts';
-import { isSecureOrigin, sessionCookie } from './session-cookie.ts';
+import { cookieValue, isSecureOrigin, sessionCookie } from './session-cookie.ts';
 import { clientOf } from './sign-in.routes.ts';
 
 /** The cookie binding a pending OIDC login to the browser that started it. */
 export const OIDC_COOKIE = 'invigil_oidc';
-
-/** The value of cookie `name` in a `Cookie` header, or undefined. */
-function cookieValue(headers: IncomingHttpHeaders, name: string): string | undefined {
-  for (const pair of (headers.cookie ?? '').split(';')) {
-    const at = pair.indexOf('=');
-    if (at === -1 || pair.slice(0, at).trim() !== name) continue;
-    const value = pair.slice(at + 1).trim();
-    return value === '' ? undefined : value;
-  }
-  return undefined;
-}
 
 /**
  * The `Set-Cookie` value of the browser binding: sent only to `/auth/oidc` (the callback), gone when

@@ -15,17 +15,20 @@ import type { Services } from '../../services.ts';
 export const SESSION_COOKIE = 'invigil_session';
 export const CSRF_HEADER = 'x-csrf-token';
 
-/** The session token of the request's `Cookie` header, or undefined when it has none. */
-export function sessionTokenFrom(headers: IncomingHttpHeaders): string | undefined {
-  const header = headers.cookie;
-  if (header === undefined) return undefined;
-  for (const pair of header.split(';')) {
+/** The value of cookie `name` in a `Cookie` header, or undefined when it is absent or empty. */
+export function cookieValue(headers: IncomingHttpHeaders, name: string): string | undefined {
+  for (const pair of (headers.cookie ?? '').split(';')) {
     const at = pair.indexOf('=');
-    if (at === -1 || pair.slice(0, at).trim() !== SESSION_COOKIE) continue;
+    if (at === -1 || pair.slice(0, at).trim() !== name) continue;
     const value = pair.slice(at + 1).trim();
     return value === '' ? undefined : value;
   }
   return undefined;
+}
+
+/** The session token of the request's `Cookie` header, or undefined when it has none. */
+export function sessionTokenFrom(headers: IncomingHttpHeaders): string | undefined {
+  return cookieValue(headers, SESSION_COOKIE);
 }
 
 /** True when the service is reached over https, so cookies must say `Secure`. */

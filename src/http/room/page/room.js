@@ -35,7 +35,7 @@
  * @typedef {{ enabled: boolean, socket: string, awaiting_admission: boolean, clock_paused: boolean }} RoomLive
  * @typedef {{
  *   session: RoomSession, exam: RoomExam, document: RoomDocument | null, server_time: string,
- *   live?: RoomLive
+ *   live?: RoomLive, lti_start_assessment?: string
  * }} RoomView
  * @typedef {'webcam' | 'screen'} RecordingSource
  * @typedef {typeof import('../../live/page/live-client.js')} LiveClientModule
@@ -676,6 +676,14 @@ function setupStage() {
     h('p', { class: 'live-copy', id: 'admission-live' }),
   ]);
   begin.append(startHelp, start, admission);
+  if (view?.lti_start_assessment) {
+    // LTI Proctoring Services: say before the start where the questions will be (docs/lti.md).
+    begin.append(
+      h('p', { class: 'help', id: 'assessment-note' }, [
+        'When you start, your learning platform opens the questions in a new tab. Keep this tab open as well until you finish.',
+      ]),
+    );
+  }
   section.append(begin);
   return section;
 }
@@ -966,6 +974,8 @@ async function startExam() {
   startedHere = true;
   accept(started);
   announce('The exam has started.');
+  // Still within the click that started the exam, so the browser lets the tab open.
+  if (started.lti_start_assessment) window.open(started.lti_start_assessment, '_blank', 'noopener');
 }
 
 // ---- Exam ---------------------------------------------------------------------------------------
@@ -987,6 +997,32 @@ function examStage() {
   );
   recording.append(resume, ' ', fullscreen);
   section.append(recording);
+
+  // LTI Proctoring Services: the questions are in the learning platform, opened in a tab of its own
+  // so that this one keeps recording (docs/lti.md).
+  if (view.lti_start_assessment) {
+    section.append(
+      h('section', { 'aria-labelledby': 'assessment-heading', class: 'assessment' }, [
+        h('h3', { id: 'assessment-heading' }, ['Your assessment']),
+        h('p', { id: 'assessment-help', class: 'help' }, [
+          'The questions are in your learning platform and open in a new tab. Keep this tab open as well until you finish: this is where your exam is proctored. If the new tab did not open, or you closed it, use this link.',
+        ]),
+        h('p', {}, [
+          h(
+            'a',
+            {
+              id: 'open-assessment',
+              href: view.lti_start_assessment,
+              target: '_blank',
+              rel: 'noopener',
+              'aria-describedby': 'assessment-help',
+            },
+            ['Open the assessment in a new tab'],
+          ),
+        ]),
+      ]),
+    );
+  }
 
   const instructions = h('section', { 'aria-labelledby': 'instructions-heading', class: 'instructions' }, [
     h('h3', { id: 'instructions-heading' }, ['Instructions']),
@@ -1309,6 +1345,9 @@ class Recorder {
           this.lost += this.queue.length;
           this.queue.length = 0;
           updateRecordingState();
+          // Ended elsewhere (staff, or the learning platform's LtiEndAssessment): show it now, not
+          // at the next poll.
+          void poll();
           break;
         }
         if (error instanceof ApiError && error.status === 409) {

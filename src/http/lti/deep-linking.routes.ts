@@ -1,0 +1,141 @@
+import crypto from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { DomainError } from '../../domain/errors.ts';
+import type { StaffSession } from '../../domain/staff-auth/staff-auth.service.ts';
+import {
+  buildDeepLinkingResponse,
+  DEEP_LINK_PURPOSE,
+  DeepLinkRefused,
+  parseDeepLinkTicketPayload,
+} from '../../lti/deep-linking.ts';
+import { consumeTicket } from '../../lti/tickets.ts';
+import { hashToken } from '../../security/keys.ts';
+import type { ServerDeps } from '../server.ts';
+import { sessionTokenFrom } from '../staff/session-cookie.ts';
+import { autoSubmitPage, messagePage, sendPage } from './pages.ts';
+
+/** The form field that carries the session's CSRF token (a form cannot send the header). */
+export const CSRF_FIELD = 'csrf_token';
+
+/** True when `sent` equals the session's CSRF token (compared in constant time). */
+function csrfFieldMatches(session: StaffSession, sent: string | undefined): boolean {
+  if (sent === undefined) return false;
+  const a = Buffer.from(sent);
+  const b = Buffer.from(session.csrfToken);
+  return a.length === b.length && crypto.timingSafeEqual(a, b);
+}
+
+/** The first value of a form field, or undefined. */
+function field(request: FastifyRequest, name: string): string | undefined {
+  const value = request.input.values[name];
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value) && typeof value[0] === 'string') return value[0];
+  return undefined;
+}
+
+/**
+ * LTI Deep Linking routes (docs/lti.md, "Deep linking"): `POST /lti/deep-link` takes the console's
+ * form (ticket, exam_id, csrf_token) from the signed-in teacher the deep-linking launch signed in,
+ * uses the ticket once, and answers a page posting the signed `LtiDeepLinkingResponse` (form field
+ * `JWT`) to the platform's return URL. Every refusal is a clear page with its status and one log line.
+ */
+export function registerLtiDeepLinkingRoutes(app: FastifyInstance, deps: ServerDeps): void {
+  const { services, config } = deps;
+  const { db } = deps.database;
+  const publicOrigin = new URL(config.publicUrl).origin;
+
+  app.post('/lti/deep-link', { schema: { hide: true } }, async (request, reply) => {
+    const refuse = (status: number, code: string, title: string, message: string) => {
+      request.log.warn({ code }, 'lti deep link refused');
+      return sendPage(reply, messagePage(title, message, { status }));
+    };
+    // The form comes from the console only: a page elsewhere cannot send it on the user's behalf.
+    const origin = request.headers.origin;
+    if (
+      (origin !== undefined && origin !== publicOrigin) ||
+      request.headers['sec-fetch-site'] === 'cross-site'
+    ) {
+      return refuse(403, 'cross_site', 'Not allowed', 'This request did not come from the Invigil console.');
+    }
+    const token = sessionTokenFrom(request.headers);
+    const session = token === undefined ? undefined : await services.staffAuth.session(token);
+    if (session === undefined || session.enrolmentOnly) {
+      return refuse(
+        401,
+        'no_session',
+        'Please sign in again',
+        'Your Invigil session has ended. Start again from your course to add the exam.',
+      );
+    }
+    if (!csrfFieldMatches(session, field(request, CSRF_FIELD))) {
+      return refuse(403, 'csrf', 'Not allowed', 'This form is out of date. Reload the page and try again.');
+    }
+    const ticket = field(request, 'ticket') ?? '';
+    // Read before it is used: someone else's ticket is refused without spending it.
+    const pending = await db
+      .selectFrom('lti_tickets')
+      .select('payload')
+      .where('ticket_hash', '=', hashToken(ticket))
+      .where('purpose', '=', DEEP_LINK_PURPOSE)
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', deps.clock.now())
+      .executeTakeFirst();
+    const expired = () =>
+      refuse(
+        400,
+        'unknown_ticket',
+        'This link has expired',
+        'This choice was already sent to your course, or it took longer than thirty minutes. Start again from your course.',
+      );
+    if (pending === undefined) return expired();
+    try {
+      const payload = parseDeepLinkTicketPayload(JSON.parse(pending.payload) as unknown);
+      if (payload.userId !== session.actor.id) {
+        return refuse(
+          403,
+          'other_user',
+          'Not allowed',
+          'This link to your course was made for another user. Start again from your course.',
+        );
+      }
+      const exam = await services.exams.get(session.actor, field(request, 'exam_id') ?? '');
+      const response = await buildDeepLinkingResponse(
+        { db, keys: services.ltiKeys, publicUrl: config.publicUrl },
+        payload,
+        exam,
+      );
+      // Used once: a second submission (back button, double click) finds it spent.
+      if ((await consumeTicket({ db, clock: deps.clock }, DEEP_LINK_PURPOSE, ticket)) === undefined) {
+        return expired();
+      }
+      request.log.info(
+        { toolProvider: payload.toolProviderId, exam: exam.id, user: session.actor.id },
+        'lti deep link sent',
+      );
+      return sendPage(
+        reply,
+        autoSubmitPage(
+          response.action,
+          { JWT: response.jwt },
+          {
+            title: 'Adding the exam to your course',
+            message: `“${exam.name}” is being added to your course. If nothing happens, press Continue.`,
+          },
+        ),
+      );
+    } catch (error) {
+      if (error instanceof DeepLinkRefused) {
+        return refuse(error.status, error.code, 'Cannot add the exam', error.message);
+      }
+      if (error instanceof DomainError) {
+        return refuse(
+          404,
+          'unknown_exam',
+          'Cannot add the exam',
+          'That exam does not exist or you may not use it. Go back and choose another one.',
+        );
+      }
+      throw error;
+    }
+  });
+}

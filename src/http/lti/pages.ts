@@ -1,0 +1,279 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { escapeHtml } from '../../security/html.ts';
+
+/**
+ * The small server-rendered pages of LMS launches (docs/lti.md): a message, a button that opens
+ * Invigil in a top-level window, a form that posts itself to the platform, and the platform-storage
+ * step. They are shown inside the LMS's iframe, so they may be framed by anyone; what they may do is
+ * held down by a strict Content-Security-Policy: no inline script or style, scripts and the style
+ * sheet only from /lti/assets/, and forms posted only where the page means to post them.
+ */
+
+/** A page ready to send: status, HTML and the Content-Security-Policy that goes with it. */
+export interface LtiPage {
+  readonly status: number;
+  readonly html: string;
+  readonly policy: string;
+}
+
+/** Where the pages' scripts and style sheet are served (registerLtiAssets). */
+export const LTI_ASSETS_PATH = '/lti/assets';
+
+/** The directory of the pages' static files. */
+const ASSET_DIR = fileURLToPath(new URL('./assets/', import.meta.url));
+
+const CONTENT_TYPES: Readonly<Record<string, string>> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+};
+
+/**
+ * The policy of a page. `formAction` lists the origins (or 'self') its forms may post to; no form
+ * at all when empty. Scripts only when `scripts` is true. Framing is left open on purpose: the
+ * platform's page frames these (the room, which refuses framing, is never one of them).
+ */
+function policyOf(options: { formAction?: readonly string[]; scripts?: boolean } = {}): string {
+  const formAction = options.formAction ?? [];
+  return [
+    "default-src 'none'",
+    options.scripts === true ? "script-src 'self'" : undefined,
+    "style-src 'self'",
+    "img-src 'self'",
+    "base-uri 'none'",
+    `form-action ${formAction.length === 0 ? "'none'" : formAction.join(' ')}`,
+  ]
+    .filter((part) => part !== undefined)
+    .join('; ');
+}
+
+/** A whole HTML document around `body`, with the shared style sheet and optional scripts. */
+function documentOf(title: string, body: string, scripts: readonly string[] = []): string {
+  const scriptTags = scripts
+    .map((name) => `<script src="${LTI_ASSETS_PATH}/${name}" defer></script>`)
+    .join('\n');
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${escapeHtml(title)} · Invigil</title>
+<link rel="stylesheet" href="${LTI_ASSETS_PATH}/lti.css">
+${scriptTags}
+</head>
+<body><main>
+${body}
+</main></body></html>
+`;
+}
+
+/**
+ * A page that says one thing: `title` as heading, `message` (plain text) under it, and, when given,
+ * a link back to the platform (`returnUrl`, http or https only). Returns it with `status` (200 by default).
+ */
+export function messagePage(
+  title: string,
+  message: string,
+  options: { status?: number; returnUrl?: string | null } = {},
+): LtiPage {
+  const back = safeHttpUrl(options.returnUrl);
+  const body = [
+    `<h1>${escapeHtml(title)}</h1>`,
+    `<p>${escapeHtml(message)}</p>`,
+    back === undefined
+      ? ''
+      : `<p><a href="${escapeHtml(back)}" target="_top" rel="noreferrer">Back to the course</a></p>`,
+  ].join('\n');
+  return { status: options.status ?? 200, html: documentOf(title, body), policy: policyOf() };
+}
+
+/**
+ * A page whose one action opens `url` in a new top-level window (a link with target=_blank, so it
+ * is a navigation the user started and no pop-up blocker stops it): for what cannot run in the
+ * platform's iframe (the room needs camera and screen capture and refuses framing; a cookie the
+ * iframe cannot keep). `url` must be http or https. Returns it with status 200.
+ */
+export function newWindowPage(options: {
+  title: string;
+  message: string;
+  url: string;
+  button: string;
+}): LtiPage {
+  const url = safeHttpUrl(options.url);
+  if (url === undefined) throw new TypeError(`newWindowPage: not an http(s) address: ${options.url}`);
+  const body = [
+    `<h1>${escapeHtml(options.title)}</h1>`,
+    `<p>${escapeHtml(options.message)}</p>`,
+    `<p><a class="button" id="open" href="${escapeHtml(url)}" target="_blank" rel="noopener">${escapeHtml(options.button)}</a></p>`,
+  ].join('\n');
+  return { status: 200, html: documentOf(options.title, body), policy: policyOf() };
+}
+
+/**
+ * A page with a form that posts `fields` to `action` (an http or https address) and submits itself
+ * through /lti/assets/auto-submit.js; without script, its Continue button does the same. The policy
+ * lets the form post to the action's origin only. Returns it with status 200; throws a TypeError
+ * for an action that is not http(s).
+ */
+export function autoSubmitPage(
+  action: string,
+  fields: Readonly<Record<string, string>>,
+  options: { title?: string; message?: string; target?: '_self' | '_top' | '_blank' } = {},
+): LtiPage {
+  const url = safeHttpUrl(action);
+  if (url === undefined) throw new TypeError(`autoSubmitPage: not an http(s) address: ${action}`);
+  const title = options.title ?? 'Continuing';
+  const inputs = Object.entries(fields)
+    .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
+    .join('\n');
+  const target = options.target === undefined ? '' : ` target="${options.target}"`;
+  const body = [
+    `<h1>${escapeHtml(title)}</h1>`,
+    `<p>${escapeHtml(options.message ?? 'You are being sent on. If nothing happens, press Continue.')}</p>`,
+    `<form method="post" action="${escapeHtml(url)}" id="auto-submit" data-auto-submit${target}>`,
+    inputs,
+    '<button type="submit">Continue</button>',
+    '</form>',
+  ].join('\n');
+  return {
+    status: 200,
+    html: documentOf(title, body, ['auto-submit.js']),
+    policy: policyOf({ formAction: [new URL(url).origin], scripts: true }),
+  };
+}
+
+/**
+ * The platform-storage step (1EdTech "Client Side postMessages"): /lti/assets/platform-storage.js
+ * reads its instructions from the page. `put`: store `key`=`value` in the platform, then go to
+ * `next` (the platform's authorization address). `get`: read `key` back and post it with `fields`
+ * to `verifyAction` (an Invigil address). `target` is the frame the platform named in
+ * `lti_storage_target` (`_parent` means the parent window itself); `origin` the platform's origin
+ * the messages are sent to and accepted from. When the platform does not answer, the page goes on
+ * without it (`put`: to `next` all the same; `get`: posts without a value, and the verification
+ * offers a new window). Returns the page with status 200.
+ */
+export function platformStoragePage(
+  options:
+    | {
+        mode: 'put';
+        target: string;
+        origin: string;
+        key: string;
+        value: string;
+        next: string;
+      }
+    | {
+        mode: 'get';
+        target: string;
+        origin: string;
+        key: string;
+        verifyAction: string;
+        fields: Readonly<Record<string, string>>;
+      },
+): LtiPage {
+  const data: Record<string, string> = {
+    mode: options.mode,
+    target: options.target,
+    origin: options.origin,
+    key: options.key,
+  };
+  let form = '';
+  let formAction: string[] = [];
+  if (options.mode === 'put') {
+    const next = safeHttpUrl(options.next);
+    if (next === undefined)
+      throw new TypeError(`platformStoragePage: not an http(s) address: ${options.next}`);
+    data.value = options.value;
+    data.next = next;
+  } else {
+    const inputs = Object.entries(options.fields)
+      .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
+      .join('\n');
+    form = [
+      `<form method="post" action="${escapeHtml(options.verifyAction)}" id="storage-verify">`,
+      inputs,
+      '<input type="hidden" name="binding" value="">',
+      '<button type="submit">Continue</button>',
+      '</form>',
+    ].join('\n');
+    formAction = ["'self'"];
+  }
+  const attributes = Object.entries(data)
+    .map(([name, value]) => ` data-${name}="${escapeHtml(value)}"`)
+    .join('');
+  const body = [
+    '<h1>Connecting to your course</h1>',
+    `<p id="platform-storage"${attributes}>One moment while Invigil checks this launch with your learning platform.</p>`,
+    form,
+  ].join('\n');
+  return {
+    status: 200,
+    html: documentOf('Connecting', body, ['platform-storage.js']),
+    // The put step navigates to the platform by script (a navigation, not a form post).
+    policy: policyOf({ formAction, scripts: true }),
+  };
+}
+
+/** `text` when it is an absolute http or https address, else undefined. */
+function safeHttpUrl(text: string | null | undefined): string | undefined {
+  if (text === null || text === undefined || text === '') return undefined;
+  try {
+    const url = new URL(text);
+    return url.protocol === 'https:' || url.protocol === 'http:' ? url.href : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Sends `page`: HTML, its policy, never cached, no referrer. Returns the reply. */
+export function sendPage(reply: FastifyReply, page: LtiPage): FastifyReply {
+  return reply
+    .code(page.status)
+    .header('content-security-policy', page.policy)
+    .header('x-content-type-options', 'nosniff')
+    .header('referrer-policy', 'no-referrer')
+    .header('cache-control', 'no-store')
+    .type('text/html; charset=utf-8')
+    .send(page.html);
+}
+
+interface Asset {
+  readonly body: Buffer;
+  readonly contentType: string;
+  readonly etag: string;
+}
+
+/** The files of ./assets/, read once. */
+function readAssets(): Map<string, Asset> {
+  const assets = new Map<string, Asset>();
+  for (const name of fs.readdirSync(ASSET_DIR)) {
+    const contentType = CONTENT_TYPES[path.extname(name)];
+    if (contentType === undefined) continue;
+    const body = fs.readFileSync(path.join(ASSET_DIR, name));
+    const etag = `"${crypto.createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+    assets.set(name, { body, contentType, etag });
+  }
+  return assets;
+}
+
+/**
+ * Registers GET /lti/assets/<name>: the pages' scripts and style sheet, served from memory and
+ * revalidated by a content-hash ETag, so a new release is picked up on the next load.
+ */
+export function registerLtiAssets(app: FastifyInstance): void {
+  const assets = readAssets();
+  app.get<{ Params: { name: string } }>(
+    `${LTI_ASSETS_PATH}/:name`,
+    { schema: { hide: true } },
+    (request, reply) => {
+      const file = assets.get(request.params.name);
+      reply.header('x-content-type-options', 'nosniff');
+      if (file === undefined) return reply.code(404).type('text/plain; charset=utf-8').send('Not Found');
+      reply.header('etag', file.etag).header('cache-control', 'no-cache');
+      if (request.headers['if-none-match'] === file.etag) return reply.code(304).send();
+      return reply.type(file.contentType).send(file.body);
+    },
+  );
+}

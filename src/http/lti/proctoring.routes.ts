@@ -1,0 +1,49 @@
+import type { FastifyInstance } from 'fastify';
+import { buildStartAssessment, StartAssessmentRefused } from '../../lti/proctoring.ts';
+import type { ServerDeps } from '../server.ts';
+import { autoSubmitPage, messagePage, sendPage } from './pages.ts';
+
+type TokenRoute = { Params: { token: string } };
+
+/**
+ * LTI Proctoring Services routes (docs/lti.md, "Proctoring Services"):
+ * `GET /lti/start-assessment/<room token>` is opened by the room, in a new tab, once the candidate
+ * has pressed start; it answers a page that posts the signed `LtiStartAssessment` (form field `JWT`)
+ * to the platform's `start_assessment_url`, where the assessment itself opens. A refusal is a clear
+ * page with its status and one log line.
+ */
+export function registerLtiProctoringRoutes(app: FastifyInstance, deps: ServerDeps): void {
+  const { services } = deps;
+
+  app.get<TokenRoute>('/lti/start-assessment/:token', { schema: { hide: true } }, async (request, reply) => {
+    try {
+      const message = await buildStartAssessment(
+        { db: deps.database.db, keys: services.ltiKeys },
+        request.params.token,
+      );
+      request.log.info(
+        { session: message.sessionId, toolProvider: message.toolProviderId },
+        'lti start assessment sent',
+      );
+      return sendPage(
+        reply,
+        autoSubmitPage(
+          message.action,
+          { JWT: message.jwt },
+          {
+            title: 'Opening your assessment',
+            message:
+              'Your learning platform opens the assessment in this tab. Keep the exam room open in its own tab: it records you until you finish.',
+          },
+        ),
+      );
+    } catch (error) {
+      if (!(error instanceof StartAssessmentRefused)) throw error;
+      request.log.warn({ code: error.code }, 'lti start assessment refused');
+      return sendPage(
+        reply,
+        messagePage('Cannot open the assessment', error.message, { status: error.status }),
+      );
+    }
+  });
+}
