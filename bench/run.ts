@@ -16,6 +16,8 @@ import {
   ROOT,
   readOptions,
 } from './benchmark.ts';
+import { flagsAccuracy } from './flags-accuracy.ts';
+import { flagsCost } from './flags-cost.ts';
 import { liveCapacity } from './live-capacity.ts';
 import { recordingFinalize } from './recording-finalize.ts';
 import { roomCapacity } from './room-capacity.ts';
@@ -31,6 +33,8 @@ const BENCHMARKS: readonly Benchmark[] = [
   roomCapacity,
   recordingFinalize,
   liveCapacity,
+  flagsCost,
+  flagsAccuracy,
 ];
 
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');

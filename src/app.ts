@@ -27,6 +27,7 @@ import { createAccountService } from './domain/staff-auth/account.service.ts';
 import { createInvitationsService } from './domain/staff-auth/invitations.service.ts';
 import { createOutboxService } from './mail/outbox.service.ts';
 import { createReviewsService } from './domain/reviews/reviews.service.ts';
+import { createFlagsService } from './domain/flags/flags.service.ts';
 import { createRecordingsService } from './domain/recordings/recordings.service.ts';
 import { createSessionReportsService } from './domain/reports/session-report.service.ts';
 import { createAuthenticator } from './http/auth/authenticate.ts';
@@ -173,6 +174,7 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
         }
       },
     }),
+    flags: createFlagsService({ db, clock }),
     recordings: createRecordingsService({
       db,
       clock,

@@ -24,6 +24,7 @@ import type { AccountService } from './domain/staff-auth/account.service.ts';
 import type { InvitationsService } from './domain/staff-auth/invitations.service.ts';
 import type { OutboxService } from './mail/outbox.service.ts';
 import type { ReviewsService } from './domain/reviews/reviews.service.ts';
+import type { FlagsService } from './domain/flags/flags.service.ts';
 import type { RecordingsService } from './domain/recordings/recordings.service.ts';
 import type { SessionReportsService } from './domain/reports/session-report.service.ts';
 import type { Authenticator } from './http/auth/authenticate.ts';
@@ -76,6 +77,8 @@ export interface Services {
   readonly outbox: OutboxService;
   /** Review verdicts, the second review and the review queue (docs/review.md). */
   readonly reviews: ReviewsService;
+  /** Dismissing and restoring automated flags (docs/automated-flags.md). */
+  readonly flags: FlagsService;
   /** Finalised recordings: the listing and the finalisation job's work (docs/recordings.md). */
   readonly recordings: RecordingsService;
   /** The per-session PDF report for misconduct committees (docs/reports.md). */

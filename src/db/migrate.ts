@@ -16,6 +16,7 @@ import * as m0013 from './migrations/0013_webhook_secrets.ts';
 import * as m0014 from './migrations/0014_session_retention.ts';
 import * as m0015 from './migrations/0015_live_proctoring.ts';
 import * as m0016 from './migrations/0016_lti_launch.ts';
+import * as m0017 from './migrations/0017_automated_flags.ts';
 
 /** The migrations in order; each receives the dialect because a few column types differ. */
 function migrationsFor(dialect: Database['dialect']): Record<string, Migration> {
@@ -36,6 +37,7 @@ function migrationsFor(dialect: Database['dialect']): Record<string, Migration> 
     '0014_session_retention': { up: (db) => m0014.up(db, dialect) },
     '0015_live_proctoring': { up: (db) => m0015.up(db, dialect) },
     '0016_lti_launch': { up: (db) => m0016.up(db, dialect) },
+    '0017_automated_flags': { up: (db) => m0017.up(db) },
   };
 }
 

@@ -96,6 +96,10 @@ export interface ExamsTable {
   archived: DefaultedBool;
   /** Since 0015_live_proctoring: a proctor admits each candidate after a live ID check. */
   live_id_check: DefaultedBool;
+  /** Whether the room runs the automated flags' detectors (migration 0017). */
+  automated_flags: DefaultedBool;
+  /** JSON of the flags' thresholds; null for the defaults. */
+  flag_settings: string | null;
   created_at: Millis;
   updated_at: Millis;
 }
@@ -215,6 +219,8 @@ export interface StudentSessionsTable {
   clock_paused_at: ColumnType<Millis | null, Millis | null | undefined, Millis | null>;
   /** Since 0015_live_proctoring: the total of the clock's pauses that ended. */
   clock_paused_ms: ColumnType<Millis, Millis | undefined, Millis>;
+  /** The detection rate the room last reported for the automated flags, per second; null before. */
+  flags_rate_hz: ColumnType<number | null, number | null | undefined, number | null>;
   created_at: Millis;
   updated_at: Millis;
 }
@@ -225,6 +231,19 @@ export interface IncidentsTable {
   comment: string;
   offset_time: number | null;
   kind: string | null;
+  /** An automated flag's type (docs/automated-flags.md); null for other incidents. */
+  type: string | null;
+  /** `automatic` for a flag; null for staff's incidents and the room's events. */
+  source: string | null;
+  /** A flag's confidence, 0 to 1. */
+  confidence: number | null;
+  /** Seconds since the start when a flag's episode ended; null while it lasts (and for others). */
+  end_offset_time: number | null;
+  /** The room's id of a flag's episode: unique per session where set. */
+  episode_key: string | null;
+  /** A reviewer dismissed the flag (kept, marked). */
+  dismissed_at: Millis | null;
+  dismissed_by: number | null;
   created_at: Millis;
   updated_at: Millis;
 }

@@ -54,7 +54,8 @@ export type ModelName =
   | 'Institute'
   | 'User'
   | 'Lti Resource'
-  | 'Tool Provider';
+  | 'Tool Provider'
+  | 'Incident';
 
 /** A record that does not exist or lies outside the caller's scope (the two answer alike). */
 export class NotFound extends DomainError {

@@ -23,6 +23,7 @@ import { registerFileRoutes } from './files.routes.ts';
 import { completeRouteSchema, ignoredParams, ignoredParamsHeader } from './openapi.ts';
 import { registerRoomPage } from './room/page.routes.ts';
 import { registerLiveAssets } from './live/assets.routes.ts';
+import { registerFlagModels } from './room/models.routes.ts';
 import { registerRoomRoutes } from './room/room.routes.ts';
 import { registerLtiProctoringRoutes } from './lti/proctoring.routes.ts';
 import { registerLtiDeepLinkingRoutes } from './lti/deep-linking.routes.ts';
@@ -371,6 +372,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // The candidate room: unsigned (its token is the credential), JSON errors, its own rate limit.
   await app.register((scope) => registerRoomRoutes(scope, deps), { prefix: '/api/room' });
   registerRoomPage(app, deps);
+  // The room's automated-flag detectors and their models, hashed and immutable (docs/automated-flags.md).
+  registerFlagModels(app);
   // LMS launches: LTI 1.3 login and launch, LTI 1.1 launch, the tool's key set (docs/lti.md).
   await registerLtiRoutes(app, deps);
   // LTI Proctoring Services: the room's way on to the platform's assessment (LtiStartAssessment).

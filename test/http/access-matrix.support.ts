@@ -346,6 +346,32 @@ export async function freshSession(
   return session.id;
 }
 
+/**
+ * A fresh session of A's exam with one automated flag (written as the room's flags route writes
+ * one: source automatic, a type, an episode key). Returns the session's and the incident's ids.
+ */
+async function freshFlag(world: World): Promise<{ session: number; incident: number }> {
+  const session = await freshSession(world);
+  const now = Date.now();
+  const row = await world.server.app.database.db
+    .insertInto('incidents')
+    .values({
+      student_session_id: session,
+      kind: 'flag',
+      source: 'automatic',
+      type: 'no_face',
+      confidence: 0.9,
+      offset_time: 5,
+      episode_key: 'matrix-1',
+      comment: 'Automatic flag: no face was in view of the webcam',
+      created_at: now,
+      updated_at: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return { session, incident: row.id };
+}
+
 /** A live-proctored exam of A (owned by `owner`, co-managed by `comanager`), one per world. */
 const liveExams = new WeakMap<World, Promise<number>>();
 
@@ -829,6 +855,21 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
   'GET /exams/:exam_id/review_queue': {
     scope: 'exam_id',
     prepare: (world) => call({ exam_id: world.exam }),
+  },
+  // Automated flags (docs/automated-flags.md): dismissed and restored by whoever may review
+  'POST /student_sessions/:id/incidents/:incident_id/dismiss': {
+    scope: 'id',
+    prepare: async (world) => {
+      const { session, incident } = await freshFlag(world);
+      return call({ id: session, incident_id: incident });
+    },
+  },
+  'DELETE /student_sessions/:id/incidents/:incident_id/dismiss': {
+    scope: 'id',
+    prepare: async (world) => {
+      const { session, incident } = await freshFlag(world);
+      return call({ id: session, incident_id: incident });
+    },
   },
 
   // Exam staff

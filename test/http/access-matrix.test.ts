@@ -100,6 +100,9 @@ const EXPECTED: Readonly<Record<string, Row>> = {
   // Compat, by room token: whoever may not review the session gets the 404 of an unknown token.
   'GET /student_sessions/:token/reviewable':                 [OK,   OK,   OK,   HIDE, OK,   HIDE, OK,   HIDE, HIDE, HIDE],
   'GET /exams/:exam_id/review_queue':                        [OK,   OK,   OK,   HIDE, OK,   OK,   OK,   OK,   HIDE, HIDE],
+  // Automated flags: dismissed and restored by whoever may record a verdict (canReviewSession).
+  'POST /student_sessions/:id/incidents/:incident_id/dismiss':   [OK,   OK,   OK,   HIDE, OK,   DENY, OK,   DENY, HIDE, HIDE],
+  'DELETE /student_sessions/:id/incidents/:incident_id/dismiss': [OK,   OK,   OK,   HIDE, OK,   DENY, OK,   DENY, HIDE, HIDE],
 
   'PUT /exams/:id/add_comanager':                            [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],
   'DELETE /exams/:id/remove_comanager':                      [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],

@@ -781,6 +781,8 @@ export interface paths {
                         api_token: string;
                         /** @description V3 setting: a label for exams kept for the record */
                         archived?: boolean | string | number;
+                        /** @description V3 setting: the room runs the automated flags */
+                        automated_flags?: boolean | string | number;
                         /** @description Minutes */
                         duration: number;
                         /** @description V3 name of duration (duration wins) */
@@ -789,6 +791,25 @@ export interface paths {
                         end_time?: number | string;
                         /** @description V3 setting: a supported BCP 47 tag */
                         exam_language?: string;
+                        /** @description V3 setting: the automated flags’ thresholds (docs/automated-flags.md) */
+                        flag_settings?: {
+                            /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
+                            detection_hz?: number;
+                            /** @description Compare the face in view with the face photo (face_mismatch, advisory); default true */
+                            face_match?: boolean;
+                            /** @description Similarity below which the face counts as not matching; default 0.5 */
+                            face_match_threshold?: number;
+                            /** @description The face turned away this long opens a looking_away flag; default 5 (whole seconds) */
+                            looking_away_seconds?: number;
+                            /** @description More than one face this long opens a multiple_faces flag; default 2 (whole seconds) */
+                            multiple_faces_seconds?: number;
+                            /** @description No face in view this long opens a no_face flag; default 5 (whole seconds) */
+                            no_face_seconds?: number;
+                            /** @description The exam forbids talking: the room listens for speech */
+                            speech_forbidden?: boolean;
+                            /** @description Speech this long opens a speech flag; default 3 (whole seconds) */
+                            speech_seconds?: number;
+                        } | string | null;
                         /** @description true, false, 1 or 0 */
                         for_reviewing?: boolean | string | number;
                         /** @description V3 setting: the institute's proctors may proctor */
@@ -1016,6 +1037,8 @@ export interface paths {
                         api_token: string;
                         /** @description V3 setting: a label for exams kept for the record */
                         archived?: boolean | string | number;
+                        /** @description V3 setting: the room runs the automated flags */
+                        automated_flags?: boolean | string | number;
                         /** @description Minutes */
                         duration?: number;
                         /** @description V3 name of duration (duration wins) */
@@ -1024,6 +1047,25 @@ export interface paths {
                         end_time?: number | string;
                         /** @description V3 setting: a supported BCP 47 tag */
                         exam_language?: string;
+                        /** @description V3 setting: the automated flags’ thresholds (docs/automated-flags.md) */
+                        flag_settings?: {
+                            /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
+                            detection_hz?: number;
+                            /** @description Compare the face in view with the face photo (face_mismatch, advisory); default true */
+                            face_match?: boolean;
+                            /** @description Similarity below which the face counts as not matching; default 0.5 */
+                            face_match_threshold?: number;
+                            /** @description The face turned away this long opens a looking_away flag; default 5 (whole seconds) */
+                            looking_away_seconds?: number;
+                            /** @description More than one face this long opens a multiple_faces flag; default 2 (whole seconds) */
+                            multiple_faces_seconds?: number;
+                            /** @description No face in view this long opens a no_face flag; default 5 (whole seconds) */
+                            no_face_seconds?: number;
+                            /** @description The exam forbids talking: the room listens for speech */
+                            speech_forbidden?: boolean;
+                            /** @description Speech this long opens a speech flag; default 3 (whole seconds) */
+                            speech_seconds?: number;
+                        } | string | null;
                         /** @description true, false, 1 or 0 */
                         for_reviewing?: boolean | string | number;
                         /** @description V3 setting: the institute's proctors may proctor */
@@ -1649,6 +1691,34 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description Only for an exam with automated_flags (docs/automated-flags.md): whether the room runs the detectors, with which thresholds, and where it loads them from; absent for every other exam */
+                            automated_flags?: {
+                                /** @description The exam has automated_flags (and the detectors can be served) */
+                                enabled: boolean;
+                                /** @description The session has a face photo to compare the face in view with (face_match) */
+                                has_face_photo: boolean;
+                                /** @description The base path of the detectors and their models, /room/models/<hash>/; null when off */
+                                models: string | null;
+                                /** @description The automated flags’ thresholds in force: the exam’s own values over the defaults (docs/automated-flags.md) */
+                                settings: {
+                                    /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
+                                    detection_hz: number;
+                                    /** @description Compare the face in view with the face photo (face_mismatch, advisory); default true */
+                                    face_match: boolean;
+                                    /** @description Similarity below which the face counts as not matching; default 0.5 */
+                                    face_match_threshold: number;
+                                    /** @description The face turned away this long opens a looking_away flag; default 5 (whole seconds) */
+                                    looking_away_seconds: number;
+                                    /** @description More than one face this long opens a multiple_faces flag; default 2 (whole seconds) */
+                                    multiple_faces_seconds: number;
+                                    /** @description No face in view this long opens a no_face flag; default 5 (whole seconds) */
+                                    no_face_seconds: number;
+                                    /** @description The exam forbids talking: the room listens for speech */
+                                    speech_forbidden: boolean;
+                                    /** @description Speech this long opens a speech flag; default 3 (whole seconds) */
+                                    speech_seconds: number;
+                                };
+                            };
                             /** @description Null until the exam is started (and after it finished) */
                             document: {
                                 attachments: {
@@ -1932,6 +2002,34 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description Only for an exam with automated_flags (docs/automated-flags.md): whether the room runs the detectors, with which thresholds, and where it loads them from; absent for every other exam */
+                            automated_flags?: {
+                                /** @description The exam has automated_flags (and the detectors can be served) */
+                                enabled: boolean;
+                                /** @description The session has a face photo to compare the face in view with (face_match) */
+                                has_face_photo: boolean;
+                                /** @description The base path of the detectors and their models, /room/models/<hash>/; null when off */
+                                models: string | null;
+                                /** @description The automated flags’ thresholds in force: the exam’s own values over the defaults (docs/automated-flags.md) */
+                                settings: {
+                                    /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
+                                    detection_hz: number;
+                                    /** @description Compare the face in view with the face photo (face_mismatch, advisory); default true */
+                                    face_match: boolean;
+                                    /** @description Similarity below which the face counts as not matching; default 0.5 */
+                                    face_match_threshold: number;
+                                    /** @description The face turned away this long opens a looking_away flag; default 5 (whole seconds) */
+                                    looking_away_seconds: number;
+                                    /** @description More than one face this long opens a multiple_faces flag; default 2 (whole seconds) */
+                                    multiple_faces_seconds: number;
+                                    /** @description No face in view this long opens a no_face flag; default 5 (whole seconds) */
+                                    no_face_seconds: number;
+                                    /** @description The exam forbids talking: the room listens for speech */
+                                    speech_forbidden: boolean;
+                                    /** @description Speech this long opens a speech flag; default 3 (whole seconds) */
+                                    speech_seconds: number;
+                                };
+                            };
                             /** @description Null until the exam is started (and after it finished) */
                             document: {
                                 attachments: {
@@ -2240,6 +2338,34 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description Only for an exam with automated_flags (docs/automated-flags.md): whether the room runs the detectors, with which thresholds, and where it loads them from; absent for every other exam */
+                            automated_flags?: {
+                                /** @description The exam has automated_flags (and the detectors can be served) */
+                                enabled: boolean;
+                                /** @description The session has a face photo to compare the face in view with (face_match) */
+                                has_face_photo: boolean;
+                                /** @description The base path of the detectors and their models, /room/models/<hash>/; null when off */
+                                models: string | null;
+                                /** @description The automated flags’ thresholds in force: the exam’s own values over the defaults (docs/automated-flags.md) */
+                                settings: {
+                                    /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
+                                    detection_hz: number;
+                                    /** @description Compare the face in view with the face photo (face_mismatch, advisory); default true */
+                                    face_match: boolean;
+                                    /** @description Similarity below which the face counts as not matching; default 0.5 */
+                                    face_match_threshold: number;
+                                    /** @description The face turned away this long opens a looking_away flag; default 5 (whole seconds) */
+                                    looking_away_seconds: number;
+                                    /** @description More than one face this long opens a multiple_faces flag; default 2 (whole seconds) */
+                                    multiple_faces_seconds: number;
+                                    /** @description No face in view this long opens a no_face flag; default 5 (whole seconds) */
+                                    no_face_seconds: number;
+                                    /** @description The exam forbids talking: the room listens for speech */
+                                    speech_forbidden: boolean;
+                                    /** @description Speech this long opens a speech flag; default 3 (whole seconds) */
+                                    speech_seconds: number;
+                                };
+                            };
                             /** @description Null until the exam is started (and after it finished) */
                             document: {
                                 attachments: {
@@ -2774,6 +2900,34 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description Only for an exam with automated_flags (docs/automated-flags.md): whether the room runs the detectors, with which thresholds, and where it loads them from; absent for every other exam */
+                            automated_flags?: {
+                                /** @description The exam has automated_flags (and the detectors can be served) */
+                                enabled: boolean;
+                                /** @description The session has a face photo to compare the face in view with (face_match) */
+                                has_face_photo: boolean;
+                                /** @description The base path of the detectors and their models, /room/models/<hash>/; null when off */
+                                models: string | null;
+                                /** @description The automated flags’ thresholds in force: the exam’s own values over the defaults (docs/automated-flags.md) */
+                                settings: {
+                                    /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
+                                    detection_hz: number;
+                                    /** @description Compare the face in view with the face photo (face_mismatch, advisory); default true */
+                                    face_match: boolean;
+                                    /** @description Similarity below which the face counts as not matching; default 0.5 */
+                                    face_match_threshold: number;
+                                    /** @description The face turned away this long opens a looking_away flag; default 5 (whole seconds) */
+                                    looking_away_seconds: number;
+                                    /** @description More than one face this long opens a multiple_faces flag; default 2 (whole seconds) */
+                                    multiple_faces_seconds: number;
+                                    /** @description No face in view this long opens a no_face flag; default 5 (whole seconds) */
+                                    no_face_seconds: number;
+                                    /** @description The exam forbids talking: the room listens for speech */
+                                    speech_forbidden: boolean;
+                                    /** @description Speech this long opens a speech flag; default 3 (whole seconds) */
+                                    speech_seconds: number;
+                                };
+                            };
                             /** @description Null until the exam is started (and after it finished) */
                             document: {
                                 attachments: {
@@ -3081,6 +3235,34 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description Only for an exam with automated_flags (docs/automated-flags.md): whether the room runs the detectors, with which thresholds, and where it loads them from; absent for every other exam */
+                            automated_flags?: {
+                                /** @description The exam has automated_flags (and the detectors can be served) */
+                                enabled: boolean;
+                                /** @description The session has a face photo to compare the face in view with (face_match) */
+                                has_face_photo: boolean;
+                                /** @description The base path of the detectors and their models, /room/models/<hash>/; null when off */
+                                models: string | null;
+                                /** @description The automated flags’ thresholds in force: the exam’s own values over the defaults (docs/automated-flags.md) */
+                                settings: {
+                                    /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
+                                    detection_hz: number;
+                                    /** @description Compare the face in view with the face photo (face_mismatch, advisory); default true */
+                                    face_match: boolean;
+                                    /** @description Similarity below which the face counts as not matching; default 0.5 */
+                                    face_match_threshold: number;
+                                    /** @description The face turned away this long opens a looking_away flag; default 5 (whole seconds) */
+                                    looking_away_seconds: number;
+                                    /** @description More than one face this long opens a multiple_faces flag; default 2 (whole seconds) */
+                                    multiple_faces_seconds: number;
+                                    /** @description No face in view this long opens a no_face flag; default 5 (whole seconds) */
+                                    no_face_seconds: number;
+                                    /** @description The exam forbids talking: the room listens for speech */
+                                    speech_forbidden: boolean;
+                                    /** @description Speech this long opens a speech flag; default 3 (whole seconds) */
+                                    speech_seconds: number;
+                                };
+                            };
                             /** @description Null until the exam is started (and after it finished) */
                             document: {
                                 attachments: {
@@ -3356,6 +3538,486 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/room/{token}/flags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report an automated flag’s episode
+         * @description One incident per episode, found by `key` (the room’s id of the episode, 1 to 64 of A-Z a-z 0-9 _ . : -). The first report creates the flag (201): `type` (closed list), `confidence` (0 to 1), `offset_time` (seconds since the start; absent: from the server clock), `end_offset_time` (null while it lasts). A later report with the same key (200) may set end_offset_time and raise confidence; its type must match. Only while exam_started, in an exam with automated_flags (409 otherwise).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The session’s room token (32 hex characters) */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        confidence: number;
+                        end_offset_time?: number | null;
+                        key: string;
+                        offset_time?: number;
+                        /** @enum {string} */
+                        type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera";
+                    };
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            flag: {
+                                /** @description The sentence staff read on the incident */
+                                comment: string;
+                                /** @description The highest reported */
+                                confidence: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description When it ended; null while it lasts */
+                                end_offset_time: number | null;
+                                /** @description The room’s id of the episode */
+                                key: string;
+                                /** @description Seconds since the start when the episode began */
+                                offset_time: number | null;
+                                /** @enum {string} */
+                                type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera";
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            flag: {
+                                /** @description The sentence staff read on the incident */
+                                comment: string;
+                                /** @description The highest reported */
+                                confidence: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description When it ended; null while it lasts */
+                                end_offset_time: number | null;
+                                /** @description The room’s id of the episode */
+                                key: string;
+                                /** @description Seconds since the start when the episode began */
+                                offset_time: number | null;
+                                /** @enum {string} */
+                                type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera";
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description `Couldn't find the exam room` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not allowed in the session’s status, or the session is finished */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description A parameter is missing or invalid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Too many requests for this token */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/room/{token}/flags/rate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report the detection rate the device keeps up
+         * @description `hz` (0 to 10; 0: the detectors stopped). Stored on the session; a rate below the one last reported (or below the exam’s detection_hz, the first time) also records an incident of kind flags_rate_lowered, so a reviewer knows the device analysed less often. Only while exam_started, in an exam with automated_flags (409 otherwise).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The session’s room token (32 hex characters) */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        hz: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            flags_rate: {
+                                hz: number;
+                                /** @description Recorded as lowered (an incident was added) */
+                                lowered: boolean;
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description `Couldn't find the exam room` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not allowed in the session’s status, or the session is finished */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description A parameter is missing or invalid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Too many requests for this token */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/room/{token}/id_card": {
         parameters: {
             query?: never;
@@ -3395,6 +4057,34 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description Only for an exam with automated_flags (docs/automated-flags.md): whether the room runs the detectors, with which thresholds, and where it loads them from; absent for every other exam */
+                            automated_flags?: {
+                                /** @description The exam has automated_flags (and the detectors can be served) */
+                                enabled: boolean;
+                                /** @description The session has a face photo to compare the face in view with (face_match) */
+                                has_face_photo: boolean;
+                                /** @description The base path of the detectors and their models, /room/models/<hash>/; null when off */
+                                models: string | null;
+                                /** @description The automated flags’ thresholds in force: the exam’s own values over the defaults (docs/automated-flags.md) */
+                                settings: {
+                                    /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
+                                    detection_hz: number;
+                                    /** @description Compare the face in view with the face photo (face_mismatch, advisory); default true */
+                                    face_match: boolean;
+                                    /** @description Similarity below which the face counts as not matching; default 0.5 */
+                                    face_match_threshold: number;
+                                    /** @description The face turned away this long opens a looking_away flag; default 5 (whole seconds) */
+                                    looking_away_seconds: number;
+                                    /** @description More than one face this long opens a multiple_faces flag; default 2 (whole seconds) */
+                                    multiple_faces_seconds: number;
+                                    /** @description No face in view this long opens a no_face flag; default 5 (whole seconds) */
+                                    no_face_seconds: number;
+                                    /** @description The exam forbids talking: the room listens for speech */
+                                    speech_forbidden: boolean;
+                                    /** @description Speech this long opens a speech flag; default 3 (whole seconds) */
+                                    speech_seconds: number;
+                                };
+                            };
                             /** @description Null until the exam is started (and after it finished) */
                             document: {
                                 attachments: {
@@ -3702,6 +4392,34 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description Only for an exam with automated_flags (docs/automated-flags.md): whether the room runs the detectors, with which thresholds, and where it loads them from; absent for every other exam */
+                            automated_flags?: {
+                                /** @description The exam has automated_flags (and the detectors can be served) */
+                                enabled: boolean;
+                                /** @description The session has a face photo to compare the face in view with (face_match) */
+                                has_face_photo: boolean;
+                                /** @description The base path of the detectors and their models, /room/models/<hash>/; null when off */
+                                models: string | null;
+                                /** @description The automated flags’ thresholds in force: the exam’s own values over the defaults (docs/automated-flags.md) */
+                                settings: {
+                                    /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
+                                    detection_hz: number;
+                                    /** @description Compare the face in view with the face photo (face_mismatch, advisory); default true */
+                                    face_match: boolean;
+                                    /** @description Similarity below which the face counts as not matching; default 0.5 */
+                                    face_match_threshold: number;
+                                    /** @description The face turned away this long opens a looking_away flag; default 5 (whole seconds) */
+                                    looking_away_seconds: number;
+                                    /** @description More than one face this long opens a multiple_faces flag; default 2 (whole seconds) */
+                                    multiple_faces_seconds: number;
+                                    /** @description No face in view this long opens a no_face flag; default 5 (whole seconds) */
+                                    no_face_seconds: number;
+                                    /** @description The exam forbids talking: the room listens for speech */
+                                    speech_forbidden: boolean;
+                                    /** @description Speech this long opens a speech flag; default 3 (whole seconds) */
+                                    speech_seconds: number;
+                                };
+                            };
                             /** @description Null until the exam is started (and after it finished) */
                             document: {
                                 attachments: {
@@ -4644,6 +5362,34 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description Only for an exam with automated_flags (docs/automated-flags.md): whether the room runs the detectors, with which thresholds, and where it loads them from; absent for every other exam */
+                            automated_flags?: {
+                                /** @description The exam has automated_flags (and the detectors can be served) */
+                                enabled: boolean;
+                                /** @description The session has a face photo to compare the face in view with (face_match) */
+                                has_face_photo: boolean;
+                                /** @description The base path of the detectors and their models, /room/models/<hash>/; null when off */
+                                models: string | null;
+                                /** @description The automated flags’ thresholds in force: the exam’s own values over the defaults (docs/automated-flags.md) */
+                                settings: {
+                                    /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
+                                    detection_hz: number;
+                                    /** @description Compare the face in view with the face photo (face_mismatch, advisory); default true */
+                                    face_match: boolean;
+                                    /** @description Similarity below which the face counts as not matching; default 0.5 */
+                                    face_match_threshold: number;
+                                    /** @description The face turned away this long opens a looking_away flag; default 5 (whole seconds) */
+                                    looking_away_seconds: number;
+                                    /** @description More than one face this long opens a multiple_faces flag; default 2 (whole seconds) */
+                                    multiple_faces_seconds: number;
+                                    /** @description No face in view this long opens a no_face flag; default 5 (whole seconds) */
+                                    no_face_seconds: number;
+                                    /** @description The exam forbids talking: the room listens for speech */
+                                    speech_forbidden: boolean;
+                                    /** @description Speech this long opens a speech flag; default 3 (whole seconds) */
+                                    speech_seconds: number;
+                                };
+                            };
                             /** @description Null until the exam is started (and after it finished) */
                             document: {
                                 attachments: {
@@ -5383,7 +6129,7 @@ export interface paths {
         };
         /**
          * List exams
-         * @description Filter/sort fields: id, name, type, status, user_id, duration_minutes, start_time, end_time, global_proctoring, global_reviewing, archived, exam_language, timezone, created_at, updated_at. Deleted exams appear only when filtering on status. `like` applies to the text fields (name, type, status, exam_language, timezone) only. Time operands take the same forms as time inputs, years 0000 to 9999. In a sort, null sorts after every value (last ascending, first descending) on both databases.
+         * @description Filter/sort fields: id, name, type, status, user_id, duration_minutes, start_time, end_time, global_proctoring, global_reviewing, archived, automated_flags, exam_language, timezone, created_at, updated_at. Deleted exams appear only when filtering on status. `like` applies to the text fields (name, type, status, exam_language, timezone) only. Time operands take the same forms as time inputs, years 0000 to 9999. In a sort, null sorts after every value (last ascending, first descending) on both databases.
          */
         get: {
             parameters: {
@@ -5425,6 +6171,8 @@ export interface paths {
                                 allowed_textbooks: string | null;
                                 allowed_websites: string | null;
                                 archived: boolean;
+                                /** @description Step 12: the room runs the automated flags’ detectors on the candidate’s device (docs/automated-flags.md). Flags are advisory: a person decides */
+                                automated_flags: boolean;
                                 comanager_ids: number[];
                                 /** Format: date-time */
                                 created_at: string;
@@ -5436,6 +6184,25 @@ export interface paths {
                                  * @example en
                                  */
                                 exam_language: string;
+                                /** @description The automated flags’ thresholds in force: the exam’s own values over the defaults (docs/automated-flags.md) */
+                                flag_settings: {
+                                    /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
+                                    detection_hz: number;
+                                    /** @description Compare the face in view with the face photo (face_mismatch, advisory); default true */
+                                    face_match: boolean;
+                                    /** @description Similarity below which the face counts as not matching; default 0.5 */
+                                    face_match_threshold: number;
+                                    /** @description The face turned away this long opens a looking_away flag; default 5 (whole seconds) */
+                                    looking_away_seconds: number;
+                                    /** @description More than one face this long opens a multiple_faces flag; default 2 (whole seconds) */
+                                    multiple_faces_seconds: number;
+                                    /** @description No face in view this long opens a no_face flag; default 5 (whole seconds) */
+                                    no_face_seconds: number;
+                                    /** @description The exam forbids talking: the room listens for speech */
+                                    speech_forbidden: boolean;
+                                    /** @description Speech this long opens a speech flag; default 3 (whole seconds) */
+                                    speech_seconds: number;
+                                };
                                 for_reviewing: boolean;
                                 global_proctoring: boolean;
                                 global_reviewing: boolean;
@@ -5700,6 +6467,12 @@ export interface paths {
                          * @enum {boolean|string|integer}
                          */
                         archived?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
+                        /**
+                         * @description The room runs the automated flags’ detectors on the candidate’s device (docs/automated-flags.md)
+                         * @default false
+                         * @enum {boolean|string|integer}
+                         */
+                        automated_flags?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
                         /** @description Older spelling of duration_minutes */
                         duration?: number | string | null;
                         /** @description Whole minutes; required when use_duration is true */
@@ -5711,6 +6484,28 @@ export interface paths {
                         end_time?: string | number | null;
                         /** @description A supported BCP 47 tag (docs/api-v3-exams.md), case-insensitive; default: the institute's default_language */
                         exam_language?: string;
+                        /**
+                         * @description The automated flags’ thresholds: any of the keys, each optional (left out: the default). Replaces the stored thresholds as a whole; null or empty returns to the defaults. A form sends it as JSON text. 422 names the key, e.g. 'flag_settings.no_face_seconds'
+                         * @default null
+                         */
+                        flag_settings?: {
+                            /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
+                            detection_hz?: number;
+                            /** @description Compare the face in view with the face photo (face_mismatch, advisory); default true */
+                            face_match?: boolean;
+                            /** @description Similarity below which the face counts as not matching; default 0.5 */
+                            face_match_threshold?: number;
+                            /** @description The face turned away this long opens a looking_away flag; default 5 (whole seconds) */
+                            looking_away_seconds?: number;
+                            /** @description More than one face this long opens a multiple_faces flag; default 2 (whole seconds) */
+                            multiple_faces_seconds?: number;
+                            /** @description No face in view this long opens a no_face flag; default 5 (whole seconds) */
+                            no_face_seconds?: number;
+                            /** @description The exam forbids talking: the room listens for speech */
+                            speech_forbidden?: boolean;
+                            /** @description Speech this long opens a speech flag; default 3 (whole seconds) */
+                            speech_seconds?: number;
+                        } | string | null;
                         /**
                          * @description Recordings go to reviewers
                          * @default false
@@ -5823,6 +6618,8 @@ export interface paths {
                                 allowed_textbooks: string | null;
                                 allowed_websites: string | null;
                                 archived: boolean;
+                                /** @description Step 12: the room runs the automated flags’ detectors on the candidate’s device (docs/automated-flags.md). Flags are advisory: a person decides */
+                                automated_flags: boolean;
                                 comanager_ids: number[];
                                 /** Format: date-time */
                                 created_at: string;
@@ -5834,6 +6631,25 @@ export interface paths {
                                  * @example en
                                  */
                                 exam_language: string;
+                                /** @description The automated flags’ thresholds in force: the exam’s own values over the defaults (docs/automated-flags.md) */
+                                flag_settings: {
+                                    /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
+                                    detection_hz: number;
+                                    /** @description Compare the face in view with the face photo (face_mismatch, advisory); default true */
+                                    face_match: boolean;
+                                    /** @description Similarity below which the face counts as not matching; default 0.5 */
+                                    face_match_threshold: number;
+                                    /** @description The face turned away this long opens a looking_away flag; default 5 (whole seconds) */
+                                    looking_away_seconds: number;
+                                    /** @description More than one face this long opens a multiple_faces flag; default 2 (whole seconds) */
+                                    multiple_faces_seconds: number;
+                                    /** @description No face in view this long opens a no_face flag; default 5 (whole seconds) */
+                                    no_face_seconds: number;
+                                    /** @description The exam forbids talking: the room listens for speech */
+                                    speech_forbidden: boolean;
+                                    /** @description Speech this long opens a speech flag; default 3 (whole seconds) */
+                                    speech_seconds: number;
+                                };
                                 for_reviewing: boolean;
                                 global_proctoring: boolean;
                                 global_reviewing: boolean;
@@ -8904,8 +9720,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * An exam's review queue: its finished sessions with verdict and incident count
-         * @description Default order: incidents_count descending, then id. Filter/sort fields: id, name, email, attempt, start_time, end_time, incidents_count, verdict, second_review, reviewed, reviewer_id, reviewed_at. verdict=passed,suspicious is a shortcut for a verdict filter.
+         * An exam's review queue: its finished sessions with verdict, incident count and suspicion score
+         * @description Default order: suspicion_score descending, then incidents_count descending, then id. Filter/sort fields: id, name, email, attempt, start_time, end_time, incidents_count, suspicion_score, verdict, second_review, reviewed, reviewer_id, reviewed_at. verdict=passed,suspicious is a shortcut for a verdict filter.
          */
         get: {
             parameters: {
@@ -8963,6 +9779,8 @@ export interface paths {
                                 second_review: "not_required" | "pending" | "confirmed";
                                 /** Format: date-time */
                                 start_time: string | null;
+                                /** @description From the undismissed automated flags: weight of the type × confidence × duration factor, summed, at most 100 (docs/automated-flags.md). 0 without flags */
+                                suspicion_score: number;
                                 verdict: string;
                             }[];
                         };
@@ -9222,11 +10040,31 @@ export interface paths {
                                 in_setup: boolean;
                                 incidents: {
                                     comment: string;
+                                    /** @description A flag’s confidence, 0 to 1 */
+                                    confidence: number | null;
                                     /** Format: date-time */
                                     created_at: string | null;
+                                    /** @description A reviewer dismissed this flag (it is kept, marked) */
+                                    dismissed: boolean;
+                                    /** Format: date-time */
+                                    dismissed_at: string | null;
+                                    /** @description The user who dismissed the flag */
+                                    dismissed_by: number | null;
+                                    /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
+                                    end_offset_time: number | null;
                                     id: number;
                                     offset_time: number | null;
+                                    /**
+                                     * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
+                                     * @enum {string|null}
+                                     */
+                                    source: "automatic" | null;
                                     student_session_id: number;
+                                    /**
+                                     * @description An automated flag’s type (docs/automated-flags.md); null for other incidents
+                                     * @enum {string|null}
+                                     */
+                                    type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera" | null;
                                     /** Format: date-time */
                                     updated_at: string | null;
                                 }[];
@@ -9563,11 +10401,31 @@ export interface paths {
                                 in_setup: boolean;
                                 incidents: {
                                     comment: string;
+                                    /** @description A flag’s confidence, 0 to 1 */
+                                    confidence: number | null;
                                     /** Format: date-time */
                                     created_at: string | null;
+                                    /** @description A reviewer dismissed this flag (it is kept, marked) */
+                                    dismissed: boolean;
+                                    /** Format: date-time */
+                                    dismissed_at: string | null;
+                                    /** @description The user who dismissed the flag */
+                                    dismissed_by: number | null;
+                                    /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
+                                    end_offset_time: number | null;
                                     id: number;
                                     offset_time: number | null;
+                                    /**
+                                     * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
+                                     * @enum {string|null}
+                                     */
+                                    source: "automatic" | null;
                                     student_session_id: number;
+                                    /**
+                                     * @description An automated flag’s type (docs/automated-flags.md); null for other incidents
+                                     * @enum {string|null}
+                                     */
+                                    type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera" | null;
                                     /** Format: date-time */
                                     updated_at: string | null;
                                 }[];
@@ -9963,11 +10821,31 @@ export interface paths {
                                 in_setup: boolean;
                                 incidents: {
                                     comment: string;
+                                    /** @description A flag’s confidence, 0 to 1 */
+                                    confidence: number | null;
                                     /** Format: date-time */
                                     created_at: string | null;
+                                    /** @description A reviewer dismissed this flag (it is kept, marked) */
+                                    dismissed: boolean;
+                                    /** Format: date-time */
+                                    dismissed_at: string | null;
+                                    /** @description The user who dismissed the flag */
+                                    dismissed_by: number | null;
+                                    /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
+                                    end_offset_time: number | null;
                                     id: number;
                                     offset_time: number | null;
+                                    /**
+                                     * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
+                                     * @enum {string|null}
+                                     */
+                                    source: "automatic" | null;
                                     student_session_id: number;
+                                    /**
+                                     * @description An automated flag’s type (docs/automated-flags.md); null for other incidents
+                                     * @enum {string|null}
+                                     */
+                                    type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera" | null;
                                     /** Format: date-time */
                                     updated_at: string | null;
                                 }[];
@@ -10255,6 +11133,8 @@ export interface paths {
                                 allowed_textbooks: string | null;
                                 allowed_websites: string | null;
                                 archived: boolean;
+                                /** @description Step 12: the room runs the automated flags’ detectors on the candidate’s device (docs/automated-flags.md). Flags are advisory: a person decides */
+                                automated_flags: boolean;
                                 comanager_ids: number[];
                                 /** Format: date-time */
                                 created_at: string;
@@ -10266,6 +11146,25 @@ export interface paths {
                                  * @example en
                                  */
                                 exam_language: string;
+                                /** @description The automated flags’ thresholds in force: the exam’s own values over the defaults (docs/automated-flags.md) */
+                                flag_settings: {
+                                    /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
+                                    detection_hz: number;
+                                    /** @description Compare the face in view with the face photo (face_mismatch, advisory); default true */
+                                    face_match: boolean;
+                                    /** @description Similarity below which the face counts as not matching; default 0.5 */
+                                    face_match_threshold: number;
+                                    /** @description The face turned away this long opens a looking_away flag; default 5 (whole seconds) */
+                                    looking_away_seconds: number;
+                                    /** @description More than one face this long opens a multiple_faces flag; default 2 (whole seconds) */
+                                    multiple_faces_seconds: number;
+                                    /** @description No face in view this long opens a no_face flag; default 5 (whole seconds) */
+                                    no_face_seconds: number;
+                                    /** @description The exam forbids talking: the room listens for speech */
+                                    speech_forbidden: boolean;
+                                    /** @description Speech this long opens a speech flag; default 3 (whole seconds) */
+                                    speech_seconds: number;
+                                };
                                 for_reviewing: boolean;
                                 global_proctoring: boolean;
                                 global_reviewing: boolean;
@@ -10509,6 +11408,11 @@ export interface paths {
                          * @enum {boolean|string|integer}
                          */
                         archived?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
+                        /**
+                         * @description The room runs the automated flags’ detectors on the candidate’s device (docs/automated-flags.md)
+                         * @enum {boolean|string|integer}
+                         */
+                        automated_flags?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
                         /** @description Older spelling of duration_minutes */
                         duration?: number | string | null;
                         /** @description Whole minutes; required when use_duration is true */
@@ -10517,6 +11421,25 @@ export interface paths {
                         end_time?: string | number | null;
                         /** @description A supported BCP 47 tag (docs/api-v3-exams.md), case-insensitive; default: the institute's default_language */
                         exam_language?: string;
+                        /** @description The automated flags’ thresholds: any of the keys, each optional (left out: the default). Replaces the stored thresholds as a whole; null or empty returns to the defaults. A form sends it as JSON text. 422 names the key, e.g. 'flag_settings.no_face_seconds' */
+                        flag_settings?: {
+                            /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
+                            detection_hz?: number;
+                            /** @description Compare the face in view with the face photo (face_mismatch, advisory); default true */
+                            face_match?: boolean;
+                            /** @description Similarity below which the face counts as not matching; default 0.5 */
+                            face_match_threshold?: number;
+                            /** @description The face turned away this long opens a looking_away flag; default 5 (whole seconds) */
+                            looking_away_seconds?: number;
+                            /** @description More than one face this long opens a multiple_faces flag; default 2 (whole seconds) */
+                            multiple_faces_seconds?: number;
+                            /** @description No face in view this long opens a no_face flag; default 5 (whole seconds) */
+                            no_face_seconds?: number;
+                            /** @description The exam forbids talking: the room listens for speech */
+                            speech_forbidden?: boolean;
+                            /** @description Speech this long opens a speech flag; default 3 (whole seconds) */
+                            speech_seconds?: number;
+                        } | string | null;
                         /**
                          * @description Recordings go to reviewers
                          * @enum {boolean|string|integer}
@@ -10604,6 +11527,8 @@ export interface paths {
                                 allowed_textbooks: string | null;
                                 allowed_websites: string | null;
                                 archived: boolean;
+                                /** @description Step 12: the room runs the automated flags’ detectors on the candidate’s device (docs/automated-flags.md). Flags are advisory: a person decides */
+                                automated_flags: boolean;
                                 comanager_ids: number[];
                                 /** Format: date-time */
                                 created_at: string;
@@ -10615,6 +11540,25 @@ export interface paths {
                                  * @example en
                                  */
                                 exam_language: string;
+                                /** @description The automated flags’ thresholds in force: the exam’s own values over the defaults (docs/automated-flags.md) */
+                                flag_settings: {
+                                    /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
+                                    detection_hz: number;
+                                    /** @description Compare the face in view with the face photo (face_mismatch, advisory); default true */
+                                    face_match: boolean;
+                                    /** @description Similarity below which the face counts as not matching; default 0.5 */
+                                    face_match_threshold: number;
+                                    /** @description The face turned away this long opens a looking_away flag; default 5 (whole seconds) */
+                                    looking_away_seconds: number;
+                                    /** @description More than one face this long opens a multiple_faces flag; default 2 (whole seconds) */
+                                    multiple_faces_seconds: number;
+                                    /** @description No face in view this long opens a no_face flag; default 5 (whole seconds) */
+                                    no_face_seconds: number;
+                                    /** @description The exam forbids talking: the room listens for speech */
+                                    speech_forbidden: boolean;
+                                    /** @description Speech this long opens a speech flag; default 3 (whole seconds) */
+                                    speech_seconds: number;
+                                };
                                 for_reviewing: boolean;
                                 global_proctoring: boolean;
                                 global_reviewing: boolean;
@@ -11047,6 +11991,11 @@ export interface paths {
                          * @enum {boolean|string|integer}
                          */
                         archived?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
+                        /**
+                         * @description The room runs the automated flags’ detectors on the candidate’s device (docs/automated-flags.md)
+                         * @enum {boolean|string|integer}
+                         */
+                        automated_flags?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
                         /** @description Older spelling of duration_minutes */
                         duration?: number | string | null;
                         /** @description Whole minutes; required when use_duration is true */
@@ -11055,6 +12004,25 @@ export interface paths {
                         end_time?: string | number | null;
                         /** @description A supported BCP 47 tag (docs/api-v3-exams.md), case-insensitive; default: the institute's default_language */
                         exam_language?: string;
+                        /** @description The automated flags’ thresholds: any of the keys, each optional (left out: the default). Replaces the stored thresholds as a whole; null or empty returns to the defaults. A form sends it as JSON text. 422 names the key, e.g. 'flag_settings.no_face_seconds' */
+                        flag_settings?: {
+                            /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
+                            detection_hz?: number;
+                            /** @description Compare the face in view with the face photo (face_mismatch, advisory); default true */
+                            face_match?: boolean;
+                            /** @description Similarity below which the face counts as not matching; default 0.5 */
+                            face_match_threshold?: number;
+                            /** @description The face turned away this long opens a looking_away flag; default 5 (whole seconds) */
+                            looking_away_seconds?: number;
+                            /** @description More than one face this long opens a multiple_faces flag; default 2 (whole seconds) */
+                            multiple_faces_seconds?: number;
+                            /** @description No face in view this long opens a no_face flag; default 5 (whole seconds) */
+                            no_face_seconds?: number;
+                            /** @description The exam forbids talking: the room listens for speech */
+                            speech_forbidden?: boolean;
+                            /** @description Speech this long opens a speech flag; default 3 (whole seconds) */
+                            speech_seconds?: number;
+                        } | string | null;
                         /**
                          * @description Recordings go to reviewers
                          * @enum {boolean|string|integer}
@@ -11142,6 +12110,8 @@ export interface paths {
                                 allowed_textbooks: string | null;
                                 allowed_websites: string | null;
                                 archived: boolean;
+                                /** @description Step 12: the room runs the automated flags’ detectors on the candidate’s device (docs/automated-flags.md). Flags are advisory: a person decides */
+                                automated_flags: boolean;
                                 comanager_ids: number[];
                                 /** Format: date-time */
                                 created_at: string;
@@ -11153,6 +12123,25 @@ export interface paths {
                                  * @example en
                                  */
                                 exam_language: string;
+                                /** @description The automated flags’ thresholds in force: the exam’s own values over the defaults (docs/automated-flags.md) */
+                                flag_settings: {
+                                    /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
+                                    detection_hz: number;
+                                    /** @description Compare the face in view with the face photo (face_mismatch, advisory); default true */
+                                    face_match: boolean;
+                                    /** @description Similarity below which the face counts as not matching; default 0.5 */
+                                    face_match_threshold: number;
+                                    /** @description The face turned away this long opens a looking_away flag; default 5 (whole seconds) */
+                                    looking_away_seconds: number;
+                                    /** @description More than one face this long opens a multiple_faces flag; default 2 (whole seconds) */
+                                    multiple_faces_seconds: number;
+                                    /** @description No face in view this long opens a no_face flag; default 5 (whole seconds) */
+                                    no_face_seconds: number;
+                                    /** @description The exam forbids talking: the room listens for speech */
+                                    speech_forbidden: boolean;
+                                    /** @description Speech this long opens a speech flag; default 3 (whole seconds) */
+                                    speech_seconds: number;
+                                };
                                 for_reviewing: boolean;
                                 global_proctoring: boolean;
                                 global_reviewing: boolean;
@@ -11712,11 +12701,31 @@ export interface paths {
                                 in_setup: boolean;
                                 incidents: {
                                     comment: string;
+                                    /** @description A flag’s confidence, 0 to 1 */
+                                    confidence: number | null;
                                     /** Format: date-time */
                                     created_at: string | null;
+                                    /** @description A reviewer dismissed this flag (it is kept, marked) */
+                                    dismissed: boolean;
+                                    /** Format: date-time */
+                                    dismissed_at: string | null;
+                                    /** @description The user who dismissed the flag */
+                                    dismissed_by: number | null;
+                                    /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
+                                    end_offset_time: number | null;
                                     id: number;
                                     offset_time: number | null;
+                                    /**
+                                     * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
+                                     * @enum {string|null}
+                                     */
+                                    source: "automatic" | null;
                                     student_session_id: number;
+                                    /**
+                                     * @description An automated flag’s type (docs/automated-flags.md); null for other incidents
+                                     * @enum {string|null}
+                                     */
+                                    type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera" | null;
                                     /** Format: date-time */
                                     updated_at: string | null;
                                 }[];
@@ -12864,11 +13873,31 @@ export interface paths {
                                 in_setup: boolean;
                                 incidents: {
                                     comment: string;
+                                    /** @description A flag’s confidence, 0 to 1 */
+                                    confidence: number | null;
                                     /** Format: date-time */
                                     created_at: string | null;
+                                    /** @description A reviewer dismissed this flag (it is kept, marked) */
+                                    dismissed: boolean;
+                                    /** Format: date-time */
+                                    dismissed_at: string | null;
+                                    /** @description The user who dismissed the flag */
+                                    dismissed_by: number | null;
+                                    /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
+                                    end_offset_time: number | null;
                                     id: number;
                                     offset_time: number | null;
+                                    /**
+                                     * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
+                                     * @enum {string|null}
+                                     */
+                                    source: "automatic" | null;
                                     student_session_id: number;
+                                    /**
+                                     * @description An automated flag’s type (docs/automated-flags.md); null for other incidents
+                                     * @enum {string|null}
+                                     */
+                                    type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera" | null;
                                     /** Format: date-time */
                                     updated_at: string | null;
                                 }[];
@@ -13646,11 +14675,31 @@ export interface paths {
                                 in_setup: boolean;
                                 incidents: {
                                     comment: string;
+                                    /** @description A flag’s confidence, 0 to 1 */
+                                    confidence: number | null;
                                     /** Format: date-time */
                                     created_at: string | null;
+                                    /** @description A reviewer dismissed this flag (it is kept, marked) */
+                                    dismissed: boolean;
+                                    /** Format: date-time */
+                                    dismissed_at: string | null;
+                                    /** @description The user who dismissed the flag */
+                                    dismissed_by: number | null;
+                                    /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
+                                    end_offset_time: number | null;
                                     id: number;
                                     offset_time: number | null;
+                                    /**
+                                     * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
+                                     * @enum {string|null}
+                                     */
+                                    source: "automatic" | null;
                                     student_session_id: number;
+                                    /**
+                                     * @description An automated flag’s type (docs/automated-flags.md); null for other incidents
+                                     * @enum {string|null}
+                                     */
+                                    type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera" | null;
                                     /** Format: date-time */
                                     updated_at: string | null;
                                 }[];
@@ -13942,11 +14991,31 @@ export interface paths {
                                 in_setup: boolean;
                                 incidents: {
                                     comment: string;
+                                    /** @description A flag’s confidence, 0 to 1 */
+                                    confidence: number | null;
                                     /** Format: date-time */
                                     created_at: string | null;
+                                    /** @description A reviewer dismissed this flag (it is kept, marked) */
+                                    dismissed: boolean;
+                                    /** Format: date-time */
+                                    dismissed_at: string | null;
+                                    /** @description The user who dismissed the flag */
+                                    dismissed_by: number | null;
+                                    /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
+                                    end_offset_time: number | null;
                                     id: number;
                                     offset_time: number | null;
+                                    /**
+                                     * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
+                                     * @enum {string|null}
+                                     */
+                                    source: "automatic" | null;
                                     student_session_id: number;
+                                    /**
+                                     * @description An automated flag’s type (docs/automated-flags.md); null for other incidents
+                                     * @enum {string|null}
+                                     */
+                                    type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera" | null;
                                     /** Format: date-time */
                                     updated_at: string | null;
                                 }[];
@@ -14263,11 +15332,31 @@ export interface paths {
                                 in_setup: boolean;
                                 incidents: {
                                     comment: string;
+                                    /** @description A flag’s confidence, 0 to 1 */
+                                    confidence: number | null;
                                     /** Format: date-time */
                                     created_at: string | null;
+                                    /** @description A reviewer dismissed this flag (it is kept, marked) */
+                                    dismissed: boolean;
+                                    /** Format: date-time */
+                                    dismissed_at: string | null;
+                                    /** @description The user who dismissed the flag */
+                                    dismissed_by: number | null;
+                                    /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
+                                    end_offset_time: number | null;
                                     id: number;
                                     offset_time: number | null;
+                                    /**
+                                     * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
+                                     * @enum {string|null}
+                                     */
+                                    source: "automatic" | null;
                                     student_session_id: number;
+                                    /**
+                                     * @description An automated flag’s type (docs/automated-flags.md); null for other incidents
+                                     * @enum {string|null}
+                                     */
+                                    type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera" | null;
                                     /** Format: date-time */
                                     updated_at: string | null;
                                 }[];
@@ -14766,11 +15855,31 @@ export interface paths {
                                 in_setup: boolean;
                                 incidents: {
                                     comment: string;
+                                    /** @description A flag’s confidence, 0 to 1 */
+                                    confidence: number | null;
                                     /** Format: date-time */
                                     created_at: string | null;
+                                    /** @description A reviewer dismissed this flag (it is kept, marked) */
+                                    dismissed: boolean;
+                                    /** Format: date-time */
+                                    dismissed_at: string | null;
+                                    /** @description The user who dismissed the flag */
+                                    dismissed_by: number | null;
+                                    /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
+                                    end_offset_time: number | null;
                                     id: number;
                                     offset_time: number | null;
+                                    /**
+                                     * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
+                                     * @enum {string|null}
+                                     */
+                                    source: "automatic" | null;
                                     student_session_id: number;
+                                    /**
+                                     * @description An automated flag’s type (docs/automated-flags.md); null for other incidents
+                                     * @enum {string|null}
+                                     */
+                                    type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera" | null;
                                     /** Format: date-time */
                                     updated_at: string | null;
                                 }[];
@@ -20400,11 +21509,31 @@ export interface paths {
                                 in_setup: boolean;
                                 incidents: {
                                     comment: string;
+                                    /** @description A flag’s confidence, 0 to 1 */
+                                    confidence: number | null;
                                     /** Format: date-time */
                                     created_at: string | null;
+                                    /** @description A reviewer dismissed this flag (it is kept, marked) */
+                                    dismissed: boolean;
+                                    /** Format: date-time */
+                                    dismissed_at: string | null;
+                                    /** @description The user who dismissed the flag */
+                                    dismissed_by: number | null;
+                                    /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
+                                    end_offset_time: number | null;
                                     id: number;
                                     offset_time: number | null;
+                                    /**
+                                     * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
+                                     * @enum {string|null}
+                                     */
+                                    source: "automatic" | null;
                                     student_session_id: number;
+                                    /**
+                                     * @description An automated flag’s type (docs/automated-flags.md); null for other incidents
+                                     * @enum {string|null}
+                                     */
+                                    type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera" | null;
                                     /** Format: date-time */
                                     updated_at: string | null;
                                 }[];
@@ -20690,11 +21819,31 @@ export interface paths {
                                 in_setup: boolean;
                                 incidents: {
                                     comment: string;
+                                    /** @description A flag’s confidence, 0 to 1 */
+                                    confidence: number | null;
                                     /** Format: date-time */
                                     created_at: string | null;
+                                    /** @description A reviewer dismissed this flag (it is kept, marked) */
+                                    dismissed: boolean;
+                                    /** Format: date-time */
+                                    dismissed_at: string | null;
+                                    /** @description The user who dismissed the flag */
+                                    dismissed_by: number | null;
+                                    /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
+                                    end_offset_time: number | null;
                                     id: number;
                                     offset_time: number | null;
+                                    /**
+                                     * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
+                                     * @enum {string|null}
+                                     */
+                                    source: "automatic" | null;
                                     student_session_id: number;
+                                    /**
+                                     * @description An automated flag’s type (docs/automated-flags.md); null for other incidents
+                                     * @enum {string|null}
+                                     */
+                                    type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera" | null;
                                     /** Format: date-time */
                                     updated_at: string | null;
                                 }[];
@@ -21008,11 +22157,31 @@ export interface paths {
                                 in_setup: boolean;
                                 incidents: {
                                     comment: string;
+                                    /** @description A flag’s confidence, 0 to 1 */
+                                    confidence: number | null;
                                     /** Format: date-time */
                                     created_at: string | null;
+                                    /** @description A reviewer dismissed this flag (it is kept, marked) */
+                                    dismissed: boolean;
+                                    /** Format: date-time */
+                                    dismissed_at: string | null;
+                                    /** @description The user who dismissed the flag */
+                                    dismissed_by: number | null;
+                                    /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
+                                    end_offset_time: number | null;
                                     id: number;
                                     offset_time: number | null;
+                                    /**
+                                     * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
+                                     * @enum {string|null}
+                                     */
+                                    source: "automatic" | null;
                                     student_session_id: number;
+                                    /**
+                                     * @description An automated flag’s type (docs/automated-flags.md); null for other incidents
+                                     * @enum {string|null}
+                                     */
+                                    type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera" | null;
                                     /** Format: date-time */
                                     updated_at: string | null;
                                 }[];
@@ -21515,11 +22684,31 @@ export interface paths {
                                 in_setup: boolean;
                                 incidents: {
                                     comment: string;
+                                    /** @description A flag’s confidence, 0 to 1 */
+                                    confidence: number | null;
                                     /** Format: date-time */
                                     created_at: string | null;
+                                    /** @description A reviewer dismissed this flag (it is kept, marked) */
+                                    dismissed: boolean;
+                                    /** Format: date-time */
+                                    dismissed_at: string | null;
+                                    /** @description The user who dismissed the flag */
+                                    dismissed_by: number | null;
+                                    /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
+                                    end_offset_time: number | null;
                                     id: number;
                                     offset_time: number | null;
+                                    /**
+                                     * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
+                                     * @enum {string|null}
+                                     */
+                                    source: "automatic" | null;
                                     student_session_id: number;
+                                    /**
+                                     * @description An automated flag’s type (docs/automated-flags.md); null for other incidents
+                                     * @enum {string|null}
+                                     */
+                                    type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera" | null;
                                     /** Format: date-time */
                                     updated_at: string | null;
                                 }[];
@@ -21831,11 +23020,31 @@ export interface paths {
                                 in_setup: boolean;
                                 incidents: {
                                     comment: string;
+                                    /** @description A flag’s confidence, 0 to 1 */
+                                    confidence: number | null;
                                     /** Format: date-time */
                                     created_at: string | null;
+                                    /** @description A reviewer dismissed this flag (it is kept, marked) */
+                                    dismissed: boolean;
+                                    /** Format: date-time */
+                                    dismissed_at: string | null;
+                                    /** @description The user who dismissed the flag */
+                                    dismissed_by: number | null;
+                                    /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
+                                    end_offset_time: number | null;
                                     id: number;
                                     offset_time: number | null;
+                                    /**
+                                     * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
+                                     * @enum {string|null}
+                                     */
+                                    source: "automatic" | null;
                                     student_session_id: number;
+                                    /**
+                                     * @description An automated flag’s type (docs/automated-flags.md); null for other incidents
+                                     * @enum {string|null}
+                                     */
+                                    type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera" | null;
                                     /** Format: date-time */
                                     updated_at: string | null;
                                 }[];
@@ -22156,11 +23365,31 @@ export interface paths {
                                 in_setup: boolean;
                                 incidents: {
                                     comment: string;
+                                    /** @description A flag’s confidence, 0 to 1 */
+                                    confidence: number | null;
                                     /** Format: date-time */
                                     created_at: string | null;
+                                    /** @description A reviewer dismissed this flag (it is kept, marked) */
+                                    dismissed: boolean;
+                                    /** Format: date-time */
+                                    dismissed_at: string | null;
+                                    /** @description The user who dismissed the flag */
+                                    dismissed_by: number | null;
+                                    /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
+                                    end_offset_time: number | null;
                                     id: number;
                                     offset_time: number | null;
+                                    /**
+                                     * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
+                                     * @enum {string|null}
+                                     */
+                                    source: "automatic" | null;
                                     student_session_id: number;
+                                    /**
+                                     * @description An automated flag’s type (docs/automated-flags.md); null for other incidents
+                                     * @enum {string|null}
+                                     */
+                                    type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera" | null;
                                     /** Format: date-time */
                                     updated_at: string | null;
                                 }[];
@@ -22473,11 +23702,31 @@ export interface paths {
                                 in_setup: boolean;
                                 incidents: {
                                     comment: string;
+                                    /** @description A flag’s confidence, 0 to 1 */
+                                    confidence: number | null;
                                     /** Format: date-time */
                                     created_at: string | null;
+                                    /** @description A reviewer dismissed this flag (it is kept, marked) */
+                                    dismissed: boolean;
+                                    /** Format: date-time */
+                                    dismissed_at: string | null;
+                                    /** @description The user who dismissed the flag */
+                                    dismissed_by: number | null;
+                                    /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
+                                    end_offset_time: number | null;
                                     id: number;
                                     offset_time: number | null;
+                                    /**
+                                     * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
+                                     * @enum {string|null}
+                                     */
+                                    source: "automatic" | null;
                                     student_session_id: number;
+                                    /**
+                                     * @description An automated flag’s type (docs/automated-flags.md); null for other incidents
+                                     * @enum {string|null}
+                                     */
+                                    type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera" | null;
                                     /** Format: date-time */
                                     updated_at: string | null;
                                 }[];
@@ -22769,11 +24018,31 @@ export interface paths {
                                 in_setup: boolean;
                                 incidents: {
                                     comment: string;
+                                    /** @description A flag’s confidence, 0 to 1 */
+                                    confidence: number | null;
                                     /** Format: date-time */
                                     created_at: string | null;
+                                    /** @description A reviewer dismissed this flag (it is kept, marked) */
+                                    dismissed: boolean;
+                                    /** Format: date-time */
+                                    dismissed_at: string | null;
+                                    /** @description The user who dismissed the flag */
+                                    dismissed_by: number | null;
+                                    /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
+                                    end_offset_time: number | null;
                                     id: number;
                                     offset_time: number | null;
+                                    /**
+                                     * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
+                                     * @enum {string|null}
+                                     */
+                                    source: "automatic" | null;
                                     student_session_id: number;
+                                    /**
+                                     * @description An automated flag’s type (docs/automated-flags.md); null for other incidents
+                                     * @enum {string|null}
+                                     */
+                                    type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera" | null;
                                     /** Format: date-time */
                                     updated_at: string | null;
                                 }[];
@@ -23233,11 +24502,31 @@ export interface paths {
                                 in_setup: boolean;
                                 incidents: {
                                     comment: string;
+                                    /** @description A flag’s confidence, 0 to 1 */
+                                    confidence: number | null;
                                     /** Format: date-time */
                                     created_at: string | null;
+                                    /** @description A reviewer dismissed this flag (it is kept, marked) */
+                                    dismissed: boolean;
+                                    /** Format: date-time */
+                                    dismissed_at: string | null;
+                                    /** @description The user who dismissed the flag */
+                                    dismissed_by: number | null;
+                                    /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
+                                    end_offset_time: number | null;
                                     id: number;
                                     offset_time: number | null;
+                                    /**
+                                     * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
+                                     * @enum {string|null}
+                                     */
+                                    source: "automatic" | null;
                                     student_session_id: number;
+                                    /**
+                                     * @description An automated flag’s type (docs/automated-flags.md); null for other incidents
+                                     * @enum {string|null}
+                                     */
+                                    type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera" | null;
                                     /** Format: date-time */
                                     updated_at: string | null;
                                 }[];
@@ -23919,11 +25208,31 @@ export interface paths {
                                 in_setup: boolean;
                                 incidents: {
                                     comment: string;
+                                    /** @description A flag’s confidence, 0 to 1 */
+                                    confidence: number | null;
                                     /** Format: date-time */
                                     created_at: string | null;
+                                    /** @description A reviewer dismissed this flag (it is kept, marked) */
+                                    dismissed: boolean;
+                                    /** Format: date-time */
+                                    dismissed_at: string | null;
+                                    /** @description The user who dismissed the flag */
+                                    dismissed_by: number | null;
+                                    /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
+                                    end_offset_time: number | null;
                                     id: number;
                                     offset_time: number | null;
+                                    /**
+                                     * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
+                                     * @enum {string|null}
+                                     */
+                                    source: "automatic" | null;
                                     student_session_id: number;
+                                    /**
+                                     * @description An automated flag’s type (docs/automated-flags.md); null for other incidents
+                                     * @enum {string|null}
+                                     */
+                                    type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera" | null;
                                     /** Format: date-time */
                                     updated_at: string | null;
                                 }[];
@@ -24216,11 +25525,31 @@ export interface paths {
                                 in_setup: boolean;
                                 incidents: {
                                     comment: string;
+                                    /** @description A flag’s confidence, 0 to 1 */
+                                    confidence: number | null;
                                     /** Format: date-time */
                                     created_at: string | null;
+                                    /** @description A reviewer dismissed this flag (it is kept, marked) */
+                                    dismissed: boolean;
+                                    /** Format: date-time */
+                                    dismissed_at: string | null;
+                                    /** @description The user who dismissed the flag */
+                                    dismissed_by: number | null;
+                                    /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
+                                    end_offset_time: number | null;
                                     id: number;
                                     offset_time: number | null;
+                                    /**
+                                     * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
+                                     * @enum {string|null}
+                                     */
+                                    source: "automatic" | null;
                                     student_session_id: number;
+                                    /**
+                                     * @description An automated flag’s type (docs/automated-flags.md); null for other incidents
+                                     * @enum {string|null}
+                                     */
+                                    type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera" | null;
                                     /** Format: date-time */
                                     updated_at: string | null;
                                 }[];
@@ -24455,6 +25784,470 @@ export interface paths {
             };
         };
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v3/student_sessions/{id}/incidents/{incident_id}/dismiss": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Dismiss an automated flag (reviewers and the exam managers)
+         * @description Marks the flag dismissed: it stays on the timeline, marked, and no longer counts towards the session’s suspicion_score. Dismissing a dismissed flag changes nothing. Who may: as for recording a review (docs/review.md).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The student session */
+                    id: number;
+                    /** @description The incident: an automated flag of that session */
+                    incident_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            incident: {
+                                comment: string;
+                                /** @description A flag’s confidence, 0 to 1 */
+                                confidence: number | null;
+                                /** Format: date-time */
+                                created_at: string | null;
+                                /** @description A reviewer dismissed this flag (it is kept, marked) */
+                                dismissed: boolean;
+                                /** Format: date-time */
+                                dismissed_at: string | null;
+                                /** @description The user who dismissed the flag */
+                                dismissed_by: number | null;
+                                /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
+                                end_offset_time: number | null;
+                                id: number;
+                                offset_time: number | null;
+                                /**
+                                 * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
+                                 * @enum {string|null}
+                                 */
+                                source: "automatic" | null;
+                                student_session_id: number;
+                                /**
+                                 * @description An automated flag’s type (docs/automated-flags.md); null for other incidents
+                                 * @enum {string|null}
+                                 */
+                                type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera" | null;
+                                /** Format: date-time */
+                                updated_at: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The caller may see the session but not review it (proctor, auditor), or the signature failed */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such session or incident, or outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description `'incident_id':['is not an automated flag']` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        /**
+         * Restore a dismissed automated flag (reviewers and the exam managers)
+         * @description Clears the dismissal: the flag counts towards the suspicion_score again. Restoring a flag that is not dismissed changes nothing.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The student session */
+                    id: number;
+                    /** @description The incident: an automated flag of that session */
+                    incident_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            incident: {
+                                comment: string;
+                                /** @description A flag’s confidence, 0 to 1 */
+                                confidence: number | null;
+                                /** Format: date-time */
+                                created_at: string | null;
+                                /** @description A reviewer dismissed this flag (it is kept, marked) */
+                                dismissed: boolean;
+                                /** Format: date-time */
+                                dismissed_at: string | null;
+                                /** @description The user who dismissed the flag */
+                                dismissed_by: number | null;
+                                /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
+                                end_offset_time: number | null;
+                                id: number;
+                                offset_time: number | null;
+                                /**
+                                 * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
+                                 * @enum {string|null}
+                                 */
+                                source: "automatic" | null;
+                                student_session_id: number;
+                                /**
+                                 * @description An automated flag’s type (docs/automated-flags.md); null for other incidents
+                                 * @enum {string|null}
+                                 */
+                                type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera" | null;
+                                /** Format: date-time */
+                                updated_at: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The caller may see the session but not review it (proctor, auditor), or the signature failed */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such session or incident, or outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description `'incident_id':['is not an automated flag']` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -25378,11 +27171,31 @@ export interface paths {
                                 in_setup: boolean;
                                 incidents: {
                                     comment: string;
+                                    /** @description A flag’s confidence, 0 to 1 */
+                                    confidence: number | null;
                                     /** Format: date-time */
                                     created_at: string | null;
+                                    /** @description A reviewer dismissed this flag (it is kept, marked) */
+                                    dismissed: boolean;
+                                    /** Format: date-time */
+                                    dismissed_at: string | null;
+                                    /** @description The user who dismissed the flag */
+                                    dismissed_by: number | null;
+                                    /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
+                                    end_offset_time: number | null;
                                     id: number;
                                     offset_time: number | null;
+                                    /**
+                                     * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
+                                     * @enum {string|null}
+                                     */
+                                    source: "automatic" | null;
                                     student_session_id: number;
+                                    /**
+                                     * @description An automated flag’s type (docs/automated-flags.md); null for other incidents
+                                     * @enum {string|null}
+                                     */
+                                    type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera" | null;
                                     /** Format: date-time */
                                     updated_at: string | null;
                                 }[];
@@ -26326,11 +28139,31 @@ export interface paths {
                                 in_setup: boolean;
                                 incidents: {
                                     comment: string;
+                                    /** @description A flag’s confidence, 0 to 1 */
+                                    confidence: number | null;
                                     /** Format: date-time */
                                     created_at: string | null;
+                                    /** @description A reviewer dismissed this flag (it is kept, marked) */
+                                    dismissed: boolean;
+                                    /** Format: date-time */
+                                    dismissed_at: string | null;
+                                    /** @description The user who dismissed the flag */
+                                    dismissed_by: number | null;
+                                    /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
+                                    end_offset_time: number | null;
                                     id: number;
                                     offset_time: number | null;
+                                    /**
+                                     * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
+                                     * @enum {string|null}
+                                     */
+                                    source: "automatic" | null;
                                     student_session_id: number;
+                                    /**
+                                     * @description An automated flag’s type (docs/automated-flags.md); null for other incidents
+                                     * @enum {string|null}
+                                     */
+                                    type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera" | null;
                                     /** Format: date-time */
                                     updated_at: string | null;
                                 }[];
@@ -27131,11 +28964,31 @@ export interface paths {
                                 in_setup: boolean;
                                 incidents: {
                                     comment: string;
+                                    /** @description A flag’s confidence, 0 to 1 */
+                                    confidence: number | null;
                                     /** Format: date-time */
                                     created_at: string | null;
+                                    /** @description A reviewer dismissed this flag (it is kept, marked) */
+                                    dismissed: boolean;
+                                    /** Format: date-time */
+                                    dismissed_at: string | null;
+                                    /** @description The user who dismissed the flag */
+                                    dismissed_by: number | null;
+                                    /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
+                                    end_offset_time: number | null;
                                     id: number;
                                     offset_time: number | null;
+                                    /**
+                                     * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
+                                     * @enum {string|null}
+                                     */
+                                    source: "automatic" | null;
                                     student_session_id: number;
+                                    /**
+                                     * @description An automated flag’s type (docs/automated-flags.md); null for other incidents
+                                     * @enum {string|null}
+                                     */
+                                    type: "no_face" | "multiple_faces" | "looking_away" | "face_mismatch" | "speech" | "tab_switch" | "screen_share_ended" | "fullscreen_exit" | "second_screen" | "virtual_camera" | null;
                                     /** Format: date-time */
                                     updated_at: string | null;
                                 }[];

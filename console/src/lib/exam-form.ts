@@ -59,6 +59,28 @@ export const EXAM_TEXTS = [
 ] as const;
 export type ExamText = (typeof EXAM_TEXTS)[number];
 
+/** The waits of the automated flags the form edits, in seconds (docs/automated-flags.md). */
+export const FLAG_SECONDS = [
+  'no_face_seconds',
+  'looking_away_seconds',
+  'multiple_faces_seconds',
+  'speech_seconds',
+] as const;
+export type FlagSeconds = (typeof FLAG_SECONDS)[number];
+
+/** The yes/no thresholds of the automated flags the form edits. */
+export const FLAG_SWITCHES = ['speech_forbidden', 'face_match'] as const;
+export type FlagSwitch = (typeof FLAG_SWITCHES)[number];
+
+/**
+ * The exam's `flag_settings` as the inputs hold them: the seconds as typed (empty: the service's
+ * default), the switches, and every other key the service sent (kept as it is, so saving the form
+ * changes only what the form shows).
+ */
+export type FlagSettingsForm = { [K in FlagSeconds]: string } & { [K in FlagSwitch]: boolean } & {
+  kept: Record<string, unknown>;
+};
+
 export type ExamForm = {
   name: string;
   type: ExamType;
@@ -70,6 +92,9 @@ export type ExamForm = {
   /** `datetime-local` values in the viewer's zone. */
   start_time: string;
   end_time: string;
+  /** Whether the candidate's device runs the detectors (docs/automated-flags.md). */
+  automated_flags: boolean;
+  flag_settings: FlagSettingsForm;
 } & { [K in ExamFlag]: boolean } & { [K in ExamText]: string };
 
 /** The words the screen shows for each field, also used to name a field the service refused. */
@@ -105,7 +130,86 @@ export const FIELD_LABELS: Readonly<Record<string, string>> = {
   restrictions: 'Instructions for the reviewer',
   terms: 'Terms the student accepts',
   archived: 'Archived',
+  automated_flags: 'Automated flags',
+  flag_settings: 'Automated flag thresholds',
+  no_face_seconds: 'Seconds without a face',
+  looking_away_seconds: 'Seconds looking away',
+  multiple_faces_seconds: 'Seconds with several faces',
+  speech_forbidden: 'Talking is not allowed',
+  speech_seconds: 'Seconds of speech',
+  face_match: 'Compare the face with the face photo',
+  // The service may name a threshold inside the object.
+  'flag_settings.no_face_seconds': 'Seconds without a face',
+  'flag_settings.looking_away_seconds': 'Seconds looking away',
+  'flag_settings.multiple_faces_seconds': 'Seconds with several faces',
+  'flag_settings.speech_forbidden': 'Talking is not allowed',
+  'flag_settings.speech_seconds': 'Seconds of speech',
+  'flag_settings.face_match': 'Compare the face with the face photo',
 };
+
+/**
+ * The service's message for one threshold, whichever way the answer names it (`no_face_seconds`,
+ * `flag_settings.no_face_seconds`), or undefined.
+ */
+export function flagSettingError(
+  errors: Record<string, string>,
+  key: FlagSeconds | FlagSwitch,
+): string | undefined {
+  return errors[`flag_settings.${key}`] ?? errors[key];
+}
+
+/** Empty thresholds: each follows the service's default until one is typed. */
+function newFlagSettings(): FlagSettingsForm {
+  return {
+    no_face_seconds: '',
+    looking_away_seconds: '',
+    multiple_faces_seconds: '',
+    speech_seconds: '',
+    speech_forbidden: false,
+    face_match: true,
+    kept: {},
+  };
+}
+
+/** The form's thresholds for a stored exam's `flag_settings` (the effective ones: defaults filled in). */
+function flagSettingsToForm(settings: Readonly<Record<string, unknown>> | null): FlagSettingsForm {
+  const form = newFlagSettings();
+  if (settings === null) return form;
+  const kept: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(settings)) {
+    if ((FLAG_SECONDS as readonly string[]).includes(key)) {
+      form[key as FlagSeconds] = typeof value === 'number' || typeof value === 'string' ? String(value) : '';
+    } else if ((FLAG_SWITCHES as readonly string[]).includes(key)) {
+      form[key as FlagSwitch] = value === true;
+    } else {
+      kept[key] = value;
+    }
+  }
+  form.kept = kept;
+  return form;
+}
+
+/** `flag_settings` as a create or an update sends it, as an object. */
+type FlagSettingsBody = Exclude<NonNullable<CreateBody['flag_settings']>, string>;
+
+/**
+ * `flag_settings` as the API reads it: the kept keys, the switches, and each number typed (an
+ * empty one left out, so the default applies). When a typed value is not a number, the object goes
+ * as JSON text (which the service also reads), so the service names the key it refuses.
+ */
+function flagSettingsValue(form: FlagSettingsForm): FlagSettingsBody | string {
+  const value: Record<string, unknown> = { ...form.kept };
+  for (const key of FLAG_SWITCHES) value[key] = form[key];
+  let unreadable = false;
+  for (const key of FLAG_SECONDS) {
+    const typed = form[key].trim();
+    if (typed === '') continue;
+    const number = /^\d+(\.\d+)?$/.test(typed) ? Number(typed) : undefined;
+    unreadable ||= number === undefined;
+    value[key] = number ?? typed;
+  }
+  return unreadable ? JSON.stringify(value) : value;
+}
 
 /** A blank form for a new exam: the service's own defaults, with the viewer's time zone. */
 export function newExamForm(zone: string, language = 'en'): ExamForm {
@@ -118,6 +222,8 @@ export function newExamForm(zone: string, language = 'en'): ExamForm {
     duration_minutes: '',
     start_time: '',
     end_time: '',
+    automated_flags: false,
+    flag_settings: newFlagSettings(),
     ...(Object.fromEntries(EXAM_FLAGS.map((flag) => [flag, flag === 'use_duration'])) as {
       [K in ExamFlag]: boolean;
     }),
@@ -135,6 +241,8 @@ export function examToForm(exam: ExamRecord): ExamForm {
   form.start_time = toLocalInput(exam.start_time);
   form.end_time = toLocalInput(exam.end_time);
   for (const flag of EXAM_FLAGS) form[flag] = exam[flag];
+  form.automated_flags = exam.automated_flags;
+  form.flag_settings = flagSettingsToForm(exam.flag_settings);
   for (const text of EXAM_TEXTS) form[text] = exam[text] ?? '';
   return form;
 }
@@ -156,6 +264,8 @@ function formValues(form: ExamForm): Omit<CreateBody, 'timestamp' | 'nonce' | 's
     duration_minutes: duration === '' ? null : /^\d+$/.test(duration) ? Number(duration) : duration,
     start_time: timeValue(form.start_time),
     end_time: timeValue(form.end_time),
+    automated_flags: form.automated_flags,
+    flag_settings: flagSettingsValue(form.flag_settings),
     ...(Object.fromEntries(EXAM_FLAGS.map((flag) => [flag, form[flag]])) as { [K in ExamFlag]: boolean }),
     ...(Object.fromEntries(
       EXAM_TEXTS.map((text) => [text, form[text].trim() === '' ? null : form[text]]),

@@ -1,7 +1,8 @@
 /**
  * Filing an incident from the console: "Add incident at playhead" (or "now", while the exam runs) on
  * the review screen and "Add incident" in the proctor wall's enlarged view. The comment is required;
- * the service judges the rest. One API call.
+ * the service judges the rest. One API call. Also dismissing and restoring an automatic flag from the
+ * review screen.
  */
 import { api, problem } from './api';
 import type { StudentRecord } from './students';
@@ -37,6 +38,41 @@ export async function addIncident(
     return {
       error:
         'The incident was not added: the service could not be reached. Check your connection and try again.',
+    };
+  }
+}
+
+/** One incident as the session record lists it (and the dismiss routes answer it). */
+export type IncidentRecord = StudentRecord['incidents'][number];
+
+/** The flag as the service now holds it, or the sentence saying why not. */
+export type DismissResult = { readonly incident: IncidentRecord } | { readonly error: string };
+
+/**
+ * Dismisses (`dismissed` true: POST …/dismiss) or restores (false: DELETE …/dismiss) the automatic
+ * flag `incidentId` of session `sessionId`. Returns the incident as the service now holds it, or an
+ * error sentence saying what to do: a refusal (the service's reason) or a service out of reach.
+ * Throws nothing.
+ */
+export async function setFlagDismissed(
+  sessionId: number,
+  incidentId: number,
+  dismissed: boolean,
+): Promise<DismissResult> {
+  const what = dismissed ? 'dismissed' : 'restored';
+  const options = { params: { path: { id: sessionId, incident_id: incidentId } } };
+  const path = '/api/v3/student_sessions/{id}/incidents/{incident_id}/dismiss';
+  try {
+    const {
+      data,
+      error: failure,
+      response,
+    } = dismissed ? await api.POST(path, { ...options, body: {} }) : await api.DELETE(path, options);
+    if (data === undefined) return { error: `The flag was not ${what}. ${problem(failure, response)}` };
+    return { incident: data.incident };
+  } catch {
+    return {
+      error: `The flag was not ${what}: the service could not be reached. Check your connection and try again.`,
     };
   }
 }

@@ -2,6 +2,7 @@
  * Video time as a reviewer reads it: "mm:ss" (or "h:mm:ss" past an hour), seconds from the session's
  * recording start, which is also the exam's clock (an incident's `offset_time` is on the same clock).
  */
+import { flagOf, type FlagFields, type ShownFlag } from './flags.ts';
 
 /** "04:07" for 247 s, "1:02:03" for 3,723 s; negative or unknown time reads "00:00". */
 export function clockTime(seconds: number): string {
@@ -19,6 +20,8 @@ export interface TimedIncident {
   /** Seconds from the recording start. */
   readonly at: number;
   readonly comment: string;
+  /** The automatic flag this incident is (docs/automated-flags.md), or undefined for any other. */
+  readonly flag?: ShownFlag | undefined;
 }
 
 /**
@@ -26,12 +29,12 @@ export interface TimedIncident {
  * one, otherwise its creation time counted from `startedAt` (an ISO time; none: left out).
  */
 export function timedIncidents(
-  incidents: readonly {
+  incidents: readonly ({
     id: number;
     comment: string;
     offset_time: number | null;
     created_at: string | null;
-  }[],
+  } & FlagFields)[],
   startedAt: string | null,
 ): TimedIncident[] {
   const start = startedAt === null ? Number.NaN : new Date(startedAt).getTime();
@@ -42,7 +45,7 @@ export function timedIncidents(
       at = Math.max(0, (new Date(incident.created_at).getTime() - start) / 1000);
     }
     if (at === null || !Number.isFinite(at)) continue;
-    timed.push({ id: incident.id, at, comment: incident.comment });
+    timed.push({ id: incident.id, at, comment: incident.comment, flag: flagOf(incident) });
   }
   return timed.sort((a, b) => a.at - b.at || a.id - b.id);
 }

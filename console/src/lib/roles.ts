@@ -32,3 +32,8 @@ export function worksOnSessions(role: string): boolean {
 export function homeFor(role: string): string {
   return worksOnSessions(role) ? '/sessions' : '/exams';
 }
+
+/** May record a verdict and dismiss automatic flags (reviewers and exam managers; not proctors or auditors). */
+export function reviewsSessions(role: string): boolean {
+  return ['superuser', 'administrator', 'teacher', 'reviewer'].includes(baseRole(role));
+}

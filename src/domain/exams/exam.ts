@@ -12,6 +12,7 @@ import {
 import { readLanguage } from '../languages.ts';
 import type { ListFields } from '../listing.ts';
 import { ianaTimeZone } from '../time-zones.ts';
+import { readFlagSettings, type StoredFlagSettings } from '../flags/settings.ts';
 
 export const EXAM_TYPES = ['demo', 'classroom', 'record_review', 'live_proctoring'] as const;
 export type ExamType = (typeof EXAM_TYPES)[number];
@@ -42,6 +43,8 @@ export const EXAM_FLAGS = {
   // An Invigil addition (step 10): in a live_proctoring exam, a proctor admits each candidate from
   // the setup after checking the ID live (docs/api-live.md).
   liveIdCheck: 'live_id_check',
+  // Step 12: the room runs the automated flags' detectors (docs/automated-flags.md).
+  automatedFlags: 'automated_flags',
 } as const;
 export type ExamFlag = keyof typeof EXAM_FLAGS;
 
@@ -69,6 +72,8 @@ export type ExamAttributes = {
   readonly examLanguage: string;
   /** An IANA time zone name. */
   readonly timezone: string;
+  /** The automated flags' thresholds the exam sets; null for the defaults (flags/settings.ts). */
+  readonly flagSettings: StoredFlagSettings | null;
 } & { readonly [K in ExamFlag]: boolean } & { readonly [K in ExamText]: string | null };
 
 export type Exam = ExamAttributes & {
@@ -96,6 +101,7 @@ export const EXAM_LIST_FIELDS: ListFields = {
   global_proctoring: { column: 'global_proctoring', type: 'boolean', notNull: true },
   global_reviewing: { column: 'global_reviewing', type: 'boolean', notNull: true },
   archived: { column: 'archived', type: 'boolean', notNull: true },
+  automated_flags: { column: 'automated_flags', type: 'boolean', notNull: true },
   exam_language: { column: 'exam_language', type: 'string', notNull: true },
   timezone: { column: 'timezone', type: 'string', notNull: true },
   created_at: { column: 'created_at', type: 'time', notNull: true },
@@ -146,6 +152,8 @@ export function readExamChanges(input: Params, mode: 'create' | 'update'): ExamC
   if (examLanguage !== undefined) changes.examLanguage = examLanguage;
   const timezone = readTimeZone(params);
   if (timezone !== undefined) changes.timezone = timezone;
+  const flagSettings = readFlagSettings(params);
+  if (flagSettings !== undefined) changes.flagSettings = flagSettings;
   for (const [key, field] of Object.entries(EXAM_FLAGS) as [ExamFlag, string][]) {
     const value = optionalBoolean(params, field);
     if (value !== undefined) changes[key] = value;
@@ -175,6 +183,7 @@ export function newExamDefaults(language: string): Omit<ExamAttributes, 'name' |
     endTime: null,
     examLanguage: language,
     timezone: 'UTC',
+    flagSettings: null,
     ...flags,
     ...texts,
   };

@@ -3,6 +3,7 @@ import type { Db } from '../../db/database.ts';
 import { prepared } from '../../db/prepared.ts';
 import { applyConditions, applyOrderAndPage } from '../../db/list-query.ts';
 import type { ExamsTable } from '../../db/tables.ts';
+import { parseStoredFlagSettings, storedFlagSettingsText } from '../flags/settings.ts';
 import type { ExamListScope } from '../access.ts';
 import type { ListQuery, Page } from '../listing.ts';
 import {
@@ -44,6 +45,7 @@ function examFromRow(row: ExamRow, comanagerIds: readonly number[]): Exam {
     endTime: row.end_time,
     examLanguage: row.exam_language,
     timezone: row.timezone,
+    flagSettings: parseStoredFlagSettings(row.flag_settings),
     ...flags,
     ...texts,
     comanagerIds,
@@ -62,6 +64,7 @@ function columnsFrom(changes: ExamChanges): Updateable<ExamsTable> {
   if (changes.endTime !== undefined) values.end_time = changes.endTime;
   if (changes.examLanguage !== undefined) values.exam_language = changes.examLanguage;
   if (changes.timezone !== undefined) values.timezone = changes.timezone;
+  if (changes.flagSettings !== undefined) values.flag_settings = storedFlagSettingsText(changes.flagSettings);
   for (const [key, column] of Object.entries({ ...EXAM_FLAGS, ...EXAM_TEXTS }) as [
     keyof ExamChanges,
     string,

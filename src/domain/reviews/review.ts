@@ -242,6 +242,8 @@ export interface QueueEntry {
   readonly startTime: number | null;
   readonly endTime: number | null;
   readonly incidentsCount: number;
+  /** From the undismissed automated flags, 0 to 100 (src/domain/flags/score.ts). */
+  readonly suspicionScore: number;
   /** The newest verdict recorded (`not_reviewed` before any). */
   readonly verdict: string;
   readonly secondReview: SecondReviewState;
@@ -262,6 +264,7 @@ export const REVIEW_QUEUE_LIST_FIELDS: ListFields = {
   start_time: { column: 'start_time', type: 'time' },
   end_time: { column: 'end_time', type: 'time' },
   incidents_count: { column: 'incidents_count', type: 'integer', notNull: true },
+  suspicion_score: { column: 'suspicion_score', type: 'integer', notNull: true },
   verdict: { column: 'verdict', type: 'string', notNull: true },
   second_review: { column: 'second_review', type: 'string', notNull: true },
   reviewed: { column: 'reviewed', type: 'string', notNull: true },

@@ -1,5 +1,6 @@
 import { type Selectable, sql } from 'kysely';
-import type { Db } from '../../db/database.ts';
+import type { Db, DialectName } from '../../db/database.ts';
+import { suspicionScoreSql } from '../flags/flags.repository.ts';
 import { applyConditions, applyOrderAndPage } from '../../db/list-query.ts';
 import type { SessionReviewsTable } from '../../db/tables.ts';
 import type { ListQuery, Page } from '../listing.ts';
@@ -133,7 +134,12 @@ export async function insertReviewEntry(
  * newest verdict and its number of incidents, filtered and sorted by `list` (fields of
  * REVIEW_QUEUE_LIST_FIELDS). Returns the page with the total count.
  */
-export async function listReviewQueue(db: Db, examId: number, list: ListQuery): Promise<Page<QueueEntry>> {
+export async function listReviewQueue(
+  db: Db,
+  dialect: DialectName,
+  examId: number,
+  list: ListQuery,
+): Promise<Page<QueueEntry>> {
   const sessions = db
     .selectFrom('student_sessions as s')
     .leftJoin('session_reviews as r', (join) =>
@@ -162,6 +168,8 @@ export async function listReviewQueue(db: Db, examId: number, list: ListQuery): 
         .select((inner) => inner.fn.countAll<number>().as('count'))
         .whereRef('i.student_session_id', '=', 's.id')
         .as('incidents_count'),
+      // Written in SQL so the queue can sort and filter on it (src/domain/flags/score.ts).
+      suspicionScoreSql(dialect, 's.id').as('suspicion_score'),
     ])
     .where('s.exam_id', '=', examId)
     .where('s.status', '=', 'exam_finished')
@@ -180,6 +188,7 @@ export async function listReviewQueue(db: Db, examId: number, list: ListQuery): 
       startTime: numberOrNull(row.start_time),
       endTime: numberOrNull(row.end_time),
       incidentsCount: Number(row.incidents_count ?? 0),
+      suspicionScore: Number(row.suspicion_score ?? 0),
       verdict: row.verdict,
       secondReview: secondReviewOf(row.second_review),
       reviewed: row.reviewed,

@@ -66,8 +66,8 @@ export interface ReviewsService {
    */
   reviewable(actor: Actor, token: string): Promise<StudentSession>;
   /**
-   * One page of an exam's review queue: its finished sessions, most incidents first unless `sort`
-   * says otherwise, filtered by `filter` and the `verdict` shortcut. Throws NotFound (Exam) or Invalid.
+   * One page of an exam's review queue: its finished sessions, the highest suspicion score first,
+   * then the most incidents, unless `sort` says otherwise; filtered by `filter` and the `verdict` shortcut. Throws NotFound (Exam) or Invalid.
    */
   queue(actor: Actor, examId: string | number, params: Params): Promise<Page<QueueEntry>>;
 }
@@ -170,10 +170,12 @@ export function createReviewsService(deps: {
       const exam = await findVisibleExam(db, actor, examId);
       const parsed = parseListQuery(params, REVIEW_QUEUE_LIST_FIELDS);
       const verdicts = readQueueVerdicts(params);
-      // Without a sort, the sessions with the most incidents come first (ties by id).
+      // Without a sort, the most suspicious sessions come first (the automated flags' score), then
+      // those with the most incidents (ties by id); without flags, that is incidents first.
       const sort = has(params, 'sort')
         ? parsed.sort
         : [
+            { column: 'suspicion_score', direction: 'desc' as const, notNull: true },
             { column: 'incidents_count', direction: 'desc' as const, notNull: true },
             { column: 'id', direction: 'asc' as const, notNull: true },
           ];
@@ -185,7 +187,7 @@ export function createReviewsService(deps: {
             ? parsed.conditions
             : [...parsed.conditions, { column: 'verdict', op: 'in', values: verdicts }],
       };
-      return listReviewQueue(db, exam.id, list);
+      return listReviewQueue(db, dialect, exam.id, list);
     },
   };
 }

@@ -22,6 +22,21 @@ import { findStudentSessionWithoutIncidents } from '../student-sessions/student-
 import { emitStudentSessionFinished } from '../webhooks/emit.ts';
 import { hasStartAssessment } from '../../lti/proctoring.ts';
 import {
+  findEpisode,
+  findFlagsRate,
+  insertEpisode,
+  recordFlagsRate,
+  updateEpisode,
+} from '../flags/flags.repository.ts';
+import {
+  isRateLowered,
+  rateLoweredComment,
+  readFlagRate,
+  readFlagReport,
+  type StoredFlag,
+} from '../flags/flags.ts';
+import { effectiveFlagSettings } from '../flags/settings.ts';
+import {
   attachmentsOfDocument,
   findSessionIdByToken,
   findSessionUpload,
@@ -73,6 +88,21 @@ export interface RecordedEvent {
   readonly offsetTime: number | null;
   readonly createdAt: number;
 }
+
+/** A flag report's outcome: the episode as stored, and whether this report created it. */
+export interface RecordedFlag {
+  readonly flag: StoredFlag;
+  readonly created: boolean;
+}
+
+/** A rate report's outcome: the rate stored, and whether it was recorded as lowered. */
+export interface RecordedFlagsRate {
+  readonly hz: number;
+  readonly lowered: boolean;
+}
+
+/** The 409 for a flag or rate report in an exam that does not run the automated flags. */
+export const FLAGS_OFF = 'This exam does not use automated flags';
 
 export type { ChunkBody, ChunkField, ChunkFile, RecordingAck } from './recordings.ts';
 
@@ -152,6 +182,22 @@ export interface RoomService {
    * ParamMissing or Invalid naming the field.
    */
   recordEvent(token: string, params: Params): Promise<RecordedEvent>;
+  /**
+   * Records one report of an automated flag's episode (docs/automated-flags.md): the first report of
+   * a `key` creates the incident (kind `flag`, source `automatic`, the type's sentence); a later one
+   * sets its end and raises its confidence. Without `offset_time`, the offset comes from the server
+   * clock. Returns the flag and whether it was created. Throws StateConflictMessage (FLAGS_OFF, or
+   * unless `exam_started`), ParamMissing or Invalid naming the field (a later report of another
+   * type: `type`; an end before the start: `end_offset_time`).
+   */
+  recordFlag(token: string, params: Params): Promise<RecordedFlag>;
+  /**
+   * Stores the detection rate (`hz`) the room keeps up; a rate lower than before (the first time:
+   * than the exam's detection_hz) also records a `flags_rate_lowered` incident. Returns the rate and
+   * whether it was lowered. Throws StateConflictMessage (FLAGS_OFF, or unless `exam_started`),
+   * ParamMissing or Invalid (`hz`).
+   */
+  reportFlagsRate(token: string, params: Params): Promise<RecordedFlagsRate>;
   /** The chat with the proctor: the newest 200 messages, oldest first (docs/api-live.md). */
   messages(token: string): Promise<LiveMessage[]>;
   /**
@@ -165,6 +211,11 @@ export interface RoomService {
 interface Opened {
   readonly session: RoomSession;
   readonly exam: Exam;
+}
+
+/** Whole seconds since the session started (the offset of something happening now), or null before. */
+function elapsedSeconds(session: RoomSession, now: number): number | null {
+  return session.startTime === null ? null : Math.max(0, Math.floor((now - session.startTime) / 1000));
 }
 
 function iso(millis: number): string {
@@ -478,6 +529,52 @@ export function createRoomService(deps: {
       const comment = ROOM_EVENTS[event.type];
       await insertRoomIncident(db, session.id, { kind: event.type, comment, offsetTime }, now);
       return { type: event.type, comment, offsetTime, createdAt: now };
+    },
+
+    async recordFlag(token, params) {
+      const { session, exam } = await openForWrite(token);
+      if (!exam.automatedFlags) throw new StateConflictMessage(FLAGS_OFF);
+      assertStarted(session, 'Automated flags');
+      const report = readFlagReport(params);
+      const now = clock.now();
+      const offsetTime = report.offsetTime ?? elapsedSeconds(session, now);
+      const known = await findEpisode(db, session.id, report.key);
+      if (known === undefined) {
+        if (offsetTime !== null && report.endOffsetTime !== null && report.endOffsetTime < offsetTime) {
+          throw new Invalid('end_offset_time', 'must not be before offset_time');
+        }
+        const created = await insertEpisode(db, session.id, { ...report, offsetTime }, now);
+        if (created !== undefined) return { flag: created, created: true };
+      }
+      // A later report, or one that lost the race to create the episode: it updates.
+      const episode = known ?? (await findEpisode(db, session.id, report.key));
+      if (episode === undefined) throw new Error(`episode ${report.key} vanished while it was reported`);
+      if (episode.type !== report.type) {
+        throw new Invalid('type', `does not match the episode's type (${episode.type})`);
+      }
+      const start = episode.offsetTime;
+      if (start !== null && report.endOffsetTime !== null && report.endOffsetTime < start) {
+        throw new Invalid('end_offset_time', 'must not be before offset_time');
+      }
+      const change = { confidence: report.confidence, endOffsetTime: report.endOffsetTime };
+      const saved = await updateEpisode(db, session.id, report.key, change, now);
+      if (saved === undefined) throw new Error(`episode ${report.key} vanished while it was reported`);
+      return { flag: saved, created: false };
+    },
+
+    async reportFlagsRate(token, params) {
+      const { session, exam } = await openForWrite(token);
+      if (!exam.automatedFlags) throw new StateConflictMessage(FLAGS_OFF);
+      assertStarted(session, 'Detection rates');
+      const hz = readFlagRate(params);
+      const now = clock.now();
+      const previous = await findFlagsRate(db, session.id);
+      const lowered = isRateLowered(hz, previous, effectiveFlagSettings(exam.flagSettings).detection_hz);
+      const note = lowered
+        ? { comment: rateLoweredComment(hz), offsetTime: elapsedSeconds(session, now) }
+        : null;
+      await recordFlagsRate(db, session.id, { hz, lowered: note }, now);
+      return { hz, lowered };
     },
 
     async messages(token) {

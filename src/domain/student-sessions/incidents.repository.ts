@@ -4,12 +4,19 @@ import { prepared } from '../../db/prepared.ts';
 import type { IncidentsTable } from '../../db/tables.ts';
 import type { Incident } from './student-session.ts';
 
-function incidentFromRow(row: Selectable<IncidentsTable>): Incident {
+/** The domain incident of a row (PostgreSQL's bigint times arrive as text; made numbers here). */
+export function incidentFromRow(row: Selectable<IncidentsTable>): Incident {
   return {
     id: row.id,
     studentSessionId: row.student_session_id,
     comment: row.comment,
     offsetTime: row.offset_time,
+    type: row.type,
+    source: row.source,
+    confidence: row.confidence === null ? null : Number(row.confidence),
+    endOffsetTime: row.end_offset_time,
+    dismissedAt: row.dismissed_at === null ? null : Number(row.dismissed_at),
+    dismissedBy: row.dismissed_by,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

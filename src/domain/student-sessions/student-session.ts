@@ -31,6 +31,17 @@ export interface Incident {
   readonly comment: string;
   /** Where in the recording the incident lies, as the client sent it (a whole number from 0). */
   readonly offsetTime: number | null;
+  /** An automated flag's type (flags/flag-types.ts); null for every other incident. */
+  readonly type: string | null;
+  /** `automatic` for an automated flag; null for staff's incidents and the room's events. */
+  readonly source: string | null;
+  /** A flag's confidence, 0 to 1; null for other incidents. */
+  readonly confidence: number | null;
+  /** Where a flag's episode ended (seconds since the start); null while it lasts, and for others. */
+  readonly endOffsetTime: number | null;
+  /** When a reviewer dismissed the flag (kept, marked), and who; null when not dismissed. */
+  readonly dismissedAt: number | null;
+  readonly dismissedBy: number | null;
   readonly createdAt: number;
   readonly updatedAt: number;
 }

@@ -76,12 +76,14 @@ export const BANDWIDTH_PROBE_BYTES = 2 * 1024 * 1024;
  * HTML that slipped past the sanitiser still cannot run), media from the camera and the recorder,
  * images also from the addresses instructions link to, nothing framing the room. Connections: the
  * service itself, its live-proctoring WebSocket named outright (browsers that do not count ws: as
- * 'self'), and the LiveKit server when live proctoring runs there. Returns the header's value.
+ * 'self'), and the LiveKit server when live proctoring runs there. 'wasm-unsafe-eval' lets the
+ * automated flags' speech detector compile onnxruntime's WebAssembly (served by the service,
+ * docs/automated-flags.md); it allows no JavaScript eval. Returns the header's value.
  */
 export function roomContentSecurityPolicy(config: Pick<Config, 'publicUrl' | 'live'>): string {
   return [
     "default-src 'none'",
-    "script-src 'self'",
+    "script-src 'self' 'wasm-unsafe-eval'",
     "style-src 'self'",
     "img-src 'self' blob: data: https: http:",
     "media-src 'self' blob:",

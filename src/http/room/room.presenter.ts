@@ -1,9 +1,12 @@
 import type { Exam } from '../../domain/exams/exam.ts';
+import type { StoredFlag } from '../../domain/flags/flags.ts';
 import type { RecordedEvent } from '../../domain/room/room.service.ts';
 import type { RoomDocument, RoomView, SessionUpload } from '../../domain/room/room.ts';
 import { individualInfoHtml } from '../../security/html.ts';
 import { CHECK_FIELDS } from '../../domain/student-sessions/student-session.ts';
+import { effectiveFlagSettings } from '../../domain/flags/settings.ts';
 import { isoTime } from '../time.ts';
+import { flagModelsPath } from './flag-models.ts';
 
 /**
  * The session as its candidate may see it: no token, pin code, email, proctor or file ids. Returns
@@ -103,8 +106,34 @@ export function presentRoomLive(view: RoomView): Record<string, unknown> {
   };
 }
 
+/** The detectors' base path, or null when the packages that hold them are not installed. */
+function modelsPath(): string | null {
+  try {
+    return flagModelsPath();
+  } catch {
+    return null;
+  }
+}
+
 /**
- * The whole room answer: `{"session", "exam", "document", "server_time", "live"}`, and
+ * The automated flags (docs/automated-flags.md): `{enabled, settings, models, has_face_photo}`.
+ * `enabled` when the exam has `automated_flags` and the detectors can be served (false when their
+ * packages are missing: the room then runs none, rather than failing); `settings` as in
+ * force (defaults filled in); `models` the detectors' base path, null when off. Returns the object.
+ */
+export function presentRoomFlags(view: RoomView): Record<string, unknown> {
+  const models = view.exam.automatedFlags ? modelsPath() : null;
+  return {
+    enabled: models !== null,
+    settings: effectiveFlagSettings(view.exam.flagSettings),
+    models,
+    has_face_photo: view.session.facePhotoFileId !== null,
+  };
+}
+
+/**
+ * The whole room answer: `{"session", "exam", "document", "server_time", "live"}`, `automated_flags`
+ * for an exam that has them, and
  * `lti_start_assessment` for a session launched with LTI Proctoring Services.
  */
 export function presentRoomView(view: RoomView): Record<string, unknown> {
@@ -114,6 +143,8 @@ export function presentRoomView(view: RoomView): Record<string, unknown> {
     document: presentRoomDocument(view.document),
     server_time: isoTime(view.now),
     live: presentRoomLive(view),
+    // Only for an exam with automated flags, so every other room answer is unchanged.
+    ...(view.exam.automatedFlags ? { automated_flags: presentRoomFlags(view) } : {}),
     // Only in the answer of a Proctoring Services session, so every other room answer is unchanged.
     ...(view.ltiStartAssessment
       ? { lti_start_assessment: `/lti/start-assessment/${encodeURIComponent(view.session.token)}` }
@@ -133,5 +164,19 @@ export function presentRoomEvent(event: RecordedEvent): Record<string, unknown> 
     comment: event.comment,
     offset_time: event.offsetTime,
     created_at: isoTime(event.createdAt),
+  };
+}
+
+/** A flag as the room reported it: `{key, type, confidence, offset_time, end_offset_time, comment, ...}`. */
+export function presentRoomFlag(flag: StoredFlag): Record<string, unknown> {
+  return {
+    key: flag.key,
+    type: flag.type,
+    confidence: flag.confidence,
+    offset_time: flag.offsetTime,
+    end_offset_time: flag.endOffsetTime,
+    comment: flag.comment,
+    created_at: isoTime(flag.createdAt),
+    updated_at: isoTime(flag.updatedAt),
   };
 }

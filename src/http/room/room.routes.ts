@@ -4,13 +4,15 @@ import type { Upload } from '../../storage/upload.ts';
 import type { ServerDeps } from '../server.ts';
 import { registerRoomRateLimit } from './rate-limit.ts';
 import { registerRecordingRoute } from './recordings.routes.ts';
-import { presentRoomEvent, presentRoomUpload, presentRoomView } from './room.presenter.ts';
+import { presentRoomEvent, presentRoomFlag, presentRoomUpload, presentRoomView } from './room.presenter.ts';
 import {
   roomChecksSchema,
   roomEnterSchema,
   roomEventSchema,
   roomFacePhotoSchema,
   roomFinishSchema,
+  roomFlagRateSchema,
+  roomFlagSchema,
   roomIdCardSchema,
   roomLeaveSchema,
   roomMessagesSchema,
@@ -81,6 +83,17 @@ export async function registerRoomRoutes(app: FastifyInstance, deps: ServerDeps)
   app.post<TokenRoute>('/:token/events', { schema: roomEventSchema }, async (request, reply) => {
     const event = await room.recordEvent(request.params.token, request.input.values);
     return reply.code(201).send({ event: presentRoomEvent(event) });
+  });
+
+  // Automated flags (docs/automated-flags.md): one incident per episode, upserted by its key.
+  app.post<TokenRoute>('/:token/flags', { schema: roomFlagSchema }, async (request, reply) => {
+    const { flag, created } = await room.recordFlag(request.params.token, request.input.values);
+    return reply.code(created ? 201 : 200).send({ flag: presentRoomFlag(flag) });
+  });
+
+  app.post<TokenRoute>('/:token/flags/rate', { schema: roomFlagRateSchema }, async (request) => {
+    const rate = await room.reportFlagsRate(request.params.token, request.input.values);
+    return { flags_rate: { hz: rate.hz, lowered: rate.lowered } };
   });
 
   app.get<TokenRoute>('/:token/messages', { schema: roomMessagesSchema }, async (request) => ({

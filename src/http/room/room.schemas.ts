@@ -3,7 +3,9 @@
  * validates. The room is not signed: the token in the path is its only credential.
  */
 
+import { FLAG_TYPES } from '../../domain/flags/flag-types.ts';
 import { errorBody } from '../v3/common.schemas.ts';
+import { flagSettingsRecord } from '../v3/exams.schemas.ts';
 import { liveMessageList, liveMessageRecord, messageBodyInput } from '../v3/live.schemas.ts';
 
 const tags = ['candidate room'];
@@ -143,6 +145,28 @@ const roomView = {
         },
       },
       required: ['enabled', 'socket', 'awaiting_admission', 'clock_paused'],
+    },
+    automated_flags: {
+      type: 'object',
+      description:
+        'Only for an exam with automated_flags (docs/automated-flags.md): whether the room runs the ' +
+        'detectors, with which thresholds, and where it loads them from; absent for every other exam',
+      properties: {
+        enabled: {
+          type: 'boolean',
+          description: 'The exam has automated_flags (and the detectors can be served)',
+        },
+        settings: flagSettingsRecord,
+        models: {
+          type: ['string', 'null'],
+          description: 'The base path of the detectors and their models, /room/models/<hash>/; null when off',
+        },
+        has_face_photo: {
+          type: 'boolean',
+          description: 'The session has a face photo to compare the face in view with (face_match)',
+        },
+      },
+      required: ['enabled', 'settings', 'models', 'has_face_photo'],
     },
     lti_start_assessment: {
       type: 'string',
@@ -335,4 +359,77 @@ export const roomPostMessageSchema = {
   params: tokenParam,
   body: { type: 'object', properties: { ...messageBodyInput }, required: ['body'] },
   response: { 201: liveMessageRecord, ...writeErrors },
+} as const;
+
+const flagRecord = {
+  type: 'object',
+  properties: {
+    key: { type: 'string', description: 'The room’s id of the episode' },
+    type: { type: 'string', enum: FLAG_TYPES },
+    confidence: { type: 'number', minimum: 0, maximum: 1, description: 'The highest reported' },
+    offset_time: { type: ['integer', 'null'], description: 'Seconds since the start when the episode began' },
+    end_offset_time: { type: ['integer', 'null'], description: 'When it ended; null while it lasts' },
+    comment: { type: 'string', description: 'The sentence staff read on the incident' },
+    created_at: { type: 'string', format: 'date-time' },
+    updated_at: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+export const roomFlagSchema = {
+  tags,
+  summary: 'Report an automated flag’s episode',
+  description:
+    'One incident per episode, found by `key` (the room’s id of the episode, 1 to 64 of A-Z a-z 0-9 _ . : -). ' +
+    'The first report creates the flag (201): `type` (closed list), `confidence` (0 to 1), `offset_time` ' +
+    '(seconds since the start; absent: from the server clock), `end_offset_time` (null while it lasts). A ' +
+    'later report with the same key (200) may set end_offset_time and raise confidence; its type must match. ' +
+    'Only while exam_started, in an exam with automated_flags (409 otherwise).',
+  params: tokenParam,
+  body: {
+    type: 'object',
+    properties: {
+      key: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.:-]{1,64}$' },
+      type: { type: 'string', enum: FLAG_TYPES },
+      confidence: { type: 'number', minimum: 0, maximum: 1 },
+      offset_time: { type: 'integer', minimum: 0 },
+      end_offset_time: { type: ['integer', 'null'], minimum: 0 },
+    },
+    required: ['key', 'type', 'confidence'],
+  },
+  response: {
+    200: { type: 'object', properties: { flag: flagRecord } },
+    201: { type: 'object', properties: { flag: flagRecord } },
+    ...writeErrors,
+  },
+} as const;
+
+export const roomFlagRateSchema = {
+  tags,
+  summary: 'Report the detection rate the device keeps up',
+  description:
+    '`hz` (0 to 10; 0: the detectors stopped). Stored on the session; a rate below the one last reported ' +
+    '(or below the exam’s detection_hz, the first time) also records an incident of kind ' +
+    'flags_rate_lowered, so a reviewer knows the device analysed less often. Only while exam_started, ' +
+    'in an exam with automated_flags (409 otherwise).',
+  params: tokenParam,
+  body: {
+    type: 'object',
+    properties: { hz: { type: 'number', minimum: 0, maximum: 10 } },
+    required: ['hz'],
+  },
+  response: {
+    200: {
+      type: 'object',
+      properties: {
+        flags_rate: {
+          type: 'object',
+          properties: {
+            hz: { type: 'number' },
+            lowered: { type: 'boolean', description: 'Recorded as lowered (an incident was added)' },
+          },
+        },
+      },
+    },
+    ...writeErrors,
+  },
 } as const;

@@ -11,6 +11,7 @@ import {
   v2SignedQuery,
 } from './common.schemas.ts';
 import { studentSessionRecordV2 } from './student-sessions.schemas.ts';
+import { flagSettingsRecord } from '../v3/exams.schemas.ts';
 
 const tags = ['v2'];
 
@@ -69,6 +70,15 @@ const examFields = {
   live_id_check: {
     ...flagInput,
     description: 'V3 setting: a proctor admits each candidate after a live ID check',
+  },
+  automated_flags: { ...flagInput, description: 'V3 setting: the room runs the automated flags' },
+  flag_settings: {
+    anyOf: [
+      { type: 'object', properties: flagSettingsRecord.properties, additionalProperties: false },
+      { type: 'string', description: 'The same object as JSON text' },
+      { type: 'null' },
+    ],
+    description: 'V3 setting: the automated flags’ thresholds (docs/automated-flags.md)',
   },
   exam_language: { type: 'string', description: 'V3 setting: a supported BCP 47 tag' },
   timezone: { type: 'string', description: 'V3 setting: an IANA time zone name' },

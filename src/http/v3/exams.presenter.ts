@@ -1,10 +1,12 @@
 import { EXAM_FLAGS, EXAM_TEXTS, type Exam, examMode, isPublished } from '../../domain/exams/exam.ts';
+import { effectiveFlagSettings } from '../../domain/flags/settings.ts';
 import { isoTime } from '../time.ts';
 
 /**
  * The V3 exam record (contract §6, docs/api-v3-exams.md): every stored setting, and the fields
  * clients of the original service read that derive from `type` and `status` (`mode`,
- * `live_proctoring`, `published`). Returns it as a plain object.
+ * `live_proctoring`, `published`), and `flag_settings` as in force (defaults filled in). Returns it
+ * as a plain object.
  */
 export function presentExamV3(exam: Exam): Record<string, unknown> {
   const record: Record<string, unknown> = {
@@ -25,6 +27,8 @@ export function presentExamV3(exam: Exam): Record<string, unknown> {
   };
   for (const [key, field] of Object.entries(EXAM_FLAGS)) record[field] = exam[key as keyof typeof EXAM_FLAGS];
   for (const [key, field] of Object.entries(EXAM_TEXTS)) record[field] = exam[key as keyof typeof EXAM_TEXTS];
+  // The thresholds in force, defaults filled in, whether or not the exam set any.
+  record.flag_settings = effectiveFlagSettings(exam.flagSettings);
   record.comanager_ids = exam.comanagerIds;
   record.created_at = isoTime(exam.createdAt);
   record.updated_at = isoTime(exam.updatedAt);

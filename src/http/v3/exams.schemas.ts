@@ -13,6 +13,67 @@ import {
 
 const EXAM_TYPES = ['demo', 'classroom', 'record_review', 'live_proctoring'] as const;
 
+const seconds = (description: string) =>
+  ({ type: 'integer', minimum: 1, maximum: 600, description: `${description} (whole seconds)` }) as const;
+
+/** The automated flags' thresholds (src/domain/flags/settings.ts), every key present as in force. */
+export const flagSettingsRecord = {
+  type: 'object',
+  description:
+    'The automated flags’ thresholds in force: the exam’s own values over the defaults ' +
+    '(docs/automated-flags.md)',
+  properties: {
+    no_face_seconds: seconds('No face in view this long opens a no_face flag; default 5'),
+    looking_away_seconds: seconds('The face turned away this long opens a looking_away flag; default 5'),
+    multiple_faces_seconds: seconds('More than one face this long opens a multiple_faces flag; default 2'),
+    speech_forbidden: {
+      type: 'boolean',
+      description: 'The exam forbids talking: the room listens for speech',
+    },
+    speech_seconds: seconds('Speech this long opens a speech flag; default 3'),
+    face_match: {
+      type: 'boolean',
+      description: 'Compare the face in view with the face photo (face_mismatch, advisory); default true',
+    },
+    face_match_threshold: {
+      type: 'number',
+      minimum: 0,
+      maximum: 1,
+      description: 'Similarity below which the face counts as not matching; default 0.5',
+    },
+    detection_hz: {
+      type: 'number',
+      minimum: 0.5,
+      maximum: 10,
+      description: 'Detections per second the room aims for; default 2 (a slow device lowers it)',
+    },
+  },
+  required: [
+    'no_face_seconds',
+    'looking_away_seconds',
+    'multiple_faces_seconds',
+    'speech_forbidden',
+    'speech_seconds',
+    'face_match',
+    'face_match_threshold',
+    'detection_hz',
+  ],
+} as const;
+
+/** The same keys as input: every one optional; the ones left out follow the defaults. */
+const flagSettingsInput = {
+  anyOf: [
+    { type: 'object', properties: flagSettingsRecord.properties, additionalProperties: false },
+    { type: 'string', description: 'The same object as JSON text (a form)' },
+    { type: 'null' },
+  ],
+  default: null,
+  description:
+    'The automated flags’ thresholds: any of the keys, each optional (left out: the default). Replaces the ' +
+    'stored thresholds as a whole; null or empty returns to the defaults. A form sends it as JSON text. ' +
+    "422 names the key, e.g. 'flag_settings.no_face_seconds'",
+} as const;
+
 export const examRecord = {
   type: 'object',
   properties: {
@@ -58,6 +119,13 @@ export const examRecord = {
         'An Invigil addition: in a live_proctoring exam a proctor admits each candidate from the setup after ' +
         'checking the ID live (docs/api-live.md)',
     },
+    automated_flags: {
+      ...flag,
+      description:
+        'Step 12: the room runs the automated flags’ detectors on the candidate’s device ' +
+        '(docs/automated-flags.md). Flags are advisory: a person decides',
+    },
+    flag_settings: flagSettingsRecord,
     restrictions: nullableString,
     allowed_websites: nullableString,
     allowed_external_applications: nullableString,
@@ -140,6 +208,10 @@ const examInput = {
     live_id_check: flagInput(
       'In a live_proctoring exam, a proctor admits each candidate after checking the ID live (docs/api-live.md)',
     ),
+    automated_flags: flagInput(
+      'The room runs the automated flags’ detectors on the candidate’s device (docs/automated-flags.md)',
+    ),
+    flag_settings: flagSettingsInput,
     restrictions: textInput('Instructions for the reviewer'),
     allowed_websites: textInput('Comma-separated'),
     allowed_external_applications: textInput('Comma-separated'),
@@ -159,7 +231,7 @@ export const listExamsSchema = listRouteSchema(
     summary: 'List exams',
     description:
       'Filter/sort fields: id, name, type, status, user_id, duration_minutes, start_time, end_time, ' +
-      'global_proctoring, global_reviewing, archived, exam_language, timezone, created_at, updated_at. ' +
+      'global_proctoring, global_reviewing, archived, automated_flags, exam_language, timezone, created_at, updated_at. ' +
       'Deleted exams appear only when filtering on status. `like` applies to the text fields (name, type, status, ' +
       'exam_language, timezone) only. ' +
       'Time operands take the same forms as time inputs, years 0000 to 9999. In a sort, null sorts after every value ' +

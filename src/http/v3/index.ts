@@ -33,6 +33,7 @@ import { registerReviewRoutes } from './reviews.routes.ts';
 import { registerRetentionRoutes } from './retention.routes.ts';
 import { registerReportRoutes } from './reports.routes.ts';
 import { registerLiveRoutes } from './live.routes.ts';
+import { registerFlagRoutes } from './flags.routes.ts';
 
 const V3_MEDIA_TYPES = ['application/vnd.service.v3', 'application/vnd.procwise.v3'];
 
@@ -107,4 +108,5 @@ export function registerV3(app: FastifyInstance, deps: ServerDeps): void {
   registerRetentionRoutes(app, deps);
   registerReportRoutes(app, deps);
   registerLiveRoutes(app, deps);
+  registerFlagRoutes(app, deps);
 }

@@ -66,6 +66,7 @@ export function presentQueueEntryV3(entry: QueueEntry): Record<string, unknown> 
     start_time: isoTime(entry.startTime),
     end_time: isoTime(entry.endTime),
     incidents_count: entry.incidentsCount,
+    suspicion_score: entry.suspicionScore,
     verdict: entry.verdict,
     confirmed: entry.secondReview !== 'pending',
     second_review: entry.secondReview,

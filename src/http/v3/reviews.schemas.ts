@@ -71,6 +71,14 @@ const queueRecord = {
     start_time: nullableTime,
     end_time: nullableTime,
     incidents_count: { type: 'integer' },
+    suspicion_score: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 100,
+      description:
+        'From the undismissed automated flags: weight of the type × confidence × duration factor, summed, ' +
+        'at most 100 (docs/automated-flags.md). 0 without flags',
+    },
     verdict: { type: 'string' },
     confirmed: { type: 'boolean' },
     second_review: secondReviewState,
@@ -126,10 +134,11 @@ export const reviewableSchema = showRouteSchema(
 const queueList = listRouteSchema(
   {
     tags,
-    summary: "An exam's review queue: its finished sessions with verdict and incident count",
+    summary: "An exam's review queue: its finished sessions with verdict, incident count and suspicion score",
     description:
-      'Default order: incidents_count descending, then id. Filter/sort fields: id, name, email, attempt, ' +
-      'start_time, end_time, incidents_count, verdict, second_review, reviewed, reviewer_id, reviewed_at. ' +
+      'Default order: suspicion_score descending, then incidents_count descending, then id. Filter/sort ' +
+      'fields: id, name, email, attempt, start_time, end_time, incidents_count, suspicion_score, verdict, ' +
+      'second_review, reviewed, reviewer_id, reviewed_at. ' +
       'verdict=passed,suspicious is a shortcut for a verdict filter.',
   },
   'review_queue',

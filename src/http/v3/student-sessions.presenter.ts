@@ -3,7 +3,7 @@ import { CHECK_FIELDS } from '../../domain/student-sessions/student-session.ts';
 import { isClockPaused, pausedSeconds } from '../../domain/live/live-clock.ts';
 import { isoTime } from '../time.ts';
 
-/** The V3 incident record. */
+/** The V3 incident record, with an automated flag's fields (null/false for other incidents). */
 export function presentIncidentV3(incident: Incident): Record<string, unknown> {
   return {
     id: incident.id,
@@ -12,6 +12,14 @@ export function presentIncidentV3(incident: Incident): Record<string, unknown> {
     created_at: isoTime(incident.createdAt),
     updated_at: isoTime(incident.updatedAt),
     offset_time: incident.offsetTime,
+    // Step 12's automated flags (docs/automated-flags.md); null/false for every other incident.
+    type: incident.type,
+    source: incident.source,
+    confidence: incident.confidence,
+    end_offset_time: incident.endOffsetTime,
+    dismissed: incident.dismissedAt !== null,
+    dismissed_at: isoTime(incident.dismissedAt),
+    dismissed_by: incident.dismissedBy,
   };
 }
 

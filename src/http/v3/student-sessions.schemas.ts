@@ -1,3 +1,4 @@
+import { FLAG_TYPES } from '../../domain/flags/flag-types.ts';
 import {
   commonErrors,
   createRouteSchema,
@@ -36,6 +37,30 @@ export const incidentRecord = {
     created_at: nullableTime,
     updated_at: nullableTime,
     offset_time: nullableInteger,
+    type: {
+      type: ['string', 'null'],
+      enum: [...FLAG_TYPES, null],
+      description: 'An automated flag’s type (docs/automated-flags.md); null for other incidents',
+    },
+    source: {
+      type: ['string', 'null'],
+      enum: ['automatic', null],
+      description: '`automatic` for an automated flag; null for staff’s incidents and the room’s events',
+    },
+    confidence: {
+      type: ['number', 'null'],
+      minimum: 0,
+      maximum: 1,
+      description: 'A flag’s confidence, 0 to 1',
+    },
+    end_offset_time: {
+      ...nullableInteger,
+      description:
+        'Where a flag’s episode ended (seconds since the start); null while it lasts, and for others',
+    },
+    dismissed: { type: 'boolean', description: 'A reviewer dismissed this flag (it is kept, marked)' },
+    dismissed_at: nullableTime,
+    dismissed_by: { ...nullableInteger, description: 'The user who dismissed the flag' },
   },
 } as const;
 

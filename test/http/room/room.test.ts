@@ -659,6 +659,8 @@ for (const dialect of DIALECTS) {
         'POST /api/room/{token}/events',
         'POST /api/room/{token}/face_photo',
         'POST /api/room/{token}/finish',
+        'POST /api/room/{token}/flags',
+        'POST /api/room/{token}/flags/rate',
         'POST /api/room/{token}/id_card',
         'POST /api/room/{token}/leave',
         'POST /api/room/{token}/messages',

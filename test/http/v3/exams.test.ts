@@ -29,6 +29,8 @@ const EXAM_FIELDS = [
   'global_reviewing',
   'archived',
   'live_id_check',
+  'automated_flags',
+  'flag_settings',
   'terms',
   'duration_minutes',
   'use_duration',
@@ -73,6 +75,7 @@ const FLAGS_OFF_BY_DEFAULT = [
   'global_reviewing',
   'archived',
   'live_id_check',
+  'automated_flags',
 ] as const;
 
 const TEXTS = [

@@ -1004,12 +1004,30 @@ for (const dialect of DIALECTS) {
         const [incident] = incidents;
         assert.deepEqual(Object.keys(object(incident, 'incident')).sort(), [
           'comment',
+          'confidence',
           'created_at',
+          'dismissed',
+          'dismissed_at',
+          'dismissed_by',
+          'end_offset_time',
           'id',
           'offset_time',
+          'source',
           'student_session_id',
+          'type',
           'updated_at',
         ]);
+        // A staff incident is no automated flag: the flag fields are null, and it is not dismissed.
+        assert.deepEqual(
+          [
+            incident?.type,
+            incident?.source,
+            incident?.confidence,
+            incident?.end_offset_time,
+            incident?.dismissed,
+          ],
+          [null, null, null, null, false],
+        );
         assert.ok(Number.isInteger(incident?.id));
         assert.equal(incident?.student_session_id, student.id);
         assert.equal(incident?.comment, 'Looked away');

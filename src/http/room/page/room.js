@@ -33,9 +33,11 @@
  * }} RoomExam
  * @typedef {{ content_html: string }} RoomDocument
  * @typedef {{ enabled: boolean, socket: string, awaiting_admission: boolean, clock_paused: boolean }} RoomLive
+ * @typedef {import('./flags/face.js').FlagSettings} FlagSettings
+ * @typedef {{ enabled: boolean, settings: FlagSettings, models: string, has_face_photo: boolean }} RoomFlags
  * @typedef {{
  *   session: RoomSession, exam: RoomExam, document: RoomDocument | null, server_time: string,
- *   live?: RoomLive, lti_start_assessment?: string
+ *   live?: RoomLive, lti_start_assessment?: string, automated_flags?: RoomFlags
  * }} RoomView
  * @typedef {'webcam' | 'screen'} RecordingSource
  * @typedef {typeof import('../../live/page/live-client.js')} LiveClientModule
@@ -44,6 +46,7 @@
  * @typedef {import('../../live/page/live-client.js').AppMessage} LiveServerMessage
  * @typedef {import('../../live/page/live-client.js').SocketStatus} LiveSocketStatus
  * @typedef {import('../../live/page/live-client.js').PublishState} LivePublishState
+ * @typedef {import('./flags/flags.js').Flags} Flags
  */
 
 /** Milliseconds of recording per uploaded chunk. */
@@ -514,6 +517,7 @@ function setupStage() {
     about.append(h('h4', {}, ['Information for you']), info);
   }
   section.append(about);
+  if (view.automated_flags?.enabled) section.append(flagsNotice(view.automated_flags.settings));
 
   const checks = h('section', { 'aria-labelledby': 'checks-heading' }, [
     h('h3', { id: 'checks-heading' }, ['Check your equipment']),
@@ -964,6 +968,7 @@ async function takePhoto(/** @type {'id_card' | 'face_photo'} */ kind) {
   frame.classList.remove('empty');
   frame.removeAttribute('aria-hidden');
   announce(kind === 'id_card' ? 'ID card photo saved.' : 'Face photo saved.');
+  if (kind === 'face_photo' && view?.automated_flags?.enabled) rememberFacePhoto(canvas);
 }
 
 /** True once this page itself started the exam (not a reload of a started one). */
@@ -1380,6 +1385,7 @@ function startRecording() {
   }
   watchTracks();
   updateRecordingState();
+  void runFlags();
 }
 
 function updateRecordingState() {
@@ -1528,6 +1534,101 @@ function watchTracks() {
       });
     }
   }
+}
+
+// ---- Automated flags ---------------------------------------------------------------------------
+//
+// When the exam has automated flags (view.automated_flags.enabled), the detectors in ./flags/ run
+// on this device while the exam runs, loaded from the hashed path the view names
+// (docs/automated-flags.md). Like the live part, they may never cost the exam: a failure to load
+// leaves the room as it is.
+
+/** How long finishing waits for the last flag reports. */
+const FLAGS_STOP_LIMIT_MS = 3000;
+/** @type {Promise<Flags | null> | undefined} */
+let flagsLoading;
+/** The session storage key of the face photo the detectors compare with (this tab only). */
+const FACE_PHOTO_KEY = `invigil-face-photo:${token}`;
+
+/** What the setup says about the automated flags, in plain words. */
+function flagsNotice(/** @type {FlagSettings} */ settings) {
+  const items = [
+    'Whether your face is in view of the camera, whether more than one face is in view, and whether you look away from the screen for a while.',
+  ];
+  if (settings.face_match) items.push('Whether the face in view looks like the face photo you take below.');
+  if (settings.speech_forbidden) items.push('Whether someone speaks: this exam does not allow talking.');
+  items.push(
+    'Whether you switch to another tab or window, leave full screen, stop sharing your screen, use a second screen or a virtual camera.',
+  );
+  return h('section', { 'aria-labelledby': 'flags-heading', id: 'flags-notice', class: 'info' }, [
+    h('h3', { id: 'flags-heading' }, ['Automatic checks during the exam']),
+    h('p', {}, ['While you take the exam, this page checks on your own computer:']),
+    h(
+      'ul',
+      { class: 'facts' },
+      items.map((item) => h('li', {}, [item])),
+    ),
+    h('p', {}, [
+      'The camera picture and the sound are analysed on your computer only: nothing is sent anywhere for this analysis. Only the result, such as “no face in view from minute 12 to minute 13”, is sent to your exam office.',
+    ]),
+    h('p', {}, [
+      'These results are only hints for a person who reviews your exam. They can be wrong (for example in poor light), and they never end or interrupt your exam: a person decides.',
+    ]),
+  ]);
+}
+
+/**
+ * Keeps the face photo in this tab's session storage, so the detectors can compare with it after
+ * a reload too. Never throws (a full storage only means no comparison).
+ * @param {HTMLCanvasElement} canvas
+ */
+function rememberFacePhoto(canvas) {
+  try {
+    sessionStorage.setItem(FACE_PHOTO_KEY, canvas.toDataURL('image/jpeg', 0.85));
+  } catch {
+    // No room in the storage: the exam goes on without a comparison.
+  }
+}
+
+/** Loads the detectors once and hands them the current streams. Returns them, or null. */
+async function runFlags() {
+  const flagsView = view?.automated_flags;
+  if (!flagsView?.enabled || view?.session.status !== 'exam_started') return null;
+  flagsLoading ??= (async () => {
+    try {
+      const module = await /** @type {Promise<typeof import('./flags/flags.js')>} */ (
+        import(`${flagsView.models}flags.js`)
+      );
+      let facePhoto = null;
+      try {
+        facePhoto = sessionStorage.getItem(FACE_PHOTO_KEY);
+      } catch {
+        facePhoto = null;
+      }
+      return module.startFlags({
+        api,
+        base: flagsView.models,
+        settings: flagsView.settings,
+        facePhoto,
+        offsetNow: () => offsetNow(),
+        running: () => view?.session.status === 'exam_started',
+      });
+    } catch (error) {
+      console.info(`[automated flags] not loaded: ${String(error)}`);
+      void call('POST', '/flags/rate', { hz: 0 }).catch(() => undefined);
+      return null;
+    }
+  })();
+  const flags = await flagsLoading;
+  flags?.useStreams(cameraStream, screenStream);
+  return flags;
+}
+
+/** Stops the detectors and sends their last reports, waiting at most `limitMs`. Never throws. */
+async function stopFlags(/** @type {number} */ limitMs) {
+  if (flagsLoading === undefined) return;
+  const flags = await flagsLoading;
+  await flags?.stop(limitMs);
 }
 
 // ---- Live proctoring ----------------------------------------------------------------------------
@@ -2004,7 +2105,7 @@ async function finishExam() {
   finishing = true;
   try {
     byId('recording-state').textContent = 'Saving your recording…';
-    await stopRecording();
+    await Promise.all([stopRecording(), stopFlags(FLAGS_STOP_LIMIT_MS)]);
     await flushEvents();
     accept(await callView('POST', '/finish'));
   } finally {
@@ -2019,6 +2120,7 @@ function finishedStage() {
   const { session } = view;
   window.clearInterval(pollTimer);
   stopLive();
+  void stopFlags(0);
   void stopRecording().then(() => {
     for (const stream of [cameraStream, screenStream]) stream?.getTracks().forEach((track) => track.stop());
   });
