@@ -51,10 +51,13 @@ function encodeForm(params: Record<string, Scalar>): string {
 export class ApiClient {
   readonly baseUrl: string;
   readonly credentials: Credentials;
+  /** The time the timestamps are taken from: the server's clock when it runs on a test clock. */
+  readonly now: () => number;
 
-  constructor(baseUrl: string, credentials: Credentials) {
+  constructor(baseUrl: string, credentials: Credentials, now: () => number = Date.now) {
     this.baseUrl = baseUrl;
     this.credentials = credentials;
+    this.now = now;
   }
 
   /** Signs and sends a V3 call to `/api/v3` + template (route parameters filled from `params`). */
@@ -88,7 +91,7 @@ export class ApiClient {
     for (const name of Object.keys(route)) delete sent[name];
     if (version === 'v2') sent.api_token = this.credentials.apiToken;
     if (options.unsigned) return sent;
-    sent.timestamp = String(options.timestamp ?? Date.now());
+    sent.timestamp = String(options.timestamp ?? this.now());
     sent.nonce = options.nonce ?? nextNonce();
     sent.signature = options.signature ?? hmac(this.credentials.secretKey, canonical({ ...sent, ...route }));
     return sent;

@@ -176,7 +176,9 @@ export async function startTestServer(
         name: `User ${sequence}`,
         role,
       });
-      return { id: user.id, credentials, client: new ApiClient(baseUrl, credentials) };
+      // The client signs with the server's own clock, so a test on a fixed date stays within the
+      // signature window whatever the real date.
+      return { id: user.id, credentials, client: new ApiClient(baseUrl, credentials, () => app.clock.now()) };
     },
     async close() {
       await app.close();
