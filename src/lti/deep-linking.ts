@@ -1,8 +1,7 @@
-import crypto from 'node:crypto';
 import type { Db } from '../db/database.ts';
 import { type DeepLinkingSettings, LtiRefused } from './launch.ts';
 import type { ToolKeys } from './keys.ts';
-import { LTI_CLAIM } from './proctoring.ts';
+import { LTI_CLAIM, signToolMessage } from './tool-message.ts';
 
 /**
  * LTI Deep Linking 2.0, the tool's answer (docs/lti.md, "Deep linking"): a teacher's
@@ -133,16 +132,18 @@ export async function buildDeepLinkingResponse(
     url: `${deps.publicUrl.replace(/\/$/, '')}/lti/launch`,
     custom: { [EXAM_ID_PARAMETER]: String(exam.id) },
   };
-  const jwt = await deps.keys.sign({
-    iss: provider.client_id,
-    aud: ticket.platformIssuer,
-    azp: provider.client_id,
-    nonce: crypto.randomBytes(16).toString('base64url'),
-    [LTI_CLAIM.messageType]: 'LtiDeepLinkingResponse',
-    [LTI_CLAIM.version]: '1.3.0',
-    ...(ticket.deploymentId === null ? {} : { [LTI_CLAIM.deploymentId]: ticket.deploymentId }),
-    [LTI_CLAIM.contentItems]: [item],
-    ...(settings.data === null ? {} : { [LTI_CLAIM.deepLinkingData]: settings.data }),
-  });
+  const jwt = await signToolMessage(
+    deps.keys,
+    {
+      clientId: provider.client_id,
+      platformIssuer: ticket.platformIssuer,
+      deploymentId: ticket.deploymentId,
+    },
+    'LtiDeepLinkingResponse',
+    {
+      [LTI_CLAIM.contentItems]: [item],
+      ...(settings.data === null ? {} : { [LTI_CLAIM.deepLinkingData]: settings.data }),
+    },
+  );
   return { action: settings.returnUrl, jwt };
 }

@@ -1,7 +1,7 @@
-import crypto from 'node:crypto';
 import type { Db } from '../db/database.ts';
 import type { ToolKeys } from './keys.ts';
 import { LtiRefused } from './launch.ts';
+import { LTI_CLAIM, signToolMessage } from './tool-message.ts';
 
 /**
  * LTI Proctoring Services 1.0, the tool's side of the start (docs/lti.md, "Proctoring Services"):
@@ -10,18 +10,6 @@ import { LtiRefused } from './launch.ts';
  * with an `LtiStartAssessment` message it signs itself, and the platform opens the assessment. The
  * room keeps recording in its own tab meanwhile (the message is opened in a new one).
  */
-
-/** LTI 1.3 claim names used by the messages Invigil sends (LTI core, Proctoring Services, Deep Linking). */
-export const LTI_CLAIM = {
-  messageType: 'https://purl.imsglobal.org/spec/lti/claim/message_type',
-  version: 'https://purl.imsglobal.org/spec/lti/claim/version',
-  deploymentId: 'https://purl.imsglobal.org/spec/lti/claim/deployment_id',
-  resourceLink: 'https://purl.imsglobal.org/spec/lti/claim/resource_link',
-  sessionData: 'https://purl.imsglobal.org/spec/lti-ap/claim/session_data',
-  attemptNumber: 'https://purl.imsglobal.org/spec/lti-ap/claim/attempt_number',
-  contentItems: 'https://purl.imsglobal.org/spec/lti-dl/claim/content_items',
-  deepLinkingData: 'https://purl.imsglobal.org/spec/lti-dl/claim/data',
-} as const;
 
 /** Why a start-assessment message cannot be sent; `message` is shown to the candidate as is. */
 export class StartAssessmentRefused extends LtiRefused {
@@ -106,18 +94,16 @@ export async function buildStartAssessment(
     );
   }
   const deploymentId = row.deployment_id ?? row.provider_deployment_id;
-  const jwt = await deps.keys.sign({
-    iss: row.client_id,
-    aud: row.issuer,
-    azp: row.client_id,
-    nonce: crypto.randomBytes(16).toString('base64url'),
-    [LTI_CLAIM.messageType]: 'LtiStartAssessment',
-    [LTI_CLAIM.version]: '1.3.0',
-    ...(deploymentId === null ? {} : { [LTI_CLAIM.deploymentId]: deploymentId }),
-    [LTI_CLAIM.resourceLink]: { id: row.resource_link_id },
-    [LTI_CLAIM.attemptNumber]: row.attempt_number ?? 1,
-    [LTI_CLAIM.sessionData]: row.session_data ?? '',
-  });
+  const jwt = await signToolMessage(
+    deps.keys,
+    { clientId: row.client_id, platformIssuer: row.issuer, deploymentId },
+    'LtiStartAssessment',
+    {
+      [LTI_CLAIM.resourceLink]: { id: row.resource_link_id },
+      [LTI_CLAIM.attemptNumber]: row.attempt_number ?? 1,
+      [LTI_CLAIM.sessionData]: row.session_data ?? '',
+    },
+  );
   return {
     action: row.start_assessment_url,
     jwt,
