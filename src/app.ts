@@ -48,6 +48,7 @@ import { createStorage } from './storage/index.ts';
 import type { Services } from './services.ts';
 import type { LiveEngine } from './live/engine.ts';
 import { createConfiguredEngine } from './live/configured-engine.ts';
+import { createMobileService } from './domain/mobile/mobile.service.ts';
 import { createLiveHub, type LiveHub } from './live/hub.ts';
 import { resetLiveStatuses } from './domain/live/live-status.repository.ts';
 import { createLiveEvents } from './live/events.ts';
@@ -128,6 +129,7 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
   const jobs = createJobQueue({ db, clock });
   const examStaff = createExamStaffService({ db, clock, keys });
   const photos = createPhotosService({ db, clock, files });
+  const mobile = createMobileService({ db, clock, storage, publicUrl: config.publicUrl });
   const staffAuth = createStaffAuthService({ db, clock, jobs, publicUrl: config.publicUrl, users, keys });
   const liveEvents = createLiveEvents((error) =>
     logger.error({ err: error }, 'a live event listener failed'),
@@ -148,7 +150,8 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
     identityProviders: createIdentityProvidersService({ db, clock, keys }),
     photos,
     sessionFiles: createSessionFilesService({ db, files }),
-    room: createRoomService({ db, clock, files, photos, storage, liveEvents }),
+    room: createRoomService({ db, clock, files, photos, storage, liveEvents, mobile }),
+    mobile,
     authenticator: createAuthenticator({
       db,
       users,

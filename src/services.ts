@@ -10,6 +10,7 @@ import type { InstitutesService } from './domain/institutes/institutes.service.t
 import type { ExamExportsService } from './domain/exports/exam-exports.service.ts';
 import type { MailService } from './mail/mail.service.ts';
 import type { RoomService } from './domain/room/room.service.ts';
+import type { MobileService } from './domain/mobile/mobile.service.ts';
 import type { PhotosService } from './domain/student-sessions/photos.service.ts';
 import type { SessionFilesService } from './domain/student-sessions/session-files.service.ts';
 import type { StudentSessionsService } from './domain/student-sessions/student-sessions.service.ts';
@@ -60,6 +61,8 @@ export interface Services {
   readonly sessionFiles: SessionFilesService;
   /** The candidate exam room (contract §11). */
   readonly room: RoomService;
+  /** The phone as a second camera of the room (docs/room.md "The phone"). */
+  readonly mobile: MobileService;
   readonly mail: MailService;
   readonly examExports: ExamExportsService;
   readonly authenticator: Authenticator;

@@ -17,6 +17,7 @@ import * as m0014 from './migrations/0014_session_retention.ts';
 import * as m0015 from './migrations/0015_live_proctoring.ts';
 import * as m0016 from './migrations/0016_lti_launch.ts';
 import * as m0017 from './migrations/0017_automated_flags.ts';
+import * as m0018 from './migrations/0018_mobile_camera.ts';
 
 /** The migrations in order; each receives the dialect because a few column types differ. */
 function migrationsFor(dialect: Database['dialect']): Record<string, Migration> {
@@ -38,6 +39,7 @@ function migrationsFor(dialect: Database['dialect']): Record<string, Migration> 
     '0015_live_proctoring': { up: (db) => m0015.up(db, dialect) },
     '0016_lti_launch': { up: (db) => m0016.up(db, dialect) },
     '0017_automated_flags': { up: (db) => m0017.up(db) },
+    '0018_mobile_camera': { up: (db) => m0018.up(db) },
   };
 }
 

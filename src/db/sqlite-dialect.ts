@@ -7,6 +7,7 @@ import {
   type SqliteStatement,
 } from 'kysely';
 import type { Db } from './database.ts';
+import { type Checkpointer, startCheckpointer } from './sqlite-checkpointer.ts';
 
 /** How many prepared statements are kept per connection; the API uses far fewer distinct queries. */
 const STATEMENT_CACHE_SIZE = 500;
@@ -32,8 +33,11 @@ class NodeSqliteDatabase implements SqliteDatabase, SqliteStatements {
   readonly #db: DatabaseSync;
   readonly #statements = new Map<string, { stmt: StatementSync; reader: boolean }>();
 
-  constructor(db: DatabaseSync) {
+  readonly #checkpointer: Checkpointer | undefined;
+
+  constructor(db: DatabaseSync, checkpointer?: Checkpointer) {
     this.#db = db;
+    this.#checkpointer = checkpointer;
   }
 
   #entry(sql: string): { stmt: StatementSync; reader: boolean } {
@@ -70,6 +74,7 @@ class NodeSqliteDatabase implements SqliteDatabase, SqliteStatements {
   }
 
   close(): void {
+    this.#checkpointer?.stop();
     this.#statements.clear();
     if (this.#db.isOpen) this.#db.close();
   }
@@ -139,7 +144,11 @@ export function createSqliteDialect(file: string): SqliteDialect {
       db.exec('PRAGMA journal_mode = WAL');
       db.exec('PRAGMA synchronous = NORMAL');
       db.exec('PRAGMA foreign_keys = ON');
-      connection.current = new NodeSqliteDatabase(db);
+      // Checkpoints run on a thread of their own (sqlite-checkpointer.ts), never inside a commit on
+      // the event loop's thread. An in-memory database has no log to copy.
+      const checkpointer = file === ':memory:' ? undefined : startCheckpointer(file);
+      if (checkpointer !== undefined) db.exec('PRAGMA wal_autocheckpoint = 0');
+      connection.current = new NodeSqliteDatabase(db, checkpointer);
       return Promise.resolve(connection.current);
     },
   });

@@ -221,6 +221,14 @@ export interface StudentSessionsTable {
   clock_paused_ms: ColumnType<Millis, Millis | undefined, Millis>;
   /** The detection rate the room last reported for the automated flags, per second; null before. */
   flags_rate_hz: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Since 0018_mobile_camera: the phone's pairing token (its only credential); null until shown. */
+  mobile_token: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Since 0018_mobile_camera: `not_paired`, `paired`, `streaming` or `lost`. */
+  mobile_status: ColumnType<string, string | undefined, string>;
+  /** Since 0018_mobile_camera: when the phone was last heard from. */
+  mobile_seen_at: ColumnType<Millis | null, Millis | null | undefined, Millis | null>;
+  /** Since 0018_mobile_camera: the phone's browser and system, as the phone reported them. */
+  mobile_device: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Millis;
   updated_at: Millis;
 }

@@ -78,7 +78,7 @@ type Family = 'v3' | 'v2' | 'room' | 'files' | 'staff';
 
 function familyOf(url: string): Family | undefined {
   if (url.startsWith('/api/v3/')) return 'v3';
-  if (url.startsWith('/api/room/')) return 'room';
+  if (url.startsWith('/api/room/') || url.startsWith('/api/mobile/')) return 'room';
   if (url.startsWith('/files/')) return 'files';
   if (url.startsWith('/auth/') || url === '/users/sign_in.json') return 'staff';
   if (url.startsWith('/api/')) return 'v2';

@@ -22,9 +22,11 @@ import { docsPageOptions } from './docs/docs-page.ts';
 import { registerFileRoutes } from './files.routes.ts';
 import { completeRouteSchema, ignoredParams, ignoredParamsHeader } from './openapi.ts';
 import { registerRoomPage } from './room/page.routes.ts';
+import { registerMobilePages } from './mobile/pages.routes.ts';
 import { registerLiveAssets } from './live/assets.routes.ts';
 import { registerFlagModels } from './room/models.routes.ts';
 import { registerRoomRoutes } from './room/room.routes.ts';
+import { registerMobileRoutes } from './mobile/mobile.routes.ts';
 import { registerLtiProctoringRoutes } from './lti/proctoring.routes.ts';
 import { registerLtiDeepLinkingRoutes } from './lti/deep-linking.routes.ts';
 import { registerLtiRoutes } from './lti/lti.routes.ts';
@@ -155,6 +157,7 @@ function isV2Path(url: string): boolean {
     url.startsWith('/api/') &&
     !url.startsWith('/api/v3') &&
     !url.startsWith('/api/room') &&
+    !url.startsWith('/api/mobile') &&
     !url.startsWith('/api/docs')
   );
 }
@@ -371,7 +374,10 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   );
   // The candidate room: unsigned (its token is the credential), JSON errors, its own rate limit.
   await app.register((scope) => registerRoomRoutes(scope, deps), { prefix: '/api/room' });
+  await app.register((scope) => registerMobileRoutes(scope, deps), { prefix: '/api/mobile' });
   registerRoomPage(app, deps);
+  // The phone as a second camera: the PIN form and the phone page (docs/room.md "The phone").
+  registerMobilePages(app, deps);
   // The room's automated-flag detectors and their models, hashed and immutable (docs/automated-flags.md).
   registerFlagModels(app);
   // LMS launches: LTI 1.3 login and launch, LTI 1.1 launch, the tool's key set (docs/lti.md).

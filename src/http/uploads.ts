@@ -113,10 +113,11 @@ function isMultipartRequest(headers: IncomingHttpHeaders): boolean {
 }
 
 /** Which credential a route's multipart request carries, from its route template. */
-function routeKind(url: string | undefined): 'v3' | 'room' | 'v2' | 'other' {
+function routeKind(url: string | undefined): 'v3' | 'room' | 'phone' | 'v2' | 'other' {
   if (url === undefined) return 'other';
   if (url.startsWith('/api/v3/') || url === '/api/v3') return 'v3';
   if (url.startsWith('/api/room/')) return 'room';
+  if (url.startsWith('/api/mobile/')) return 'phone';
   if (url.startsWith('/api/') && !url.startsWith('/api/docs')) return 'v2';
   return 'other';
 }
@@ -159,6 +160,12 @@ async function checkBeforeBody(
       const token = typeof params?.token === 'string' ? params.token : '';
       // Throws the room's own 404 for a token that names no session.
       await services.room.examName(token);
+      state.clearance = 'cleared';
+    } else if (kind === 'phone') {
+      const params = request.params as { token?: unknown } | undefined;
+      const token = typeof params?.token === 'string' ? params.token : '';
+      // The phone's pairing token is its credential (404 when it names no session).
+      await services.mobile.examName(token);
       state.clearance = 'cleared';
     } else if (kind === 'v2') {
       const query = request.query as ParsedParams | undefined;

@@ -2,6 +2,7 @@ import type { Db } from '../db/database.ts';
 import { type Actor, liveWatchScope } from '../domain/access.ts';
 import { Forbidden, StateConflictMessage } from '../domain/errors.ts';
 import { findVisibleExam } from '../domain/exams/exam-access.ts';
+import type { MobileService } from '../domain/mobile/mobile.service.ts';
 import { hasAssignedSessions, isWatchableSession } from '../domain/live/live-status.repository.ts';
 import { SESSION_FINISHED } from '../domain/room/room.ts';
 import type { RoomService } from '../domain/room/room.service.ts';
@@ -29,6 +30,22 @@ export async function liveCandidate(
   if (exam.type !== 'live_proctoring') throw new StateConflictMessage(NO_LIVE_PROCTOR);
   if (session.status === 'exam_finished') throw new StateConflictMessage(SESSION_FINISHED);
   return { examId: exam.id, sessionId: session.id, name: session.name };
+}
+
+/**
+ * The candidate whose phone a pairing token names, for the phone's live socket: the phone service's
+ * own lookup. Returns the engine identity, `device: 'phone'`. Throws NotFoundMessage (the phone's
+ * NO_PHONE) for an unknown or replaced token, StateConflictMessage (409) for a finished session
+ * (SESSION_FINISHED) or an exam that is not `live_proctoring` (NO_LIVE_PROCTOR).
+ */
+export async function livePhone(
+  mobile: Pick<MobileService, 'sessionOfPhone'>,
+  mobileToken: string,
+): Promise<LivePublisherIdentity> {
+  const { session, exam } = await mobile.sessionOfPhone(mobileToken);
+  if (exam.type !== 'live_proctoring') throw new StateConflictMessage(NO_LIVE_PROCTOR);
+  if (session.status === 'exam_finished') throw new StateConflictMessage(SESSION_FINISHED);
+  return { examId: exam.id, sessionId: session.id, name: session.name, device: 'phone' };
 }
 
 /** Which candidates of an exam a proctor socket may watch. */

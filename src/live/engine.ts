@@ -1,5 +1,5 @@
 import type { IceServer } from '../config/config.ts';
-import type { ClientSignal, ServerMessage } from './protocol.ts';
+import type { ClientSignal, LiveDevice, ServerMessage } from './protocol.ts';
 
 /**
  * The live media engine behind live proctoring (docs/live-proctoring.md): it carries each candidate's
@@ -9,7 +9,10 @@ import type { ClientSignal, ServerMessage } from './protocol.ts';
  * engine; the engine never sees HTTP.
  *
  * Rooms: one per exam, named by the exam id. A candidate publishes into its exam's room; a proctor
- * subscribes to the candidates of that room the wall shows.
+ * subscribes to the candidates of that room the wall shows. In a `mobile_cam` exam the candidate's
+ * phone is a second publisher of the same session (`device: 'phone'`): its camera's video only,
+ * watched apart from the computer's media, so either may come, go or publish again without the
+ * other's connection being touched.
  */
 export interface LiveEngine {
   readonly kind: 'embedded' | 'livekit';
@@ -19,7 +22,10 @@ export interface LiveEngine {
   openRoom(examId: number): Promise<void>;
   /** Ends the exam's room: every publisher and subscriber in it is disconnected. Idempotent. */
   endRoom(examId: number): Promise<void>;
-  /** A candidate's publishing link, for one WebSocket connection of the room page. */
+  /**
+   * A candidate's publishing link, for one WebSocket connection of the room page (or, with
+   * `who.device` `phone`, of the candidate's phone: its camera's video only).
+   */
   publisher(who: LivePublisherIdentity, channel: LiveChannel): Promise<LiveLink>;
   /** A proctor's subscribing link, for one WebSocket connection of the wall. */
   subscriber(who: LiveSubscriberIdentity, channel: LiveChannel): Promise<LiveLink>;
@@ -34,6 +40,8 @@ export interface LivePublisherIdentity {
   readonly sessionId: number;
   /** The candidate's name, for engines that show one (LiveKit participant name). */
   readonly name: string;
+  /** `phone` for the candidate's phone; left out for the computer (the exam room). */
+  readonly device?: LiveDevice;
 }
 
 export interface LiveSubscriberIdentity {
@@ -82,8 +90,9 @@ export type LiveJoin =
     };
 
 export interface LiveParticipant {
-  readonly role: 'candidate' | 'proctor';
-  /** The student session id of a candidate, the user id of a proctor. */
+  /** `phone`: a candidate's phone, apart from its computer (`candidate`). */
+  readonly role: 'candidate' | 'proctor' | 'phone';
+  /** The student session id of a candidate or its phone, the user id of a proctor. */
   readonly id: number;
   readonly publishing: boolean;
 }
@@ -94,6 +103,9 @@ export function liveRoomName(examId: number): string {
 }
 export function candidateIdentity(sessionId: number): string {
   return `candidate-${sessionId}`;
+}
+export function phoneIdentity(sessionId: number): string {
+  return `candidate-${sessionId}-phone`;
 }
 export function proctorIdentity(userId: number): string {
   return `proctor-${userId}`;

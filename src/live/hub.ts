@@ -14,9 +14,10 @@ import { type ClientSignal, type LiveStatus, parseClientSignal, type ServerMessa
 
 /**
  * The signalling hub of live proctoring (docs/live-proctoring.md, "Sockets"): it owns the WebSockets
- * of the candidates' rooms and the proctors' walls, gives each a link to the media engine, passes
- * the browsers' signals to it, keeps each candidate's live status (memory, `student_sessions`, and
- * the exam's proctor sockets), and forwards the domain's live events (chat messages, room controls).
+ * of the candidates' rooms, their phones and the proctors' walls, gives each a link to the media
+ * engine, passes the browsers' signals to it, keeps each candidate's live status (memory,
+ * `student_sessions`, and the exam's proctor sockets), and forwards the domain's live events (chat
+ * messages, room controls).
  * One hub per serving process; the sockets of one exam must reach the same process.
  */
 
@@ -48,6 +49,12 @@ export interface LiveHub {
   candidate(socket: LiveSocket, who: LivePublisherIdentity): void;
   /** Takes over a proctor's wall socket (its access already checked): link, hello, live statuses. */
   proctor(socket: LiveSocket, who: LiveProctor): void;
+  /**
+   * Takes over a candidate's phone socket (its pairing token already checked; `who.device` is
+   * `phone`): a publishing link of its own, hello. The phone never changes the session's live
+   * status, which is the computer's; it is closed when the session ends.
+   */
+  phone(socket: LiveSocket, who: LivePublisherIdentity): void;
   /** The status the hub holds for a session now (offline when it has no socket of it). */
   statusOf(sessionId: number): LiveStatus;
   /**
@@ -80,6 +87,8 @@ export const LIVE_HUB_TIMING: LiveHubTiming = {
 
 /** The fatal error of an older socket of a session when a newer one opens (a second tab). */
 export const OPENED_ELSEWHERE = 'This exam room was opened somewhere else';
+/** The fatal error of an older phone socket of a session when a newer one opens (another phone). */
+export const PHONE_OPENED_ELSEWHERE = 'This phone link was opened somewhere else';
 /** The non-fatal error of a frame that is not one ClientSignal as JSON text. */
 export const UNREADABLE_SIGNAL = 'Unreadable message: send one JSON signal per text frame';
 /** The non-fatal error of a signal of the other side's (a candidate subscribing, a proctor offering). */
@@ -91,7 +100,7 @@ export const WATCH_NOT_CHECKED =
   'Could not check whether you may watch this candidate; try again in a moment';
 /** The non-fatal error of a signal that failed in the hub itself (details in the log). */
 export const SIGNAL_FAILED = 'The message could not be handled; try again';
-/** The non-fatal error of a candidate's signal once its exam ended. */
+/** The non-fatal error of a candidate's signal once its exam ended (fatal for its phone). */
 export const EXAM_ENDED = 'The exam is finished';
 /** The fatal error when the engine cannot give the socket a link. */
 export const ENGINE_UNAVAILABLE = 'Live media is not available right now; try again in a moment';
@@ -105,6 +114,8 @@ export const SHUTTING_DOWN = 'The service is restarting; reconnect in a moment';
 /** Close codes (4000–4999 are the application's). */
 const CLOSE_REPLACED = 4000;
 const CLOSE_REFUSED = 4001;
+/** A phone's socket when its session ended. */
+const CLOSE_FINISHED = 4002;
 const CLOSE_GOING_AWAY = 1001;
 const CLOSE_ENGINE = 1011;
 
@@ -117,15 +128,15 @@ const OPEN = 1;
  */
 const MAX_QUEUED_SIGNALS = 512;
 
-const CANDIDATE_SIGNALS: ReadonlySet<ClientSignal['type']> = new Set(['offer', 'media']);
+const PUBLISHER_SIGNALS: ReadonlySet<ClientSignal['type']> = new Set(['offer', 'media']);
 const PROCTOR_SIGNALS: ReadonlySet<ClientSignal['type']> = new Set(['subscribe', 'unsubscribe', 'answer']);
 
 /** One socket the hub holds. */
 interface Peer {
   readonly socket: LiveSocket;
-  readonly role: 'candidate' | 'proctor';
+  readonly role: 'candidate' | 'proctor' | 'phone';
   readonly examId: number;
-  /** The candidate's session (0 for a proctor). */
+  /** The candidate's session, of the room or the phone (0 for a proctor). */
   readonly sessionId: number;
   /** The proctor's identity (undefined for a candidate). */
   readonly proctor: LiveProctor | undefined;
@@ -145,7 +156,7 @@ interface Peer {
   pushes: Promise<void>;
   heardAt: number;
   closed: boolean;
-  /** A candidate whose exam ended: its link is closed and it may not publish again. */
+  /** A candidate (or phone) whose exam ended: its link is closed and it may not publish again. */
   ended: boolean;
   /** Resolves when the socket has closed. */
   readonly gone: Promise<void>;
@@ -189,6 +200,8 @@ export function createLiveHub(deps: {
   const peers = new Set<Peer>();
   /** The one socket of each session that counts (the newest). */
   const candidates = new Map<number, Peer>();
+  /** The one phone socket of each session that counts (the newest). */
+  const phones = new Map<number, Peer>();
   const proctors = new Map<number, Set<Peer>>();
   const rooms = new Map<number, Room>();
   /** Sessions not offline, with their exam. */
@@ -314,6 +327,10 @@ export function createLiveHub(deps: {
       if (set?.size === 0) proctors.delete(peer.examId);
       return;
     }
+    if (peer.role === 'phone') {
+      if (phones.get(peer.sessionId) === peer) phones.delete(peer.sessionId);
+      return;
+    }
     if (wasCurrent) {
       candidates.delete(peer.sessionId);
       setStatus(peer.examId, peer.sessionId, 'offline');
@@ -332,7 +349,7 @@ export function createLiveHub(deps: {
   async function handle(peer: Peer, signal: ClientSignal): Promise<void> {
     const link = peer.link;
     if (peer.closed || link === undefined) return;
-    const allowed = peer.role === 'candidate' ? CANDIDATE_SIGNALS : PROCTOR_SIGNALS;
+    const allowed = peer.role === 'proctor' ? PROCTOR_SIGNALS : PUBLISHER_SIGNALS;
     if (!allowed.has(signal.type)) {
       deliver(peer, errorOf(WRONG_SIDE, false));
       return;
@@ -476,6 +493,18 @@ export function createLiveHub(deps: {
     return peer;
   }
 
+  /**
+   * The session ended: its phone is told, its media stops and its socket closes (a reconnect would
+   * only be refused).
+   */
+  function endPhone(sessionId: number): void {
+    const phone = phones.get(sessionId);
+    if (phone === undefined) return;
+    phone.ended = true;
+    deliver(phone, { type: 'control', action: 'ended' });
+    fail(phone, EXAM_ENDED, CLOSE_FINISHED);
+  }
+
   function onEvent(event: LiveEvent): void {
     const candidate = candidates.get(event.sessionId);
     if (event.kind === 'message') {
@@ -483,6 +512,7 @@ export function createLiveHub(deps: {
       toProctors(event.examId, event.sessionId, { type: 'message', message: event.message });
       return;
     }
+    if (event.action === 'ended') endPhone(event.sessionId);
     if (candidate === undefined) return;
     deliver(candidate, { type: 'control', action: event.action });
     if (event.action !== 'ended') return;
@@ -552,6 +582,16 @@ export function createLiveHub(deps: {
       candidates.set(who.sessionId, peer);
       setStatus(who.examId, who.sessionId, 'connecting');
       peer.ready = start(peer, (channel) => engine.publisher(who, channel)).catch(failed);
+    },
+
+    phone(socket, who) {
+      const peer = adopt(socket, 'phone', who.examId, who.sessionId, undefined);
+      if (peer === undefined) return;
+      const older = phones.get(who.sessionId);
+      if (older !== undefined) fail(older, PHONE_OPENED_ELSEWHERE, CLOSE_REPLACED);
+      phones.set(who.sessionId, peer);
+      const phone: LivePublisherIdentity = { ...who, device: 'phone' };
+      peer.ready = start(peer, (channel) => engine.publisher(phone, channel)).catch(failed);
     },
 
     proctor(socket, who) {

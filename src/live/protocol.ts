@@ -2,17 +2,28 @@ import type { LiveJoin } from './engine.ts';
 
 /**
  * The messages of the live-proctoring WebSockets (docs/live-proctoring.md), one JSON object per text
- * frame, each with a `type`. Two sockets:
+ * frame, each with a `type`. Three sockets:
  *
  * - `/live/room/:token`: the candidate's room page; the room token in the path is the credential.
  * - `/live/exams/:examId`: the proctor wall; the staff session cookie is the credential and the
  *   `Origin` header must be the service's own.
+ * - `/live/mobile/:token`: the candidate's phone (a `mobile_cam` exam's second camera); the pairing
+ *   token in the path is the credential. The phone only publishes.
  *
  * Embedded engine media layout: a candidate's peer connection carries exactly three m-lines in this
  * order: 0 the camera's video, 1 the microphone's audio, 2 the screen's video (a line whose track is
  * missing simply carries nothing). A proctor's peer connection for one candidate carries the same
- * three lines in the same order. Offers and answers are complete (ICE gathered, no trickle).
+ * three lines in the same order. The phone's peer connection carries one m-line, its camera's video;
+ * a proctor watches it over a peer connection of its own (the same single line), subscribed to with
+ * `device: "phone"`, so the computer's and the phone's connections never disturb each other. Offers
+ * and answers are complete (ICE gathered, no trickle).
  */
+
+/**
+ * Which of a candidate's devices a signal is about: the computer (the exam room; the field is left
+ * out) or the phone (`"phone"`).
+ */
+export type LiveDevice = 'computer' | 'phone';
 
 /** Live status of a candidate, as the V3 student record and the wall show it. */
 export const LIVE_STATUSES = ['offline', 'connecting', 'live'] as const;
@@ -36,18 +47,24 @@ export type RoomControl = (typeof ROOM_CONTROLS)[number];
 /** Server → browser. */
 export type ServerMessage =
   /** First message on every socket: who the browser is to the engine and how to reach the media. */
-  | { readonly type: 'hello'; readonly role: 'candidate' | 'proctor'; readonly join: LiveJoin }
-  /** Candidate: the answer to its publishing offer. */
+  | { readonly type: 'hello'; readonly role: 'candidate' | 'proctor' | 'phone'; readonly join: LiveJoin }
+  /** Candidate and phone: the answer to its publishing offer. */
   | { readonly type: 'answer'; readonly sdp: string }
-  /** Proctor: an offer carrying one candidate's media (sent after `subscribe`, again after the candidate republishes). */
-  | { readonly type: 'offer'; readonly sessionId: number; readonly sdp: string }
-  /** Proctor: the candidate's publication ended (it will be offered again when the candidate comes back). */
-  | { readonly type: 'unpublished'; readonly sessionId: number }
+  /**
+   * Proctor: an offer carrying one candidate's media (sent after `subscribe`, again after the
+   * candidate republishes); with `device: "phone"`, the media of the candidate's phone.
+   */
+  | { readonly type: 'offer'; readonly sessionId: number; readonly sdp: string; readonly device?: 'phone' }
+  /**
+   * Proctor: the candidate's (with `device: "phone"`, its phone's) publication ended; it is offered
+   * again when back.
+   */
+  | { readonly type: 'unpublished'; readonly sessionId: number; readonly device?: 'phone' }
   /** Proctor: a candidate's live status changed. */
   | { readonly type: 'live'; readonly sessionId: number; readonly liveStatus: LiveStatus }
   /** Both: a chat message of the session (either side's, the sender's own included). */
   | { readonly type: 'message'; readonly message: LiveMessageJson }
-  /** Candidate: the proctor changed the session; the room re-reads its view. */
+  /** Candidate: the proctor changed the session; the room re-reads its view. Phone: `ended` only. */
   | { readonly type: 'control'; readonly action: RoomControl }
   /** Both: a refused request; `fatal` ones are followed by the socket closing. */
   | { readonly type: 'error'; readonly error: string; readonly fatal: boolean }
@@ -60,16 +77,24 @@ export type ServerMessage =
 
 /** Browser → server. */
 export type ClientSignal =
-  /** Candidate: publish (or republish) its media; answered by `answer`. */
+  /** Candidate and phone: publish (or republish) its media; answered by `answer`. */
   | { readonly type: 'offer'; readonly sdp: string }
-  /** Proctor: watch one candidate; answered by `offer` once the candidate publishes. */
-  | { readonly type: 'subscribe'; readonly sessionId: number }
-  /** Proctor: stop watching one candidate. */
-  | { readonly type: 'unsubscribe'; readonly sessionId: number }
-  /** Proctor: the answer to an `offer`. */
-  | { readonly type: 'answer'; readonly sessionId: number; readonly sdp: string }
-  /** Candidate on an engine the server cannot see into (LiveKit): whether its media flows. */
+  /**
+   * Proctor: watch one candidate (with `device: "phone"`, its phone); answered by `offer` once it
+   * publishes.
+   */
+  | { readonly type: 'subscribe'; readonly sessionId: number; readonly device?: 'phone' }
+  /** Proctor: stop watching one candidate (or its phone). */
+  | { readonly type: 'unsubscribe'; readonly sessionId: number; readonly device?: 'phone' }
+  /** Proctor: the answer to an `offer` (of the phone when `device` says so). */
+  | { readonly type: 'answer'; readonly sessionId: number; readonly sdp: string; readonly device?: 'phone' }
+  /** Candidate or phone on an engine the server cannot see into (LiveKit): whether its media flows. */
   | { readonly type: 'media'; readonly state: 'connecting' | 'live' };
+
+/** The device a proctor's signal or an engine's offer is about: the computer when `device` is absent. */
+export function deviceOf(message: { readonly device?: 'phone' }): LiveDevice {
+  return message.device === 'phone' ? 'phone' : 'computer';
+}
 
 /** The longest frame a browser may send (a complete SDP offer with three m-lines is a few KB). */
 export const MAX_CLIENT_FRAME_BYTES = 64 * 1024;
@@ -82,6 +107,12 @@ function record(value: unknown): Record<string, unknown> | undefined {
 
 function sessionIdOf(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : undefined;
+}
+
+/** `{}` for a field left out, `{device: 'phone'}` for the phone, undefined for anything else. */
+function deviceField(value: Record<string, unknown>): { device?: 'phone' } | undefined {
+  if (!Object.hasOwn(value, 'device') || value.device === undefined) return {};
+  return value.device === 'phone' ? { device: 'phone' } : undefined;
 }
 
 function sdpOf(value: unknown): string | undefined {
@@ -114,12 +145,16 @@ export function parseClientSignal(frame: string): ClientSignal | undefined {
     case 'subscribe':
     case 'unsubscribe': {
       const sessionId = sessionIdOf(value.sessionId);
-      return sessionId === undefined ? undefined : { type, sessionId };
+      const device = deviceField(value);
+      return sessionId === undefined || device === undefined ? undefined : { type, sessionId, ...device };
     }
     case 'answer': {
       const sessionId = sessionIdOf(value.sessionId);
       const sdp = sdpOf(value.sdp);
-      return sessionId === undefined || sdp === undefined ? undefined : { type, sessionId, sdp };
+      const device = deviceField(value);
+      return sessionId === undefined || sdp === undefined || device === undefined
+        ? undefined
+        : { type, sessionId, sdp, ...device };
     }
     case 'media':
       return value.state === 'connecting' || value.state === 'live'

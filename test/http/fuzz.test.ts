@@ -204,7 +204,7 @@ type Api = 'v3' | 'v2' | 'room' | 'other';
 
 function apiOf(template: string): Api {
   if (template.startsWith('/api/v3/')) return 'v3';
-  if (template.startsWith('/api/room/')) return 'room';
+  if (template.startsWith('/api/room/') || template.startsWith('/api/mobile/')) return 'room';
   if (template.startsWith('/api/')) return 'v2';
   return 'other';
 }
@@ -213,11 +213,13 @@ function apiOf(template: string): Api {
 interface Seed {
   readonly ids: Readonly<Record<string, number>>;
   readonly roomToken: string;
+  /** The pairing token of the session's phone (the exam has mobile_cam), for `/api/mobile/{token}`. */
+  readonly mobileToken: string;
 }
 
 /** A real id for a path parameter: by its name, or for `id` by the path segment before it. */
 function realId(seed: Seed, template: string, name: string): string {
-  if (name === 'token') return seed.roomToken;
+  if (name === 'token') return template.startsWith('/api/mobile/') ? seed.mobileToken : seed.roomToken;
   const segments = template.split('/');
   const at = segments.indexOf(`{${name}}`);
   const collection = name === 'id' ? (segments[at - 1] ?? '') : name.replace(/_id$/, 's');
@@ -402,6 +404,7 @@ for (const dialect of DIALECTS) {
             name: 'Fuzz',
             type: 'record_review',
             duration_minutes: '60',
+            mobile_cam: 'true',
           })
         ).exam,
         'exam',
@@ -442,6 +445,9 @@ for (const dialect of DIALECTS) {
           comanagers: user.id,
         },
         roomToken: row.token,
+        mobileToken: await server.app.services.mobile
+          .pairByPin(String(session.pin_code).padStart(6, '0'), 's@example.org')
+          .then((paired) => paired.mobileToken),
       };
       const spec = await httpRequest({ url: `${server.baseUrl}/api/openapi.json` });
       assert.equal(spec.status, 200);

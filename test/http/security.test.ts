@@ -31,11 +31,16 @@ interface SignedRoute {
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
-/** Paths under /api that are not the signed API: the candidate room (token in the path), docs. */
+/** Paths under /api that are not the signed API: the candidate room and its phone (token in the path), docs. */
 function isSignedApiPath(path: string): 'v3' | 'v2' | undefined {
   if (path.startsWith('/api/v3/')) return 'v3';
   if (!path.startsWith('/api/')) return undefined;
-  if (path.startsWith('/api/room/') || path.startsWith('/api/docs') || path === '/api/openapi.json')
+  if (
+    path.startsWith('/api/room/') ||
+    path.startsWith('/api/mobile/') ||
+    path.startsWith('/api/docs') ||
+    path === '/api/openapi.json'
+  )
     return undefined;
   return 'v2';
 }

@@ -1661,6 +1661,1241 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/mobile/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the phone page shows
+         * @description The phone’s status and check, the next chunk’s sequence, the session’s status and time left.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The phone’s pairing token (mobile.pairing_url) */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            exam: {
+                                /** @description The phone also publishes live (docs/api-live.md) */
+                                live_proctoring: boolean;
+                                name: string;
+                            };
+                            mobile: {
+                                /**
+                                 * @description The session’s mobile_check
+                                 * @enum {string}
+                                 */
+                                check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                chunks_count: number;
+                                /** @description The sequence of the phone’s next recording chunk */
+                                next_sequence: number;
+                                /** @enum {string} */
+                                status: "not_paired" | "paired" | "streaming" | "lost";
+                            };
+                            /** Format: date-time */
+                            server_time: string;
+                            session: {
+                                /** Format: date-time */
+                                end_time: string | null;
+                                /** Format: date-time */
+                                ends_at: string | null;
+                                /** Format: date-time */
+                                start_time: string | null;
+                                /** @enum {string} */
+                                status: "registered" | "email_sent" | "after_check_req" | "in_setup" | "exam_not_started" | "exam_started" | "exam_finished";
+                                student_name: string;
+                                time_left_seconds: number | null;
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No session has this pairing token (never made, or replaced) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description The session is finished, or the step does not fit its status */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description A parameter is invalid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Too many requests for this token */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mobile/{token}/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The phone camera check
+         * @description Multipart `file`: a short clip from the phone’s camera (video/webm or video/mp4 by content, at least 1 kB). Frames reached the server, so mobile_check becomes succeeded. Only before the exam starts.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The phone’s pairing token (mobile.pairing_url) */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "multipart/form-data": {
+                        /** Format: binary */
+                        file: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            exam: {
+                                /** @description The phone also publishes live (docs/api-live.md) */
+                                live_proctoring: boolean;
+                                name: string;
+                            };
+                            mobile: {
+                                /**
+                                 * @description The session’s mobile_check
+                                 * @enum {string}
+                                 */
+                                check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                chunks_count: number;
+                                /** @description The sequence of the phone’s next recording chunk */
+                                next_sequence: number;
+                                /** @enum {string} */
+                                status: "not_paired" | "paired" | "streaming" | "lost";
+                            };
+                            /** Format: date-time */
+                            server_time: string;
+                            session: {
+                                /** Format: date-time */
+                                end_time: string | null;
+                                /** Format: date-time */
+                                ends_at: string | null;
+                                /** Format: date-time */
+                                start_time: string | null;
+                                /** @enum {string} */
+                                status: "registered" | "email_sent" | "after_check_req" | "in_setup" | "exam_not_started" | "exam_started" | "exam_finished";
+                                student_name: string;
+                                time_left_seconds: number | null;
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No session has this pairing token (never made, or replaced) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description The session is finished, or the step does not fit its status */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The clip is no video/webm or video/mp4 */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description A parameter is invalid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Too many requests for this token */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mobile/{token}/heartbeat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The phone is still there
+         * @description Sent every 5 seconds. `streaming` says whether the phone’s camera sends video now. A phone not heard from for 15 seconds is lost (during the exam an incident, mobile_lost; its return another, mobile_returned).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The phone’s pairing token (mobile.pairing_url) */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        battery_level?: number | null;
+                        charging?: boolean | null;
+                        streaming?: boolean;
+                        /** @description The page is in view */
+                        visible?: boolean;
+                    } | null;
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            exam: {
+                                /** @description The phone also publishes live (docs/api-live.md) */
+                                live_proctoring: boolean;
+                                name: string;
+                            };
+                            mobile: {
+                                /**
+                                 * @description The session’s mobile_check
+                                 * @enum {string}
+                                 */
+                                check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                chunks_count: number;
+                                /** @description The sequence of the phone’s next recording chunk */
+                                next_sequence: number;
+                                /** @enum {string} */
+                                status: "not_paired" | "paired" | "streaming" | "lost";
+                            };
+                            /** Format: date-time */
+                            server_time: string;
+                            session: {
+                                /** Format: date-time */
+                                end_time: string | null;
+                                /** Format: date-time */
+                                ends_at: string | null;
+                                /** Format: date-time */
+                                start_time: string | null;
+                                /** @enum {string} */
+                                status: "registered" | "email_sent" | "after_check_req" | "in_setup" | "exam_not_started" | "exam_started" | "exam_finished";
+                                student_name: string;
+                                time_left_seconds: number | null;
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No session has this pairing token (never made, or replaced) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description The session is finished, or the step does not fit its status */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description A parameter is invalid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Too many requests for this token */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mobile/{token}/hello": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The phone page opened
+         * @description The phone is paired (or back, after being lost).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The phone’s pairing token (mobile.pairing_url) */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The phone’s browser and system, e.g. "Chrome 131 on Android 14" */
+                        device?: string;
+                    } | null;
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            exam: {
+                                /** @description The phone also publishes live (docs/api-live.md) */
+                                live_proctoring: boolean;
+                                name: string;
+                            };
+                            mobile: {
+                                /**
+                                 * @description The session’s mobile_check
+                                 * @enum {string}
+                                 */
+                                check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                chunks_count: number;
+                                /** @description The sequence of the phone’s next recording chunk */
+                                next_sequence: number;
+                                /** @enum {string} */
+                                status: "not_paired" | "paired" | "streaming" | "lost";
+                            };
+                            /** Format: date-time */
+                            server_time: string;
+                            session: {
+                                /** Format: date-time */
+                                end_time: string | null;
+                                /** Format: date-time */
+                                ends_at: string | null;
+                                /** Format: date-time */
+                                start_time: string | null;
+                                /** @enum {string} */
+                                status: "registered" | "email_sent" | "after_check_req" | "in_setup" | "exam_not_started" | "exam_started" | "exam_finished";
+                                student_name: string;
+                                time_left_seconds: number | null;
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No session has this pairing token (never made, or replaced) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description The session is finished, or the step does not fit its status */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description A parameter is invalid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Too many requests for this token */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mobile/{token}/leave": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The phone page is going away
+         * @description Sent as a beacon when the page is closed: the phone is lost at once (during the exam, an incident).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The phone’s pairing token (mobile.pairing_url) */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            exam: {
+                                /** @description The phone also publishes live (docs/api-live.md) */
+                                live_proctoring: boolean;
+                                name: string;
+                            };
+                            mobile: {
+                                /**
+                                 * @description The session’s mobile_check
+                                 * @enum {string}
+                                 */
+                                check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                chunks_count: number;
+                                /** @description The sequence of the phone’s next recording chunk */
+                                next_sequence: number;
+                                /** @enum {string} */
+                                status: "not_paired" | "paired" | "streaming" | "lost";
+                            };
+                            /** Format: date-time */
+                            server_time: string;
+                            session: {
+                                /** Format: date-time */
+                                end_time: string | null;
+                                /** Format: date-time */
+                                ends_at: string | null;
+                                /** Format: date-time */
+                                start_time: string | null;
+                                /** @enum {string} */
+                                status: "registered" | "email_sent" | "after_check_req" | "in_setup" | "exam_not_started" | "exam_started" | "exam_finished";
+                                student_name: string;
+                                time_left_seconds: number | null;
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No session has this pairing token (never made, or replaced) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description The session is finished, or the step does not fit its status */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description A parameter is invalid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Too many requests for this token */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mobile/{token}/recordings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Append a chunk of the phone’s recording
+         * @description As the room’s recordings, for the third stream: multipart `file`, `sequence` and `source` (`mobile`, the only value taken here). 201 stored, 200 already stored, 409 naming the expected sequence.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The phone’s pairing token (mobile.pairing_url) */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "multipart/form-data": {
+                        /** Format: binary */
+                        file: string;
+                        /** @description The chunk’s place in the phone’s recording, from 0 */
+                        sequence: number;
+                        /**
+                         * @default mobile
+                         * @enum {string}
+                         */
+                        source?: "mobile";
+                    };
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            next_sequence: number;
+                        };
+                    };
+                };
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            next_sequence: number;
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description `Couldn't find the exam room` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not allowed in the session’s status, or the session is finished */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Chunk too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The first chunk is no video/webm or video/mp4 */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description A parameter is missing or invalid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Too many requests for this token */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/room/{token}": {
         parameters: {
             query?: never;
@@ -1775,6 +3010,29 @@ export interface paths {
                             };
                             /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
                             lti_start_assessment?: string;
+                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam */
+                            mobile?: {
+                                /** @description Chunks of the phone’s recording stored */
+                                chunks_count: number;
+                                /** @description The phone’s browser and system, as it reported them */
+                                device: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the phone was last heard from
+                                 */
+                                last_seen_at: string | null;
+                                /** @description The short address a phone can type, {PUBLIC_URL}/m */
+                                pairing_address: string;
+                                /**
+                                 * Format: uri
+                                 * @description The address the QR code holds, {PUBLIC_URL}/m/<pairing token>; null once finished
+                                 */
+                                pairing_url: string | null;
+                                /** @description The session’s six-digit PIN, typed on the phone with the email; null once finished */
+                                pin_code: string | null;
+                                /** @enum {string} */
+                                status: "not_paired" | "paired" | "streaming" | "lost";
+                            };
                             /** Format: date-time */
                             server_time: string;
                             session: {
@@ -2086,6 +3344,29 @@ export interface paths {
                             };
                             /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
                             lti_start_assessment?: string;
+                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam */
+                            mobile?: {
+                                /** @description Chunks of the phone’s recording stored */
+                                chunks_count: number;
+                                /** @description The phone’s browser and system, as it reported them */
+                                device: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the phone was last heard from
+                                 */
+                                last_seen_at: string | null;
+                                /** @description The short address a phone can type, {PUBLIC_URL}/m */
+                                pairing_address: string;
+                                /**
+                                 * Format: uri
+                                 * @description The address the QR code holds, {PUBLIC_URL}/m/<pairing token>; null once finished
+                                 */
+                                pairing_url: string | null;
+                                /** @description The session’s six-digit PIN, typed on the phone with the email; null once finished */
+                                pin_code: string | null;
+                                /** @enum {string} */
+                                status: "not_paired" | "paired" | "streaming" | "lost";
+                            };
                             /** Format: date-time */
                             server_time: string;
                             session: {
@@ -2422,6 +3703,29 @@ export interface paths {
                             };
                             /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
                             lti_start_assessment?: string;
+                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam */
+                            mobile?: {
+                                /** @description Chunks of the phone’s recording stored */
+                                chunks_count: number;
+                                /** @description The phone’s browser and system, as it reported them */
+                                device: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the phone was last heard from
+                                 */
+                                last_seen_at: string | null;
+                                /** @description The short address a phone can type, {PUBLIC_URL}/m */
+                                pairing_address: string;
+                                /**
+                                 * Format: uri
+                                 * @description The address the QR code holds, {PUBLIC_URL}/m/<pairing token>; null once finished
+                                 */
+                                pairing_url: string | null;
+                                /** @description The session’s six-digit PIN, typed on the phone with the email; null once finished */
+                                pin_code: string | null;
+                                /** @enum {string} */
+                                status: "not_paired" | "paired" | "streaming" | "lost";
+                            };
                             /** Format: date-time */
                             server_time: string;
                             session: {
@@ -2984,6 +4288,29 @@ export interface paths {
                             };
                             /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
                             lti_start_assessment?: string;
+                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam */
+                            mobile?: {
+                                /** @description Chunks of the phone’s recording stored */
+                                chunks_count: number;
+                                /** @description The phone’s browser and system, as it reported them */
+                                device: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the phone was last heard from
+                                 */
+                                last_seen_at: string | null;
+                                /** @description The short address a phone can type, {PUBLIC_URL}/m */
+                                pairing_address: string;
+                                /**
+                                 * Format: uri
+                                 * @description The address the QR code holds, {PUBLIC_URL}/m/<pairing token>; null once finished
+                                 */
+                                pairing_url: string | null;
+                                /** @description The session’s six-digit PIN, typed on the phone with the email; null once finished */
+                                pin_code: string | null;
+                                /** @enum {string} */
+                                status: "not_paired" | "paired" | "streaming" | "lost";
+                            };
                             /** Format: date-time */
                             server_time: string;
                             session: {
@@ -3319,6 +4646,29 @@ export interface paths {
                             };
                             /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
                             lti_start_assessment?: string;
+                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam */
+                            mobile?: {
+                                /** @description Chunks of the phone’s recording stored */
+                                chunks_count: number;
+                                /** @description The phone’s browser and system, as it reported them */
+                                device: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the phone was last heard from
+                                 */
+                                last_seen_at: string | null;
+                                /** @description The short address a phone can type, {PUBLIC_URL}/m */
+                                pairing_address: string;
+                                /**
+                                 * Format: uri
+                                 * @description The address the QR code holds, {PUBLIC_URL}/m/<pairing token>; null once finished
+                                 */
+                                pairing_url: string | null;
+                                /** @description The session’s six-digit PIN, typed on the phone with the email; null once finished */
+                                pin_code: string | null;
+                                /** @enum {string} */
+                                status: "not_paired" | "paired" | "streaming" | "lost";
+                            };
                             /** Format: date-time */
                             server_time: string;
                             session: {
@@ -4141,6 +5491,29 @@ export interface paths {
                             };
                             /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
                             lti_start_assessment?: string;
+                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam */
+                            mobile?: {
+                                /** @description Chunks of the phone’s recording stored */
+                                chunks_count: number;
+                                /** @description The phone’s browser and system, as it reported them */
+                                device: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the phone was last heard from
+                                 */
+                                last_seen_at: string | null;
+                                /** @description The short address a phone can type, {PUBLIC_URL}/m */
+                                pairing_address: string;
+                                /**
+                                 * Format: uri
+                                 * @description The address the QR code holds, {PUBLIC_URL}/m/<pairing token>; null once finished
+                                 */
+                                pairing_url: string | null;
+                                /** @description The session’s six-digit PIN, typed on the phone with the email; null once finished */
+                                pin_code: string | null;
+                                /** @enum {string} */
+                                status: "not_paired" | "paired" | "streaming" | "lost";
+                            };
                             /** Format: date-time */
                             server_time: string;
                             session: {
@@ -4476,6 +5849,29 @@ export interface paths {
                             };
                             /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
                             lti_start_assessment?: string;
+                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam */
+                            mobile?: {
+                                /** @description Chunks of the phone’s recording stored */
+                                chunks_count: number;
+                                /** @description The phone’s browser and system, as it reported them */
+                                device: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the phone was last heard from
+                                 */
+                                last_seen_at: string | null;
+                                /** @description The short address a phone can type, {PUBLIC_URL}/m */
+                                pairing_address: string;
+                                /**
+                                 * Format: uri
+                                 * @description The address the QR code holds, {PUBLIC_URL}/m/<pairing token>; null once finished
+                                 */
+                                pairing_url: string | null;
+                                /** @description The session’s six-digit PIN, typed on the phone with the email; null once finished */
+                                pin_code: string | null;
+                                /** @enum {string} */
+                                status: "not_paired" | "paired" | "streaming" | "lost";
+                            };
                             /** Format: date-time */
                             server_time: string;
                             session: {
@@ -5075,6 +6471,546 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/room/{token}/mobile/pairing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the phone’s pairing
+         * @description A new pairing token: the QR code and pairing_url change, and the old phone link stops working at once (during the exam a phone still attached counts as lost). 409 once finished or for an exam without mobile_cam.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The session’s room token (32 hex characters) */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Only for an exam with automated_flags (docs/automated-flags.md): whether the room runs the detectors, with which thresholds, and where it loads them from; absent for every other exam */
+                            automated_flags?: {
+                                /** @description The exam has automated_flags (and the detectors can be served) */
+                                enabled: boolean;
+                                /** @description The session has a face photo to compare the face in view with (face_match) */
+                                has_face_photo: boolean;
+                                /** @description The base path of the detectors and their models, /room/models/<hash>/; null when off */
+                                models: string | null;
+                                /** @description The automated flags’ thresholds in force: the exam’s own values over the defaults (docs/automated-flags.md) */
+                                settings: {
+                                    /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
+                                    detection_hz: number;
+                                    /** @description Compare the face in view with the face photo (face_mismatch, advisory); default true */
+                                    face_match: boolean;
+                                    /** @description Similarity below which the face counts as not matching; default 0.5 */
+                                    face_match_threshold: number;
+                                    /** @description The face turned away this long opens a looking_away flag; default 5 (whole seconds) */
+                                    looking_away_seconds: number;
+                                    /** @description More than one face this long opens a multiple_faces flag; default 2 (whole seconds) */
+                                    multiple_faces_seconds: number;
+                                    /** @description No face in view this long opens a no_face flag; default 5 (whole seconds) */
+                                    no_face_seconds: number;
+                                    /** @description The exam forbids talking: the room listens for speech */
+                                    speech_forbidden: boolean;
+                                    /** @description Speech this long opens a speech flag; default 3 (whole seconds) */
+                                    speech_seconds: number;
+                                };
+                            };
+                            /** @description Null until the exam is started (and after it finished) */
+                            document: {
+                                attachments: {
+                                    content_type: string;
+                                    /** Format: date-time */
+                                    expires_at: string;
+                                    file_name: string;
+                                    file_size: number;
+                                    placeholder: string;
+                                    /** Format: uri */
+                                    url: string;
+                                }[];
+                                /** @description The document as sanitised markup, each placeholder a download link */
+                                content_html: string;
+                                content_with_links: string;
+                                exam_content: string;
+                            } | null;
+                            exam: {
+                                allow_additional: boolean;
+                                allow_calculator: boolean;
+                                allow_external_applications: boolean;
+                                allow_pen_paper: boolean;
+                                allow_textbooks: boolean;
+                                allow_websites: boolean;
+                                allowed_additional: string | null;
+                                allowed_calculator_type: string | null;
+                                allowed_external_applications: string | null;
+                                allowed_textbooks: string | null;
+                                allowed_websites: string | null;
+                                duration_minutes: number | null;
+                                /** Format: date-time */
+                                end_time: string | null;
+                                mobile_cam: boolean;
+                                name: string;
+                                screen_share: boolean;
+                                /** Format: date-time */
+                                start_time: string | null;
+                                /** @enum {string} */
+                                type: "demo" | "classroom" | "record_review" | "live_proctoring";
+                                upload_answers: boolean;
+                                use_duration: boolean;
+                                web_cam: boolean;
+                            };
+                            /** @description Live proctoring (docs/api-live.md) */
+                            live: {
+                                /** @description The candidate waits in the setup for a proctor to admit it after a live ID check */
+                                awaiting_admission: boolean;
+                                /** @description A proctor holds the clock still: ends_at moves later while it does */
+                                clock_paused: boolean;
+                                /** @description The exam is live_proctoring */
+                                enabled: boolean;
+                                /** @description The path of the room’s live WebSocket, /live/room/<token> */
+                                socket: string;
+                            };
+                            /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
+                            lti_start_assessment?: string;
+                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam */
+                            mobile?: {
+                                /** @description Chunks of the phone’s recording stored */
+                                chunks_count: number;
+                                /** @description The phone’s browser and system, as it reported them */
+                                device: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the phone was last heard from
+                                 */
+                                last_seen_at: string | null;
+                                /** @description The short address a phone can type, {PUBLIC_URL}/m */
+                                pairing_address: string;
+                                /**
+                                 * Format: uri
+                                 * @description The address the QR code holds, {PUBLIC_URL}/m/<pairing token>; null once finished
+                                 */
+                                pairing_url: string | null;
+                                /** @description The session’s six-digit PIN, typed on the phone with the email; null once finished */
+                                pin_code: string | null;
+                                /** @enum {string} */
+                                status: "not_paired" | "paired" | "streaming" | "lost";
+                            };
+                            /** Format: date-time */
+                            server_time: string;
+                            session: {
+                                /** @enum {string} */
+                                bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                bandwidth_speed: number | null;
+                                end_reason: string | null;
+                                /** Format: date-time */
+                                end_time: string | null;
+                                /** Format: date-time */
+                                ends_at: string | null;
+                                entered_room: boolean;
+                                has_face_photo: boolean;
+                                has_id_card: boolean;
+                                id: number;
+                                individual_info: string | null;
+                                /** @description individual_info as safe markup: sanitised when flagged as HTML, escaped otherwise */
+                                individual_info_html: string | null;
+                                is_individual_info_html: boolean;
+                                /** @enum {string} */
+                                microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @enum {string} */
+                                mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                name: string;
+                                /** Format: date-time */
+                                open_time: string | null;
+                                /** @description Webcam recording chunks stored */
+                                recording_chunks_count: number;
+                                required_checks: string[];
+                                /** @description Screen recording chunks stored */
+                                screen_recording_chunks_count: number;
+                                /** @enum {string} */
+                                screenshare_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                skip_requirements: boolean;
+                                /** @enum {string} */
+                                speakers_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** Format: date-time */
+                                start_time: string | null;
+                                status: string;
+                                time_left_seconds: number | null;
+                                uploads_count: number;
+                                use_duration: boolean;
+                                /** @enum {string} */
+                                webcam_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description `Couldn't find the exam room` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not allowed in the session’s status, or the session is finished */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description A parameter is missing or invalid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Too many requests for this token */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/room/{token}/mobile/qr.svg": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The phone’s pairing QR code
+         * @description An SVG QR code holding mobile.pairing_url (docs/room.md "The phone"). 404 when the exam has no mobile_cam, 409 once the session is finished.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The session’s room token (32 hex characters) */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The QR code */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/svg+xml": string;
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/svg+xml": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description `Couldn't find the exam room` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/svg+xml": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The session is finished: no phone is needed */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/svg+xml": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/svg+xml": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Too many requests for this token */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/svg+xml": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/svg+xml": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/room/{token}/recordings": {
         parameters: {
             query?: never;
@@ -5446,6 +7382,29 @@ export interface paths {
                             };
                             /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
                             lti_start_assessment?: string;
+                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam */
+                            mobile?: {
+                                /** @description Chunks of the phone’s recording stored */
+                                chunks_count: number;
+                                /** @description The phone’s browser and system, as it reported them */
+                                device: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the phone was last heard from
+                                 */
+                                last_seen_at: string | null;
+                                /** @description The short address a phone can type, {PUBLIC_URL}/m */
+                                pairing_address: string;
+                                /**
+                                 * Format: uri
+                                 * @description The address the QR code holds, {PUBLIC_URL}/m/<pairing token>; null once finished
+                                 */
+                                pairing_url: string | null;
+                                /** @description The session’s six-digit PIN, typed on the phone with the email; null once finished */
+                                pin_code: string | null;
+                                /** @enum {string} */
+                                status: "not_paired" | "paired" | "streaming" | "lost";
+                            };
                             /** Format: date-time */
                             server_time: string;
                             session: {
@@ -10084,6 +12043,13 @@ export interface paths {
                                 microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 /** @enum {string} */
                                 mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @description The phone’s browser and system, as it reported them */
+                                mobile_device: string | null;
+                                /**
+                                 * @description The phone of a mobile_cam exam (docs/room-api.md "The phone"): not_paired, paired, streaming (sending video) or lost (not heard from for 15 seconds); not_paired for other exams
+                                 * @enum {string}
+                                 */
+                                mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
                                 /** Format: date-time */
                                 open_time: string | null;
@@ -10445,6 +12411,13 @@ export interface paths {
                                 microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 /** @enum {string} */
                                 mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @description The phone’s browser and system, as it reported them */
+                                mobile_device: string | null;
+                                /**
+                                 * @description The phone of a mobile_cam exam (docs/room-api.md "The phone"): not_paired, paired, streaming (sending video) or lost (not heard from for 15 seconds); not_paired for other exams
+                                 * @enum {string}
+                                 */
+                                mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
                                 /** Format: date-time */
                                 open_time: string | null;
@@ -10865,6 +12838,13 @@ export interface paths {
                                 microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 /** @enum {string} */
                                 mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @description The phone’s browser and system, as it reported them */
+                                mobile_device: string | null;
+                                /**
+                                 * @description The phone of a mobile_cam exam (docs/room-api.md "The phone"): not_paired, paired, streaming (sending video) or lost (not heard from for 15 seconds); not_paired for other exams
+                                 * @enum {string}
+                                 */
+                                mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
                                 /** Format: date-time */
                                 open_time: string | null;
@@ -12745,6 +14725,13 @@ export interface paths {
                                 microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 /** @enum {string} */
                                 mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @description The phone’s browser and system, as it reported them */
+                                mobile_device: string | null;
+                                /**
+                                 * @description The phone of a mobile_cam exam (docs/room-api.md "The phone"): not_paired, paired, streaming (sending video) or lost (not heard from for 15 seconds); not_paired for other exams
+                                 * @enum {string}
+                                 */
+                                mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
                                 /** Format: date-time */
                                 open_time: string | null;
@@ -13917,6 +15904,13 @@ export interface paths {
                                 microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 /** @enum {string} */
                                 mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @description The phone’s browser and system, as it reported them */
+                                mobile_device: string | null;
+                                /**
+                                 * @description The phone of a mobile_cam exam (docs/room-api.md "The phone"): not_paired, paired, streaming (sending video) or lost (not heard from for 15 seconds); not_paired for other exams
+                                 * @enum {string}
+                                 */
+                                mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
                                 /** Format: date-time */
                                 open_time: string | null;
@@ -14719,6 +16713,13 @@ export interface paths {
                                 microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 /** @enum {string} */
                                 mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @description The phone’s browser and system, as it reported them */
+                                mobile_device: string | null;
+                                /**
+                                 * @description The phone of a mobile_cam exam (docs/room-api.md "The phone"): not_paired, paired, streaming (sending video) or lost (not heard from for 15 seconds); not_paired for other exams
+                                 * @enum {string}
+                                 */
+                                mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
                                 /** Format: date-time */
                                 open_time: string | null;
@@ -15035,6 +17036,13 @@ export interface paths {
                                 microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 /** @enum {string} */
                                 mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @description The phone’s browser and system, as it reported them */
+                                mobile_device: string | null;
+                                /**
+                                 * @description The phone of a mobile_cam exam (docs/room-api.md "The phone"): not_paired, paired, streaming (sending video) or lost (not heard from for 15 seconds); not_paired for other exams
+                                 * @enum {string}
+                                 */
+                                mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
                                 /** Format: date-time */
                                 open_time: string | null;
@@ -15376,6 +17384,13 @@ export interface paths {
                                 microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 /** @enum {string} */
                                 mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @description The phone’s browser and system, as it reported them */
+                                mobile_device: string | null;
+                                /**
+                                 * @description The phone of a mobile_cam exam (docs/room-api.md "The phone"): not_paired, paired, streaming (sending video) or lost (not heard from for 15 seconds); not_paired for other exams
+                                 * @enum {string}
+                                 */
+                                mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
                                 /** Format: date-time */
                                 open_time: string | null;
@@ -15899,6 +17914,13 @@ export interface paths {
                                 microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 /** @enum {string} */
                                 mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @description The phone’s browser and system, as it reported them */
+                                mobile_device: string | null;
+                                /**
+                                 * @description The phone of a mobile_cam exam (docs/room-api.md "The phone"): not_paired, paired, streaming (sending video) or lost (not heard from for 15 seconds); not_paired for other exams
+                                 * @enum {string}
+                                 */
+                                mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
                                 /** Format: date-time */
                                 open_time: string | null;
@@ -21553,6 +23575,13 @@ export interface paths {
                                 microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 /** @enum {string} */
                                 mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @description The phone’s browser and system, as it reported them */
+                                mobile_device: string | null;
+                                /**
+                                 * @description The phone of a mobile_cam exam (docs/room-api.md "The phone"): not_paired, paired, streaming (sending video) or lost (not heard from for 15 seconds); not_paired for other exams
+                                 * @enum {string}
+                                 */
+                                mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
                                 /** Format: date-time */
                                 open_time: string | null;
@@ -21863,6 +23892,13 @@ export interface paths {
                                 microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 /** @enum {string} */
                                 mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @description The phone’s browser and system, as it reported them */
+                                mobile_device: string | null;
+                                /**
+                                 * @description The phone of a mobile_cam exam (docs/room-api.md "The phone"): not_paired, paired, streaming (sending video) or lost (not heard from for 15 seconds); not_paired for other exams
+                                 * @enum {string}
+                                 */
+                                mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
                                 /** Format: date-time */
                                 open_time: string | null;
@@ -22201,6 +24237,13 @@ export interface paths {
                                 microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 /** @enum {string} */
                                 mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @description The phone’s browser and system, as it reported them */
+                                mobile_device: string | null;
+                                /**
+                                 * @description The phone of a mobile_cam exam (docs/room-api.md "The phone"): not_paired, paired, streaming (sending video) or lost (not heard from for 15 seconds); not_paired for other exams
+                                 * @enum {string}
+                                 */
+                                mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
                                 /** Format: date-time */
                                 open_time: string | null;
@@ -22728,6 +24771,13 @@ export interface paths {
                                 microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 /** @enum {string} */
                                 mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @description The phone’s browser and system, as it reported them */
+                                mobile_device: string | null;
+                                /**
+                                 * @description The phone of a mobile_cam exam (docs/room-api.md "The phone"): not_paired, paired, streaming (sending video) or lost (not heard from for 15 seconds); not_paired for other exams
+                                 * @enum {string}
+                                 */
+                                mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
                                 /** Format: date-time */
                                 open_time: string | null;
@@ -23064,6 +25114,13 @@ export interface paths {
                                 microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 /** @enum {string} */
                                 mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @description The phone’s browser and system, as it reported them */
+                                mobile_device: string | null;
+                                /**
+                                 * @description The phone of a mobile_cam exam (docs/room-api.md "The phone"): not_paired, paired, streaming (sending video) or lost (not heard from for 15 seconds); not_paired for other exams
+                                 * @enum {string}
+                                 */
+                                mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
                                 /** Format: date-time */
                                 open_time: string | null;
@@ -23409,6 +25466,13 @@ export interface paths {
                                 microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 /** @enum {string} */
                                 mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @description The phone’s browser and system, as it reported them */
+                                mobile_device: string | null;
+                                /**
+                                 * @description The phone of a mobile_cam exam (docs/room-api.md "The phone"): not_paired, paired, streaming (sending video) or lost (not heard from for 15 seconds); not_paired for other exams
+                                 * @enum {string}
+                                 */
+                                mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
                                 /** Format: date-time */
                                 open_time: string | null;
@@ -23746,6 +25810,13 @@ export interface paths {
                                 microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 /** @enum {string} */
                                 mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @description The phone’s browser and system, as it reported them */
+                                mobile_device: string | null;
+                                /**
+                                 * @description The phone of a mobile_cam exam (docs/room-api.md "The phone"): not_paired, paired, streaming (sending video) or lost (not heard from for 15 seconds); not_paired for other exams
+                                 * @enum {string}
+                                 */
+                                mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
                                 /** Format: date-time */
                                 open_time: string | null;
@@ -24062,6 +26133,13 @@ export interface paths {
                                 microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 /** @enum {string} */
                                 mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @description The phone’s browser and system, as it reported them */
+                                mobile_device: string | null;
+                                /**
+                                 * @description The phone of a mobile_cam exam (docs/room-api.md "The phone"): not_paired, paired, streaming (sending video) or lost (not heard from for 15 seconds); not_paired for other exams
+                                 * @enum {string}
+                                 */
+                                mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
                                 /** Format: date-time */
                                 open_time: string | null;
@@ -24546,6 +26624,13 @@ export interface paths {
                                 microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 /** @enum {string} */
                                 mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @description The phone’s browser and system, as it reported them */
+                                mobile_device: string | null;
+                                /**
+                                 * @description The phone of a mobile_cam exam (docs/room-api.md "The phone"): not_paired, paired, streaming (sending video) or lost (not heard from for 15 seconds); not_paired for other exams
+                                 * @enum {string}
+                                 */
+                                mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
                                 /** Format: date-time */
                                 open_time: string | null;
@@ -24751,13 +26836,13 @@ export interface paths {
         };
         /**
          * List the files the candidate room stored for a student session
-         * @description An Invigil addition beyond api.md: the answer files the student uploaded (`upload`) and the chunks of the webcam (`recording`) and screen (`screen_recording`) recordings, ordered by kind in that order, then by `sequence`. Each `url` downloads its file without credentials for 5 minutes (`expires_at`); after that, or altered, it is refused (403). With S3 storage it is an S3 presigned address. Readable by whoever may read the session. 404 `Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope; 422 `'kind':['is not included in the list']` for an unknown `kind`.
+         * @description An Invigil addition beyond api.md: the answer files the student uploaded (`upload`) and the chunks of the webcam (`recording`), screen (`screen_recording`) and phone (`mobile_recording`) recordings, ordered by kind in that order, then by `sequence`. Each `url` downloads its file without credentials for 5 minutes (`expires_at`); after that, or altered, it is refused (403). With S3 storage it is an S3 presigned address. Readable by whoever may read the session. 404 `Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope; 422 `'kind':['is not included in the list']` for an unknown `kind`.
          */
         get: {
             parameters: {
                 query?: {
                     /** @description Only the files of this kind (default: every kind) */
-                    kind?: "upload" | "recording" | "screen_recording";
+                    kind?: "upload" | "recording" | "screen_recording" | "mobile_recording";
                 };
                 header?: never;
                 path: {
@@ -24783,7 +26868,7 @@ export interface paths {
                                 file_name: string;
                                 file_size: number;
                                 /** @enum {string} */
-                                kind: "upload" | "recording" | "screen_recording";
+                                kind: "upload" | "recording" | "screen_recording" | "mobile_recording";
                                 /** @description From 0, counted per kind without gaps */
                                 sequence: number;
                                 /** Format: uri */
@@ -25252,6 +27337,13 @@ export interface paths {
                                 microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 /** @enum {string} */
                                 mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @description The phone’s browser and system, as it reported them */
+                                mobile_device: string | null;
+                                /**
+                                 * @description The phone of a mobile_cam exam (docs/room-api.md "The phone"): not_paired, paired, streaming (sending video) or lost (not heard from for 15 seconds); not_paired for other exams
+                                 * @enum {string}
+                                 */
+                                mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
                                 /** Format: date-time */
                                 open_time: string | null;
@@ -25569,6 +27661,13 @@ export interface paths {
                                 microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 /** @enum {string} */
                                 mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @description The phone’s browser and system, as it reported them */
+                                mobile_device: string | null;
+                                /**
+                                 * @description The phone of a mobile_cam exam (docs/room-api.md "The phone"): not_paired, paired, streaming (sending video) or lost (not heard from for 15 seconds); not_paired for other exams
+                                 * @enum {string}
+                                 */
+                                mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
                                 /** Format: date-time */
                                 open_time: string | null;
@@ -27215,6 +29314,13 @@ export interface paths {
                                 microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 /** @enum {string} */
                                 mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @description The phone’s browser and system, as it reported them */
+                                mobile_device: string | null;
+                                /**
+                                 * @description The phone of a mobile_cam exam (docs/room-api.md "The phone"): not_paired, paired, streaming (sending video) or lost (not heard from for 15 seconds); not_paired for other exams
+                                 * @enum {string}
+                                 */
+                                mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
                                 /** Format: date-time */
                                 open_time: string | null;
@@ -27681,7 +29787,7 @@ export interface paths {
         };
         /**
          * List the finalised recordings of a student session
-         * @description The webcam and screen recordings of a finished session, each assembled by a background job into one seekable WebM file whose time is the exam time (video time 0 is `started_at`; stretches without recording are kept as `gaps`). `status` moves `queued` → `processing` → `completed` or `failed`. A completed recording has a `url` that plays or downloads it without credentials for four hours (`expires_at`); it answers byte ranges, so a player can seek. With S3 storage it is an S3 presigned address. A session with no recording chunks lists none. Readable by whoever may read the session. 404 `Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope.
+         * @description The webcam, screen and phone (`mobile`, in exams with `mobile_cam`) recordings of a finished session, listed in that order, each assembled by a background job into one seekable WebM file whose time is the exam time, the same for every source (video time 0 is `started_at`; stretches without recording are kept as `gaps`). `status` moves `queued` → `processing` → `completed` or `failed`. A completed recording has a `url` that plays or downloads it without credentials for four hours (`expires_at`); it answers byte ranges, so a player can seek. With S3 storage it is an S3 presigned address. A session with no recording chunks lists none. Readable by whoever may read the session. 404 `Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope.
          */
         get: {
             parameters: {
@@ -27714,8 +29820,11 @@ export interface paths {
                                     end: number;
                                     start: number;
                                 }[];
-                                /** @enum {string} */
-                                source: "webcam" | "screen";
+                                /**
+                                 * @description webcam (camera and microphone), screen, or mobile (the phone camera: video only)
+                                 * @enum {string}
+                                 */
+                                source: "webcam" | "screen" | "mobile";
                                 /**
                                  * Format: date-time
                                  * @description The wall-clock moment of video time 0 (the session’s recording start)
@@ -28183,6 +30292,13 @@ export interface paths {
                                 microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 /** @enum {string} */
                                 mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @description The phone’s browser and system, as it reported them */
+                                mobile_device: string | null;
+                                /**
+                                 * @description The phone of a mobile_cam exam (docs/room-api.md "The phone"): not_paired, paired, streaming (sending video) or lost (not heard from for 15 seconds); not_paired for other exams
+                                 * @enum {string}
+                                 */
+                                mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
                                 /** Format: date-time */
                                 open_time: string | null;
@@ -29008,6 +31124,13 @@ export interface paths {
                                 microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 /** @enum {string} */
                                 mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @description The phone’s browser and system, as it reported them */
+                                mobile_device: string | null;
+                                /**
+                                 * @description The phone of a mobile_cam exam (docs/room-api.md "The phone"): not_paired, paired, streaming (sending video) or lost (not heard from for 15 seconds); not_paired for other exams
+                                 * @enum {string}
+                                 */
+                                mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
                                 /** Format: date-time */
                                 open_time: string | null;

@@ -50,6 +50,8 @@ declare module '*/live-client.js' {
       handlers?: {
         onStream?(kind: StreamKind, stream: MediaStream): void;
         onState?(state: WatchState): void;
+        /** Also watches the candidate's phone: its video while it flows, null when it does not. */
+        onPhone?(stream: MediaStream | null): void;
       },
     ): Watch;
     close(): void;
@@ -61,6 +63,8 @@ declare module '*/live-client.js' {
 
   export function connectLive(options: {
     url: string;
+    /** Publish the camera's video alone, on one line (the phone's socket). */
+    cameraOnly?: boolean;
     onMessage?(message: ServerMessage): void;
     onStatus?(status: SocketStatus): void;
     onPublishState?(state: PublishState): void;

@@ -1,8 +1,9 @@
 /**
  * The candidates the wall is watching over its live connection: exactly those it shows (the tiles of
- * the page in view and the enlarged candidate), each with its state, camera and screen streams and
- * its connection quality, measured every few seconds. A tile and the enlarged view show the same
- * streams, so a candidate is subscribed to once however many places show it.
+ * the page in view and the enlarged candidate), each with its state, camera and screen streams (and,
+ * in an exam with a phone camera, the phone's) and its connection quality, measured every few
+ * seconds. A tile and the enlarged view show the same streams, so a candidate is subscribed to once
+ * however many places show it.
  */
 import { SvelteMap } from 'svelte/reactivity';
 import type { LiveConnection, StreamKind, Watch, WatchState } from './live-media';
@@ -13,6 +14,8 @@ export interface Feed {
   readonly state: WatchState;
   readonly camera: MediaStream | undefined;
   readonly screen: MediaStream | undefined;
+  /** The candidate's phone (its side view) while its video flows; undefined otherwise. */
+  readonly phone: MediaStream | undefined;
   /** From the last measure while the media flowed; undefined before the first. */
   readonly quality: Quality | undefined;
 }
@@ -49,17 +52,22 @@ export class LiveFeeds {
   readonly feeds = new SvelteMap<number, Feed>();
   readonly #watching = new Map<number, Watching>();
   #connection: LiveConnection | undefined;
+  #phones = false;
   readonly #timer: ReturnType<typeof setInterval>;
 
   constructor() {
     this.#timer = setInterval(() => void this.#measure(), MEASURE_EVERY_MS);
   }
 
-  /** Watches over `connection` from now on (undefined: none); what was watched on the old one stops. */
-  use(connection: LiveConnection | undefined): void {
-    if (connection === this.#connection) return;
+  /**
+   * Watches over `connection` from now on (undefined: none), the candidates' phones too when
+   * `phones` (the exam has `mobile_cam`); what was watched on the old one stops.
+   */
+  use(connection: LiveConnection | undefined, phones = false): void {
+    if (connection === this.#connection && phones === this.#phones) return;
     this.show([]);
     this.#connection = connection;
+    this.#phones = phones;
   }
 
   /** Watches exactly the candidates `ids`: starts those not watched yet and stops the others. */
@@ -76,7 +84,13 @@ export class LiveFeeds {
     if (connection === undefined) return;
     for (const id of wanted) {
       if (this.#watching.has(id)) continue;
-      this.feeds.set(id, { state: 'waiting', camera: undefined, screen: undefined, quality: undefined });
+      this.feeds.set(id, {
+        state: 'waiting',
+        camera: undefined,
+        screen: undefined,
+        phone: undefined,
+        quality: undefined,
+      });
       const watching: Watching = { watch: undefined, current: true };
       this.#watching.set(id, watching);
       const update = (patch: Partial<Feed>) => {
@@ -87,6 +101,9 @@ export class LiveFeeds {
         onStream: (kind: StreamKind, stream: MediaStream) =>
           update(kind === 'camera' ? { camera: stream } : { screen: stream }),
         onState: (state: WatchState) => update(state === 'live' ? { state } : { state, quality: undefined }),
+        ...(this.#phones
+          ? { onPhone: (stream: MediaStream | null) => update({ phone: stream ?? undefined }) }
+          : {}),
       });
     }
   }

@@ -1,9 +1,16 @@
 /**
- * The review screen's player: the master video (the longer recording) drives the clock the
- * timeline, the buttons and the keyboard shortcuts read and move; the other video follows it
- * (lib/video-sync.ts). State is reactive, so the screen shows the playhead as it moves.
+ * The review screen's player: the master video (the longest recording) drives the clock the
+ * timeline, the buttons and the keyboard shortcuts read and move; the other videos (up to two:
+ * webcam, screen, phone) follow it (lib/video-sync.ts). State is reactive, so the screen shows the
+ * playhead as it moves.
  */
 import { syncVideos } from './video-sync';
+
+/** A video that follows the master; `sound`: it is the one to hear (the others are muted). */
+export interface Follower {
+  readonly video: HTMLVideoElement;
+  readonly sound: boolean;
+}
 
 /** The speeds offered (playbackRate). */
 export const SPEEDS = [0.5, 1, 2, 4, 8, 16] as const;
@@ -18,10 +25,11 @@ export class ReviewPlayer {
   #master: HTMLVideoElement | undefined;
 
   /**
-   * Takes `master` as the clock, `follower` (if any) following it; `duration` is the recordings'
-   * length as the service reports it, used until the video knows its own. Returns the detach function.
+   * Takes `master` as the clock, each of `followers` following it (muted unless marked `sound`);
+   * `duration` is the recordings' length as the service reports it, used until the video knows its
+   * own. Returns the detach function.
    */
-  attach(master: HTMLVideoElement, follower: HTMLVideoElement | undefined, duration: number): () => void {
+  attach(master: HTMLVideoElement, followers: readonly Follower[], duration: number): () => void {
     this.#master = master;
     this.duration = duration;
     master.playbackRate = this.rate;
@@ -43,11 +51,11 @@ export class ReviewPlayer {
       'ended',
     ];
     for (const event of events) master.addEventListener(event, read);
-    const unsync = follower === undefined ? undefined : syncVideos(master, follower);
+    const unsyncs = followers.map(({ video, sound }) => syncVideos(master, video, { sound }));
     read();
     return () => {
       for (const event of events) master.removeEventListener(event, read);
-      unsync?.();
+      for (const unsync of unsyncs) unsync();
       if (this.#master === master) this.#master = undefined;
     };
   }

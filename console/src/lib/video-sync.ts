@@ -1,7 +1,7 @@
 /**
- * Two videos of one session (webcam and screen) on the same clock: the master is played and seeked
- * by the reviewer, the follower does what it does (play, pause, seek, speed) and is put back on the
- * master's time whenever the two drift apart by more than DRIFT_LIMIT seconds.
+ * The videos of one session (webcam, screen, phone) on the same clock: the master is played and
+ * seeked by the reviewer, each follower does what it does (play, pause, seek, speed) and is put back
+ * on the master's time whenever the two drift apart by more than DRIFT_LIMIT seconds.
  */
 
 /** How far (s) the follower may drift from the master before it is seeked back. */
@@ -18,11 +18,16 @@ function followerTime(follower: HTMLVideoElement, time: number): number {
 }
 
 /**
- * Makes `follower` follow `master` (the follower is muted: one sound track at a time). Returns the
- * function that lets it go.
+ * Makes `follower` follow `master`. The follower is muted unless `sound` says it carries the one
+ * sound track to hear (the webcam's, when another recording is the master: the screen and the phone
+ * record no sound). Returns the function that lets it go.
  */
-export function syncVideos(master: HTMLVideoElement, follower: HTMLVideoElement): () => void {
-  follower.muted = true;
+export function syncVideos(
+  master: HTMLVideoElement,
+  follower: HTMLVideoElement,
+  { sound = false }: { sound?: boolean } = {},
+): () => void {
+  follower.muted = !sound;
   follower.playbackRate = master.playbackRate;
 
   const seekFollower = (): void => {

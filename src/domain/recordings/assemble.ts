@@ -3,9 +3,10 @@ import { type WebmFrame, type WebmHeader, WebmReader, type WebmTrack } from './w
 import { WebmWriter } from './webm-writer.ts';
 
 /**
- * Assembles one stream's chunks (a webcam or a screen recording) into one seekable WebM file: the
- * frames are read from the chunks as they come (WebmReader), placed on the exam's clock, and
- * written by WebmWriter, which writes Cues (the seek index) and the duration at the end.
+ * Assembles one stream's chunks (the webcam's, the screen's or the phone's recording) into one
+ * seekable WebM file: the frames are read from the chunks as they come (WebmReader), placed on the
+ * exam's clock, and written by WebmWriter, which writes Cues (the seek index) and the duration at
+ * the end.
  *
  * Memory stays bounded whatever the length: one chunk at a time (plus the next one being read), and
  * the frames of the first PLACEMENT_CHUNKS chunks of a segment while its place is worked out, and
@@ -134,7 +135,10 @@ export async function assembleRecording(input: AssembleInput): Promise<AssembleR
   /** Frames placed before the file was open (the first chunk's), in order. */
   let early: [OutTrack, WebmFrame, number][] = [];
 
-  /** Declares the output's tracks from the first header: its first known video and audio track. */
+  /**
+   * Declares the output's tracks from the first header: its first known video and audio track.
+   * A stream without sound (the screen's, the phone's) gets a video track only.
+   */
   function openOutput(header: WebmHeader): void {
     const video = header.tracks.find((track) => track.type === 'video' && KNOWN_CODECS.has(track.codecId));
     const audio = header.tracks.find((track) => track.type === 'audio' && KNOWN_CODECS.has(track.codecId));

@@ -1,6 +1,7 @@
 /**
  * Finalised recordings (docs/recordings.md): once a session finishes, the `recording.finalize` job
- * assembles each stream's chunks into one seekable WebM file whose time is the exam's time.
+ * assembles each stream's chunks (webcam, screen, and the phone of a `mobile_cam` exam) into one
+ * seekable WebM file whose time is the exam's time.
  */
 import type { RecordingSource } from '../room/room.ts';
 
@@ -59,7 +60,14 @@ export const RECORDING_GAP_INCIDENT = 'recording_gap';
 /** How long a recording's address works (seconds): long enough to watch a two-hour exam. */
 export const RECORDING_URL_SECONDS = 4 * 60 * 60;
 
-/** The name a finalised recording is downloaded as. */
+/** Each stream as incidents and logs name it (the phone's is the second camera of `mobile_cam`). */
+export const RECORDING_SOURCE_WORDS: Readonly<Record<RecordingSource, string>> = {
+  webcam: 'Webcam',
+  screen: 'Screen',
+  mobile: 'Phone',
+};
+
+/** The name a finalised recording is downloaded as: `session-<id>-<source>.webm`. */
 export function recordingFileName(sessionId: number, source: RecordingSource): string {
   return `session-${sessionId}-${source}.webm`;
 }
@@ -77,7 +85,10 @@ export function gapComment(source: RecordingSource, gap: Gap): string {
   return `${gapCommentPrefix(source)}${seconds} s without recording from ${clockTime(gap.start)} to ${clockTime(gap.end)}`;
 }
 
-/** What every gap incident of `source` starts with (so a retried job replaces its own incidents). */
+/**
+ * What every gap incident of `source` starts with ("Phone recording gap: " for the phone), so a
+ * retried job replaces its own incidents. Returns it.
+ */
 export function gapCommentPrefix(source: RecordingSource): string {
-  return `${source === 'webcam' ? 'Webcam' : 'Screen'} recording gap: `;
+  return `${RECORDING_SOURCE_WORDS[source]} recording gap: `;
 }

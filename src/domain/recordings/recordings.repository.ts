@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { RecordingsTable } from '../../db/tables.ts';
-import type { RecordingSource } from '../room/room.ts';
+import { RECORDING_SOURCES, type RecordingSource } from '../room/room.ts';
 import type { TranscodingStatus } from '../student-sessions/status.ts';
 import type { ChunkRef } from './assemble.ts';
 import {
@@ -31,10 +31,12 @@ function readGaps(text: string): Gap[] {
 function recordingFromRow(row: Selectable<RecordingsTable>): Recording {
   const status = RECORDING_STATUSES.find((known) => known === row.status);
   if (status === undefined) throw new Error(`recording ${row.id} has an unknown status`);
+  const source = RECORDING_SOURCES.find((known) => known === row.source);
+  if (source === undefined) throw new Error(`recording ${row.id} has an unknown source`);
   return {
     id: row.id,
     studentSessionId: row.student_session_id,
-    source: row.source === 'screen' ? 'screen' : 'webcam',
+    source,
     status,
     startedAt: row.started_at === null ? null : Number(row.started_at),
     durationSeconds: row.duration_seconds === null ? null : Number(row.duration_seconds),
@@ -49,15 +51,19 @@ function recordingFromRow(row: Selectable<RecordingsTable>): Recording {
   };
 }
 
-/** The session's recordings, webcam before screen. */
+/**
+ * The session's recordings in the order of RECORDING_SOURCES: webcam, screen, then the phone.
+ * Throws for a row whose source or status this code does not know.
+ */
 export async function listRecordings(db: Db, sessionId: number): Promise<Recording[]> {
   const rows = await db
     .selectFrom('recordings')
     .selectAll()
     .where('student_session_id', '=', sessionId)
-    .orderBy('source', 'desc')
     .execute();
-  return rows.map(recordingFromRow);
+  return rows
+    .map(recordingFromRow)
+    .sort((a, b) => RECORDING_SOURCES.indexOf(a.source) - RECORDING_SOURCES.indexOf(b.source));
 }
 
 /** The session's recording of `source`, or undefined. */
@@ -155,7 +161,10 @@ export interface StoredChunk extends ChunkRef {
   readonly fileId: number;
 }
 
-/** The session's chunks of `kind` (`recording`, `screen_recording`), in sequence order. */
+/**
+ * The session's chunks of `kind` (`recording`, `screen_recording`, `mobile_recording`), in sequence
+ * order.
+ */
 export async function recordingChunks(db: Db, sessionId: number, kind: string): Promise<StoredChunk[]> {
   const rows = await db
     .selectFrom('session_files')

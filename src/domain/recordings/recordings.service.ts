@@ -41,13 +41,14 @@ import {
 /** Finalised recordings: the review's listing and the job's work (docs/recordings.md). */
 export interface RecordingsService {
   /**
-   * The session's recordings, for whoever may read the session, webcam before screen; a completed
-   * one with an expiring address of its file (RECORDING_URL_SECONDS). Returns them. Throws NotFound
-   * (Student Session) when the session is missing or out of scope.
+   * The session's recordings, for whoever may read the session, webcam, then screen, then the
+   * phone; a completed one with an expiring address of its file (RECORDING_URL_SECONDS). Returns
+   * them. Throws NotFound (Student Session) when the session is missing or out of scope.
    */
   list(actor: Actor, sessionId: string | number): Promise<LinkedRecording[]>;
   /**
-   * The job's work: assembles each stream of the session that has chunks into one file, stores it,
+   * The job's work: assembles each stream of the session that has chunks (webcam, screen, phone)
+   * into one file on the same clock (video time 0 is the session's recording start), stores it,
    * writes its recording row and gap incidents, moves `transcoding_status` (`processing`, then
    * `completed` or, for a stream with nothing playable, `failed`) and removes the chunks unless
    * configured to keep them. Idempotent: a completed stream is not assembled again. Returns

@@ -3,6 +3,7 @@ import type { Db } from '../../db/database.ts';
 import { applyConditions, applyOrderAndPage } from '../../db/list-query.ts';
 import type { SessionPurgesTable } from '../../db/tables.ts';
 import type { ListQuery, Page } from '../listing.ts';
+import { RECORDING_KINDS } from '../room/room.ts';
 import {
   DAY_MS,
   type DueSession,
@@ -13,8 +14,8 @@ import {
   type Purge,
 } from './retention.ts';
 
-/** Session-file kinds that are recording chunks (webcam, screen); every other kind is an upload. */
-const CHUNK_KINDS = ['recording', 'screen_recording'];
+/** Session-file kinds that are recording chunks (webcam, screen, phone); every other kind is an upload. */
+const CHUNK_KINDS: readonly string[] = Object.values(RECORDING_KINDS);
 
 /** Transcoding states in which the finalisation job may still write a recording. */
 const ASSEMBLING = ['queued', 'processing'];

@@ -111,7 +111,9 @@ export interface RecordingIntake {
    * Appends the chunk a request carries. `started` is called first, before the body is read, unless
    * the token's session is remembered as started with time left; it must throw the room's errors
    * (404, 409) for anything else and return the session. `params` are the request's other parameters
-   * (query); the body's fields win over them. Returns the acknowledgement; throws as
+   * (query); the body's fields win over them. `sources` are those the caller may send (the room's
+   * webcam and screen by default; the phone's path: `mobile`), an absent `source` meaning the first;
+   * another is 422. Returns the acknowledgement; throws as
    * RoomService.appendRecording describes.
    */
   append(
@@ -119,6 +121,7 @@ export interface RecordingIntake {
     params: Params,
     body: ChunkBody,
     started: (token: string) => Promise<StartedSession>,
+    sources?: readonly RecordingSource[],
   ): Promise<RecordingAck>;
   /** Remembers the token's session as started (any request that read it may say so). */
   remember(token: string, session: StartedSession): void;
@@ -178,10 +181,14 @@ export function createRecordingIntake(deps: { db: Db; clock: Clock; storage: Sto
    * again of the database when the client is ahead of what is remembered), or when they do not say
    * yet (fields after the file: judged once the body is read).
    */
-  async function worthKeeping(sessionId: number, fields: Params): Promise<{ keep: boolean; first: boolean }> {
+  async function worthKeeping(
+    sessionId: number,
+    fields: Params,
+    sources: readonly RecordingSource[] | undefined,
+  ): Promise<{ keep: boolean; first: boolean }> {
     let chunk: { sequence: number; source: RecordingSource };
     try {
-      chunk = readRecordingChunk(fields);
+      chunk = readRecordingChunk(fields, sources);
     } catch {
       return { keep: true, first: false };
     }
@@ -375,8 +382,9 @@ export function createRecordingIntake(deps: { db: Db; clock: Clock; storage: Sto
     fields: Params,
     received: Received | undefined,
     started: (token: string) => Promise<StartedSession>,
+    sources: readonly RecordingSource[] | undefined,
   ): Promise<RecordingAck> {
-    const { sequence, source } = readRecordingChunk(fields);
+    const { sequence, source } = readRecordingChunk(fields, sources);
     const kind = RECORDING_KINDS[source];
     if (received === undefined || received.size === 0) throw new ParamMissing('file');
     if (received.tooLarge) {
@@ -437,7 +445,7 @@ export function createRecordingIntake(deps: { db: Db; clock: Clock; storage: Sto
   }
 
   return {
-    async append(token, params, body, started) {
+    async append(token, params, body, started, sources) {
       const session = await sessionOf(token, started);
       const fields: Record<string, unknown> = { ...params };
       let received: Received | undefined;
@@ -455,10 +463,10 @@ export function createRecordingIntake(deps: { db: Db; clock: Clock; storage: Sto
           }
           // The first part named `file` is the chunk; any other file part is skipped by next().
           if (part.name !== 'file' || received !== undefined) continue;
-          const { keep, first } = await worthKeeping(session.id, fields);
+          const { keep, first } = await worthKeeping(session.id, fields, sources);
           received = await receive(body.fileData(), part.fileName, keep, first);
         }
-        const ack = await settle(token, session, fields, received, started);
+        const ack = await settle(token, session, fields, received, started, sources);
         if (ack.stored) received = undefined;
         return ack;
       } finally {

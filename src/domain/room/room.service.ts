@@ -1,5 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import type { LiveEvents } from '../../live/events.ts';
+import { MOBILE_CHECK_BY_PHONE } from '../mobile/mobile.ts';
+import type { MobileService } from '../mobile/mobile.service.ts';
 import { ATTACHMENT_TYPES } from '../../storage/content-type.ts';
 import type { Storage } from '../../storage/storage.ts';
 import type { Upload } from '../../storage/upload.ts';
@@ -59,6 +61,7 @@ import {
   END_REASON_TIME_UP,
   instructionsHtml,
   missingChecks,
+  MOBILE_RECORDING_KIND,
   NO_ROOM,
   readCheckChanges,
   readRoomEvent,
@@ -234,8 +237,10 @@ export function createRoomService(deps: {
   photos: Pick<PhotosService, 'attachPhoto'>;
   storage: Storage;
   liveEvents: LiveEvents;
+  /** The phone of `mobile_cam` exams, as the view shows it. */
+  mobile: Pick<MobileService, 'roomMobile'>;
 }): RoomService {
-  const { db, clock, files, photos, storage, liveEvents } = deps;
+  const { db, clock, files, photos, storage, liveEvents, mobile } = deps;
   const recordings = createRecordingIntake({ db, clock, storage });
   const chat = createLiveChat({ db, clock, liveEvents });
 
@@ -336,6 +341,8 @@ export function createRoomService(deps: {
 
   async function viewOf({ session, exam }: Opened): Promise<RoomView> {
     const counts = await sessionFileCounts(db, session.id);
+    const mobileChunks = counts.get(MOBILE_RECORDING_KIND) ?? 0;
+    const phone = await mobile.roomMobile(session, exam, mobileChunks);
     const now = clock.now();
     return {
       session,
@@ -345,7 +352,9 @@ export function createRoomService(deps: {
       recordingChunks: {
         webcam: counts.get(RECORDING_KIND) ?? 0,
         screen: counts.get(SCREEN_RECORDING_KIND) ?? 0,
+        mobile: mobileChunks,
       },
+      mobile: phone,
       requiredChecks: requiredChecks(exam),
       deadline: deadlineOf(session, exam, now),
       now,
@@ -426,6 +435,10 @@ export function createRoomService(deps: {
     async updateChecks(token, params) {
       const { session, exam } = await openForWrite(token);
       const changes = readCheckChanges(params);
+      // The phone's check passes only when its frames reach the server (mobile.service.ts check).
+      if (exam.mobileCam && changes.checks.mobileCheck === 'succeeded') {
+        throw new Invalid('mobile_check', MOBILE_CHECK_BY_PHONE);
+      }
       await updateRoomChecks(db, session.id, changes, clock.now());
       const saved = await reread(session.id);
       const checkable = saved.status === 'registered' || saved.status === 'email_sent';

@@ -3,18 +3,21 @@ import { escapeHtml, sanitizeInstructionsHtml, textToHtml } from '../../security
 import type { ExamDocument } from '../documents/document.ts';
 import { Invalid, ParamMissing } from '../errors.ts';
 import type { Exam } from '../exams/exam.ts';
+import type { RoomMobile } from '../mobile/mobile.service.ts';
 import { has, optionalEnum, optionalInteger, optionalString, type Params } from '../input.ts';
 import { pausedMillis } from '../live/live-clock.ts';
 import { CHECK_VALUES, type CheckValue } from '../student-sessions/status.ts';
 import { CHECK_FIELDS, type CheckField, type StudentSession } from '../student-sessions/student-session.ts';
 
 import {
+  MOBILE_RECORDING_KIND,
   RECORDING_KIND,
   SCREEN_RECORDING_KIND,
   type SessionFileKind,
 } from '../student-sessions/session-file.ts';
 
 export {
+  MOBILE_RECORDING_KIND,
   RECORDING_KIND,
   SCREEN_RECORDING_KIND,
   SESSION_FILE_KINDS,
@@ -128,6 +131,8 @@ export interface RoomView {
    * assessment (LtiStartAssessment, docs/lti.md) while the room keeps recording.
    */
   readonly ltiStartAssessment: boolean;
+  /** The phone of a `mobile_cam` exam (docs/room.md "The phone"); null when the exam uses none. */
+  readonly mobile: RoomMobile | null;
 }
 
 /** What `PUT checks` changes. */
@@ -274,25 +279,38 @@ export function readRoomEvent(params: Params): { type: RoomEventType; offsetTime
   return { type, offsetTime: optionalInteger(params, 'offset_time', 0, MAX_INT) ?? null };
 }
 
-/** What a recording chunk may record: the webcam (camera and microphone) or the shared screen. */
-export const RECORDING_SOURCES = ['webcam', 'screen'] as const;
+/**
+ * What a recording chunk may record: the webcam (camera and microphone), the shared screen, or the
+ * phone's camera (the second camera of a `mobile_cam` exam, sent by the phone page).
+ */
+export const RECORDING_SOURCES = ['webcam', 'screen', 'mobile'] as const;
 export type RecordingSource = (typeof RECORDING_SOURCES)[number];
 
 /** The `session_files.kind` each recording source is stored under, each numbered on its own. */
 export const RECORDING_KINDS: Readonly<Record<RecordingSource, SessionFileKind>> = {
   webcam: RECORDING_KIND,
   screen: SCREEN_RECORDING_KIND,
+  mobile: MOBILE_RECORDING_KIND,
 };
+
+/** The sources the room (the computer) records; the phone's `mobile` comes only from the phone's own path. */
+export const ROOM_RECORDING_SOURCES: readonly RecordingSource[] = ['webcam', 'screen'];
 
 /**
  * Reads a recording chunk's `sequence` (a whole number from 0, required) and `source` (one of
- * RECORDING_SOURCES; absent or empty: `webcam`). Throws ParamMissing or Invalid naming the field.
+ * `sources`, by default the room's; absent or empty: the first of them). Throws ParamMissing or
+ * Invalid naming the field.
  */
-export function readRecordingChunk(params: Params): { sequence: number; source: RecordingSource } {
+export function readRecordingChunk(
+  params: Params,
+  sources: readonly RecordingSource[] = ROOM_RECORDING_SOURCES,
+): { sequence: number; source: RecordingSource } {
   const sequence = optionalInteger(params, 'sequence', 0, MAX_INT);
   if (sequence === undefined || sequence === null) throw new ParamMissing('sequence');
-  const source = params.source === '' ? undefined : optionalEnum(params, 'source', RECORDING_SOURCES);
-  return { sequence, source: source ?? 'webcam' };
+  const source = params.source === '' ? undefined : optionalEnum(params, 'source', sources);
+  const fallback = sources[0];
+  if (fallback === undefined) throw new Error('a recording chunk needs at least one source');
+  return { sequence, source: source ?? fallback };
 }
 
 /**

@@ -12,8 +12,15 @@ export const UPLOAD_KIND = 'upload';
 export const RECORDING_KIND = 'recording';
 /** One chunk of the room's screen recording. */
 export const SCREEN_RECORDING_KIND = 'screen_recording';
+/** One chunk of the phone's recording (the second camera of a `mobile_cam` exam, docs/room.md). */
+export const MOBILE_RECORDING_KIND = 'mobile_recording';
 /** Every kind, in the order listings show them. */
-export const SESSION_FILE_KINDS = [UPLOAD_KIND, RECORDING_KIND, SCREEN_RECORDING_KIND] as const;
+export const SESSION_FILE_KINDS = [
+  UPLOAD_KIND,
+  RECORDING_KIND,
+  SCREEN_RECORDING_KIND,
+  MOBILE_RECORDING_KIND,
+] as const;
 export type SessionFileKind = (typeof SESSION_FILE_KINDS)[number];
 
 /** A file the candidate room stored for a session, as its listing shows it. */

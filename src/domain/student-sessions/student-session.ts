@@ -11,6 +11,7 @@ import {
 } from '../input.ts';
 import type { Condition, FilterValue, ListFields, ListQuery } from '../listing.ts';
 import type { LiveStatus } from '../../live/protocol.ts';
+import type { MobileStatus } from '../mobile/mobile.ts';
 import type { CheckValue, SessionStatus, TranscodingStatus } from './status.ts';
 
 /** The requirement checks of a session: domain name → API and column name. */
@@ -112,6 +113,14 @@ export type StudentSession = {
   readonly clockPausedAt: number | null;
   /** The total of the clock's pauses that ended, in milliseconds. */
   readonly clockPausedMs: number;
+  /** The phone's pairing token (mobile_cam exams; docs/room.md "The phone"); null until first shown. */
+  readonly mobileToken: string | null;
+  /** The phone's status as stored (mobile.ts settledStatus gives it at a moment). */
+  readonly mobileStatus: MobileStatus;
+  /** When the phone was last heard from (epoch ms), or null. */
+  readonly mobileSeenAt: number | null;
+  /** The phone's browser and system as it reported them, or null. */
+  readonly mobileDevice: string | null;
   readonly createdAt: number;
   readonly updatedAt: number;
   /** Oldest first. */

@@ -1,3 +1,4 @@
+import { parseMobileStatus } from '../mobile/mobile.ts';
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { applyConditions, applyOrderAndPage } from '../../db/list-query.ts';
@@ -125,6 +126,10 @@ function sessionFromRow(row: SessionRow, incidents: readonly Incident[]): Studen
     liveStatus: parseLiveStatus(row.live_status),
     clockPausedAt: row.clock_paused_at,
     clockPausedMs: Number(row.clock_paused_ms),
+    mobileToken: row.mobile_token,
+    mobileStatus: parseMobileStatus(row.mobile_status),
+    mobileSeenAt: row.mobile_seen_at === null ? null : Number(row.mobile_seen_at),
+    mobileDevice: row.mobile_device,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     incidents,

@@ -1,7 +1,7 @@
 import websocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Unauthorized } from '../../domain/errors.ts';
-import { liveCandidate, liveWatch } from '../../live/access.ts';
+import { liveCandidate, livePhone, liveWatch } from '../../live/access.ts';
 import type { LivePublisherIdentity } from '../../live/engine.ts';
 import type { LiveProctor, LiveSocket } from '../../live/hub.ts';
 import { MAX_CLIENT_FRAME_BYTES } from '../../live/protocol.ts';
@@ -17,6 +17,7 @@ type ExamRoute = { Params: { examId: string } };
 
 /** What the checks before the upgrade decided, for the socket handler of the same request. */
 const candidates = new WeakMap<FastifyRequest, LivePublisherIdentity>();
+const phones = new WeakMap<FastifyRequest, LivePublisherIdentity>();
 const proctors = new WeakMap<FastifyRequest, LiveProctor>();
 
 /** 426 with `Upgrade: websocket`, as a JSON error like every other refusal. Returns the reply. */
@@ -43,6 +44,9 @@ const MAX_PAYLOAD_BYTES = 4 * MAX_CLIENT_FRAME_BYTES;
  *
  * - `GET /live/room/:token`: the candidate's room (the token is the credential, rate-limited with
  *   the room API); 404 unknown token, 409 finished session or an exam that is not live_proctoring.
+ * - `GET /live/mobile/:token`: the candidate's phone in a `mobile_cam` exam (the pairing token is the
+ *   credential, rate-limited with the phone API); 404 unknown or replaced token, 409 finished
+ *   session, an exam without a phone or one that is not live_proctoring.
  * - `GET /live/exams/:examId`: a proctor's wall (the staff session cookie; `Origin` must be
  *   PUBLIC_URL's, as a cross-site page may open a WebSocket with the cookie); 403 without a session
  *   or from another origin, 404 an exam out of scope, 403 an actor who may not proctor in it, 409 an
@@ -88,6 +92,31 @@ export async function registerLiveSockets(app: FastifyInstance, deps: ServerDeps
           return;
         }
         hub.candidate(socket, who);
+      },
+    });
+    done();
+  });
+
+  // The phone's: its pairing token's budget, shared with the phone API (/api/mobile).
+  await app.register((scope, _options, done) => {
+    registerRoomRateLimit(scope, deps, 'phone');
+    scope.route<TokenRoute>({
+      method: 'GET',
+      url: '/live/mobile/:token',
+      schema: { hide: true },
+      preHandler: async (request, reply) => {
+        if (!request.ws) return upgradeRequired(reply);
+        phones.set(request, await livePhone(services.mobile, request.params.token));
+        return undefined;
+      },
+      handler: (_request, reply) => upgradeRequired(reply),
+      wsHandler: (socket: LiveSocket, request) => {
+        const who = phones.get(request);
+        if (who === undefined) {
+          socket.close(1011);
+          return;
+        }
+        hub.phone(socket, who);
       },
     });
     done();

@@ -27,11 +27,13 @@ function tokenOf(request: FastifyRequest): string {
  * Limits the room API in `app`'s scope to ROOM_RATE_LIMIT per token, counted across every process
  * on the database (see domain/room/rate-limiter.ts): each answer carries `x-ratelimit-limit`,
  * `-remaining` and `-reset` (seconds); a request over the limit is answered 429 `rate_limited` with
- * `retry-after`. The counts are flushed when the server closes. Returns the limiter (started).
+ * `retry-after`. The counts are flushed when the server closes. `prefix` names the kind of token
+ * (`room`, or `phone` for the phone's pairing token). Returns the limiter (started).
  */
 export function registerRoomRateLimit(
   app: FastifyInstance,
   deps: { readonly database: Database; readonly logger: Logger },
+  prefix = 'room',
 ): RateLimiter {
   const limiter = createRateLimiter({
     db: deps.database.db,
@@ -46,7 +48,7 @@ export function registerRoomRateLimit(
   limiter.start();
   app.addHook('onClose', () => limiter.stop());
   app.addHook('onRequest', (request, reply, done) => {
-    const decision = limiter.hit(`room:${tokenOf(request)}`);
+    const decision = limiter.hit(`${prefix}:${tokenOf(request)}`);
     const resetSeconds = Math.max(1, Math.ceil(decision.resetMs / 1000));
     reply.header('x-ratelimit-limit', String(decision.limit));
     reply.header('x-ratelimit-remaining', String(decision.remaining));

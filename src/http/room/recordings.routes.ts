@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifySchema } from 'fastify';
 import { PayloadTooLarge } from '../../domain/errors.ts';
 import { RECORDING_CHUNK_MAX_BYTES } from '../../domain/room/room.ts';
 import type { ChunkBody, RoomService } from '../../domain/room/room.service.ts';
@@ -112,10 +112,15 @@ class RequestBytes implements AsyncIterable<Buffer>, AsyncIterator<Buffer> {
  * its rate limit applies). The scope replaces the server's multipart handling for this route alone:
  * instead of spooling every file part to a temporary file before the handler runs, the body is left
  * unread until the room has judged the token and the session's state, then read part by part, the
- * chunk streaming straight into the storage (RoomService.appendRecording). Returns (a resolved
+ * chunk streaming straight into the storage (`append`: RoomService.appendRecording, or the phone's
+ * MobileService.appendRecording under `/api/mobile`, with its own `schema`). Returns (a resolved
  * promise, as Fastify's register wants) once registered.
  */
-export function registerRecordingRoute(app: FastifyInstance, room: RoomService): Promise<void> {
+export function registerRecordingRoute(
+  app: FastifyInstance,
+  append: RoomService['appendRecording'],
+  schema: FastifySchema = roomRecordingSchema,
+): Promise<void> {
   app.removeContentTypeParser('multipart/form-data');
   app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => {
     done(null, undefined);
@@ -124,34 +129,26 @@ export function registerRecordingRoute(app: FastifyInstance, room: RoomService):
   // readsOwnMultipart: the server's credential check before multipart bodies (src/http/uploads.ts)
   // stands aside; the room judges this route's token itself, from its cache, before the body.
   const config = { readsOwnMultipart: true };
-  app.post<TokenRoute>(
-    '/:token/recordings',
-    { schema: roomRecordingSchema, config },
-    async (request, reply) => {
-      const declared = Number(request.headers['content-length']);
-      if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
-        reply.header('connection', 'close');
-        throw new PayloadTooLarge(TOO_LARGE);
-      }
-      const boundary = multipartBoundary(request.headers['content-type']);
-      const reader =
-        boundary === undefined
-          ? undefined
-          : new MultipartReader(new RequestBytes(request.raw, MAX_BODY_BYTES), boundary);
-      try {
-        const ack = await room.appendRecording(
-          request.params.token,
-          request.input.values,
-          reader ?? NO_PARTS,
-        );
-        return await reply.code(ack.stored ? 201 : 200).send({ next_sequence: ack.nextSequence });
-      } catch (error) {
-        // Refused before the body was read (unknown token, no started exam): the connection closes
-        // after the answer, so the body is never read and nothing of it kept.
-        if (reader !== undefined && !reader.started) reply.header('connection', 'close');
-        throw error;
-      }
-    },
-  );
+  app.post<TokenRoute>('/:token/recordings', { schema, config }, async (request, reply) => {
+    const declared = Number(request.headers['content-length']);
+    if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
+      reply.header('connection', 'close');
+      throw new PayloadTooLarge(TOO_LARGE);
+    }
+    const boundary = multipartBoundary(request.headers['content-type']);
+    const reader =
+      boundary === undefined
+        ? undefined
+        : new MultipartReader(new RequestBytes(request.raw, MAX_BODY_BYTES), boundary);
+    try {
+      const ack = await append(request.params.token, request.input.values, reader ?? NO_PARTS);
+      return await reply.code(ack.stored ? 201 : 200).send({ next_sequence: ack.nextSequence });
+    } catch (error) {
+      // Refused before the body was read (unknown token, no started exam): the connection closes
+      // after the answer, so the body is never read and nothing of it kept.
+      if (reader !== undefined && !reader.started) reply.header('connection', 'close');
+      throw error;
+    }
+  });
   return Promise.resolve();
 }

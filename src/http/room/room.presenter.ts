@@ -1,4 +1,5 @@
 import type { Exam } from '../../domain/exams/exam.ts';
+import type { RoomMobile } from '../../domain/mobile/mobile.service.ts';
 import type { StoredFlag } from '../../domain/flags/flags.ts';
 import type { RecordedEvent } from '../../domain/room/room.service.ts';
 import type { RoomDocument, RoomView, SessionUpload } from '../../domain/room/room.ts';
@@ -149,6 +150,24 @@ export function presentRoomView(view: RoomView): Record<string, unknown> {
     ...(view.ltiStartAssessment
       ? { lti_start_assessment: `/lti/start-assessment/${encodeURIComponent(view.session.token)}` }
       : {}),
+    // Only for an exam with a phone camera, so every other room answer is unchanged.
+    ...(view.mobile === null ? {} : { mobile: presentRoomMobile(view.mobile) }),
+  };
+}
+
+/**
+ * The phone of a mobile_cam exam: `{pairing_url, pairing_address, pin_code, status, device,
+ * last_seen_at, chunks_count}`. Returns the JSON object.
+ */
+export function presentRoomMobile(mobile: RoomMobile): Record<string, unknown> {
+  return {
+    pairing_url: mobile.pairingUrl,
+    pairing_address: mobile.pairingAddress,
+    pin_code: mobile.pinCode,
+    status: mobile.status,
+    device: mobile.device,
+    last_seen_at: isoTime(mobile.lastSeenAt),
+    chunks_count: mobile.chunksCount,
   };
 }
 

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { liveMessageJson } from '../../domain/live/live-message.ts';
 import type { Upload } from '../../storage/upload.ts';
 import type { ServerDeps } from '../server.ts';
+import { pairingQrSvg } from '../mobile/qr.ts';
 import { registerRoomRateLimit } from './rate-limit.ts';
 import { registerRecordingRoute } from './recordings.routes.ts';
 import { presentRoomEvent, presentRoomFlag, presentRoomUpload, presentRoomView } from './room.presenter.ts';
@@ -15,6 +16,8 @@ import {
   roomFlagSchema,
   roomIdCardSchema,
   roomLeaveSchema,
+  roomMobilePairingSchema,
+  roomMobileQrSchema,
   roomMessagesSchema,
   roomPostMessageSchema,
   roomStartSchema,
@@ -73,7 +76,23 @@ export async function registerRoomRoutes(app: FastifyInstance, deps: ServerDeps)
   );
 
   // Recording chunks stream straight into the storage, from a scope with its own body handling.
-  await app.register((scope) => registerRecordingRoute(scope, room));
+  await app.register((scope) =>
+    registerRecordingRoute(scope, (token, params, body) => room.appendRecording(token, params, body)),
+  );
+
+  // The phone of a mobile_cam exam (docs/room.md "The phone"): its QR code, and a new pairing.
+  app.get<TokenRoute>('/:token/mobile/qr.svg', { schema: roomMobileQrSchema }, async (request, reply) => {
+    const url = await deps.services.mobile.pairingUrlOf(request.params.token);
+    return reply
+      .header('cache-control', 'no-store')
+      .type('image/svg+xml; charset=utf-8')
+      .send(pairingQrSvg(url));
+  });
+
+  app.post<TokenRoute>('/:token/mobile/pairing', { schema: roomMobilePairingSchema }, async (request) => {
+    await deps.services.mobile.renewPairing(request.params.token);
+    return presentRoomView(await room.view(request.params.token));
+  });
 
   app.post<TokenRoute>('/:token/uploads', { schema: roomUploadSchema }, async (request, reply) => {
     const upload = await room.addUpload(request.params.token, fileOf(request));

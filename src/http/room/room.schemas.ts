@@ -3,6 +3,7 @@
  * validates. The room is not signed: the token in the path is its only credential.
  */
 
+import { MOBILE_STATUSES } from '../../domain/mobile/mobile.ts';
 import { FLAG_TYPES } from '../../domain/flags/flag-types.ts';
 import { errorBody } from '../v3/common.schemas.ts';
 import { flagSettingsRecord } from '../v3/exams.schemas.ts';
@@ -97,6 +98,39 @@ const filePart = {
   required: ['file'],
 } as const;
 
+/** The phone of a mobile_cam exam as the room's view shows it (docs/room.md "The phone"). */
+const mobileView = {
+  type: 'object',
+  description:
+    'Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent ' +
+    'for every other exam',
+  properties: {
+    pairing_url: {
+      type: ['string', 'null'],
+      format: 'uri',
+      description: 'The address the QR code holds, {PUBLIC_URL}/m/<pairing token>; null once finished',
+    },
+    pairing_address: { type: 'string', description: 'The short address a phone can type, {PUBLIC_URL}/m' },
+    pin_code: {
+      type: ['string', 'null'],
+      description: 'The session’s six-digit PIN, typed on the phone with the email; null once finished',
+    },
+    status: { type: 'string', enum: [...MOBILE_STATUSES] },
+    device: { type: ['string', 'null'], description: 'The phone’s browser and system, as it reported them' },
+    last_seen_at: { ...time, description: 'When the phone was last heard from' },
+    chunks_count: { type: 'integer', description: 'Chunks of the phone’s recording stored' },
+  },
+  required: [
+    'pairing_url',
+    'pairing_address',
+    'pin_code',
+    'status',
+    'device',
+    'last_seen_at',
+    'chunks_count',
+  ],
+} as const;
+
 const roomView = {
   type: 'object',
   properties: {
@@ -174,6 +208,7 @@ const roomView = {
         'LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab ' +
         'to continue to the learning platform’s assessment; absent for any other session',
     },
+    mobile: mobileView,
   },
   required: ['session', 'exam', 'document', 'server_time', 'live'],
 } as const;
@@ -284,6 +319,31 @@ export const roomRecordingSchema = {
     ...writeErrors,
   },
 } as const;
+
+export const roomMobileQrSchema = {
+  tags,
+  summary: 'The phone’s pairing QR code',
+  description:
+    'An SVG QR code holding mobile.pairing_url (docs/room.md "The phone"). 404 when the exam has no ' +
+    'mobile_cam, 409 once the session is finished.',
+  params: tokenParam,
+  produces: ['image/svg+xml'],
+  response: {
+    200: {
+      description: 'The QR code',
+      content: { 'image/svg+xml': { schema: { type: 'string' } } },
+    },
+    ...commonErrors,
+    409: { description: 'The session is finished: no phone is needed', ...errorBody },
+  },
+} as const;
+
+export const roomMobilePairingSchema = viewRoute(
+  'Replace the phone’s pairing',
+  'A new pairing token: the QR code and pairing_url change, and the old phone link stops working at ' +
+    'once (during the exam a phone still attached counts as lost). 409 once finished or for an exam ' +
+    'without mobile_cam.',
+);
 
 export const roomUploadSchema = {
   tags,

@@ -8,7 +8,11 @@ const tags = ['student sessions'];
 export const recordingRecord = {
   type: 'object',
   properties: {
-    source: { type: 'string', enum: [...RECORDING_SOURCES] },
+    source: {
+      type: 'string',
+      enum: [...RECORDING_SOURCES],
+      description: 'webcam (camera and microphone), screen, or mobile (the phone camera: video only)',
+    },
     status: { type: 'string', enum: [...RECORDING_STATUSES] },
     started_at: {
       type: ['string', 'null'],
@@ -41,8 +45,9 @@ export const listRecordingsSchema = {
   tags,
   summary: 'List the finalised recordings of a student session',
   description:
-    'The webcam and screen recordings of a finished session, each assembled by a background job into ' +
-    'one seekable WebM file whose time is the exam time (video time 0 is `started_at`; stretches ' +
+    'The webcam, screen and phone (`mobile`, in exams with `mobile_cam`) recordings of a finished ' +
+    'session, listed in that order, each assembled by a background job into one seekable WebM file ' +
+    'whose time is the exam time, the same for every source (video time 0 is `started_at`; stretches ' +
     'without recording are kept as `gaps`). `status` moves `queued` → `processing` → `completed` or ' +
     '`failed`. A completed recording has a `url` that plays or downloads it without credentials for ' +
     'four hours (`expires_at`); it answers byte ranges, so a player can seek. With S3 storage it is an ' +

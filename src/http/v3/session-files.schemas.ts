@@ -23,7 +23,7 @@ export const listSessionFilesSchema = {
   summary: 'List the files the candidate room stored for a student session',
   description:
     'An Invigil addition beyond api.md: the answer files the student uploaded (`upload`) and the ' +
-    'chunks of the webcam (`recording`) and screen (`screen_recording`) recordings, ordered by kind in ' +
+    'chunks of the webcam (`recording`), screen (`screen_recording`) and phone (`mobile_recording`) recordings, ordered by kind in ' +
     'that order, then by `sequence`. Each `url` downloads its file without credentials for 5 minutes ' +
     '(`expires_at`); after that, or altered, it is refused (403). With S3 storage it is an S3 presigned ' +
     'address. Readable by whoever may read the session. 404 ' +

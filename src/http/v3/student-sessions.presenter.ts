@@ -1,3 +1,4 @@
+import { settledStatus } from '../../domain/mobile/mobile.ts';
 import type { Incident, StudentSession } from '../../domain/student-sessions/student-session.ts';
 import { CHECK_FIELDS } from '../../domain/student-sessions/student-session.ts';
 import { isClockPaused, pausedSeconds } from '../../domain/live/live-clock.ts';
@@ -102,6 +103,8 @@ export function presentStudentSessionV3(
     live_status: session.liveStatus,
     clock_paused: isClockPaused(session),
     paused_seconds: pausedSeconds(session, now),
+    mobile_status: settledStatus(session, now).status,
+    mobile_device: session.mobileDevice,
     incidents_count: session.incidents.length,
     incidents: session.incidents.map(presentIncidentV3),
   });

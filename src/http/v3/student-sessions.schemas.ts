@@ -1,3 +1,4 @@
+import { MOBILE_STATUSES } from '../../domain/mobile/mobile.ts';
 import { FLAG_TYPES } from '../../domain/flags/flag-types.ts';
 import {
   commonErrors,
@@ -158,6 +159,14 @@ export const studentRecord = {
       description:
         "How long the candidate's clock has stood still in all: the pauses that ended and the running one",
     },
+    mobile_status: {
+      type: 'string',
+      enum: [...MOBILE_STATUSES],
+      description:
+        'The phone of a mobile_cam exam (docs/room-api.md "The phone"): not_paired, paired, streaming ' +
+        '(sending video) or lost (not heard from for 15 seconds); not_paired for other exams',
+    },
+    mobile_device: { ...nullableString, description: 'The phone’s browser and system, as it reported them' },
     incidents_count: { type: 'integer' },
     incidents: { type: 'array', items: incidentRecord },
   },

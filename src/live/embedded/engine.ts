@@ -9,16 +9,18 @@ import type {
   LivePublisherIdentity,
   LiveSubscriberIdentity,
 } from '../engine.ts';
-import type { ClientSignal, ServerMessage } from '../protocol.ts';
+import { type ClientSignal, deviceOf, type LiveDevice, type ServerMessage } from '../protocol.ts';
 import { type Sink, Source } from './forwarding.ts';
 import {
   type EmbeddedConfig,
   hasStunServer,
   LINE_KINDS,
+  type LineKind,
   mediaIds,
   mediaKinds,
   mediaPorts,
   newPeerConnection,
+  PHONE_LINE_KINDS,
   portCursor,
   withoutFallbackStun,
   withoutMdnsCandidates,
@@ -35,6 +37,7 @@ export interface EmbeddedEngineLog {
 /** The texts of the errors the engine throws or sends; the hub shows them to the browser. */
 export const OFFER_LAYOUT =
   'The media offer must have three lines in this order: camera video, microphone audio, screen video';
+export const PHONE_OFFER_LAYOUT = "The phone's media offer must have one line: the camera's video";
 export const OFFER_UNREADABLE = 'The media offer could not be read';
 export const OFFER_CODECS = 'The media offer has no VP8 video or no Opus audio, which live proctoring needs';
 export const OFFER_FAILED = 'The media offer could not be answered; try again in a moment';
@@ -120,7 +123,17 @@ interface EngineContext {
   nextOfferTag(): string;
 }
 
-/** What a candidate's browser sends on one publishing connection: three lines. */
+/** The m-line kinds a device publishes: the computer's three lines, the phone's one. */
+function linesOf(device: LiveDevice): readonly LineKind[] {
+  return device === 'phone' ? PHONE_LINE_KINDS : LINE_KINDS;
+}
+
+/** What the proctor's messages about `device` carry: nothing for the computer, `device` phone. */
+function deviceField(device: LiveDevice): { device?: 'phone' } {
+  return device === 'phone' ? { device } : {};
+}
+
+/** What a candidate's browser (three lines) or its phone (one line) sends on one connection. */
 class Publication {
   readonly sources: readonly Source[];
   readonly peer: Peer;
@@ -134,7 +147,7 @@ class Publication {
   constructor(peer: Peer, link: PublisherLink) {
     this.peer = peer;
     this.link = link;
-    this.sources = LINE_KINDS.map((kind) => new Source(kind, () => this.received()));
+    this.sources = linesOf(link.device).map((kind) => new Source(kind, () => this.received()));
   }
 
   private received(): void {
@@ -149,14 +162,25 @@ class Publication {
   }
 }
 
-/** One exam's room: its candidates' links and publications, its proctors' links and watches. */
+/** The key of a device of a session, in maps holding both devices' watches. */
+function deviceKey(device: LiveDevice, sessionId: number): string {
+  return `${device} ${sessionId}`;
+}
+
+/**
+ * One exam's room: its candidates' (and their phones') links and publications, its proctors' links
+ * and watches. A computer and a phone of the same session are apart in everything: each has its
+ * own publication and its own watches, so one publishing again never touches the other.
+ */
 class Room {
   readonly examId: number;
   readonly publishers = new Set<PublisherLink>();
   readonly subscribers = new Set<SubscriberLink>();
-  /** The current publication of each candidate (session id) publishing in the room. */
+  /** The current publication of each candidate's computer (session id) publishing in the room. */
   readonly publications = new Map<number, Publication>();
-  private readonly watches = new Map<number, Set<Watch>>();
+  /** The current publication of each candidate's phone (session id). */
+  readonly phones = new Map<number, Publication>();
+  private readonly watches = new Map<string, Set<Watch>>();
   private readonly release: (room: Room) => void;
 
   constructor(examId: number, release: (room: Room) => void) {
@@ -164,49 +188,63 @@ class Room {
     this.release = release;
   }
 
+  /** The current publications of `device` by session id. */
+  publicationsOf(device: LiveDevice): Map<number, Publication> {
+    return device === 'phone' ? this.phones : this.publications;
+  }
+
   /** A link closed: the room is forgotten once nobody is in it (it is made again on demand). */
   leave(link: PublisherLink | SubscriberLink): void {
     if (link instanceof PublisherLink) this.publishers.delete(link);
     else this.subscribers.delete(link);
-    if (this.publishers.size === 0 && this.subscribers.size === 0 && this.publications.size === 0) {
-      this.release(this);
-    }
+    const empty = this.publishers.size === 0 && this.subscribers.size === 0;
+    if (empty && this.publications.size === 0 && this.phones.size === 0) this.release(this);
   }
 
-  /** A candidate publishes (again): its watchers are offered the new publication; the old one ends. */
-  publish(sessionId: number, publication: Publication): void {
-    const replaced = this.publications.get(sessionId);
-    this.publications.set(sessionId, publication);
-    for (const watch of this.watches.get(sessionId) ?? []) void watch.attach(publication);
+  /** A device publishes (again): its watchers are offered the new publication; the old one ends. */
+  publish(device: LiveDevice, sessionId: number, publication: Publication): void {
+    const publications = this.publicationsOf(device);
+    const replaced = publications.get(sessionId);
+    publications.set(sessionId, publication);
+    for (const watch of this.watches.get(deviceKey(device, sessionId)) ?? []) void watch.attach(publication);
     if (replaced !== undefined && replaced !== publication) void replaced.close();
   }
 
   /** A publication ended (its link closed, its connection failed): its watchers are told. */
-  unpublish(sessionId: number, publication: Publication): void {
-    if (this.publications.get(sessionId) === publication) {
-      this.publications.delete(sessionId);
-      for (const watch of this.watches.get(sessionId) ?? []) void watch.detach(publication, true);
+  unpublish(device: LiveDevice, sessionId: number, publication: Publication): void {
+    const publications = this.publicationsOf(device);
+    if (publications.get(sessionId) === publication) {
+      publications.delete(sessionId);
+      for (const watch of this.watches.get(deviceKey(device, sessionId)) ?? []) {
+        void watch.detach(publication, true);
+      }
     }
     void publication.close();
   }
 
   addWatch(watch: Watch): void {
-    const set = this.watches.get(watch.sessionId) ?? new Set<Watch>();
+    const key = deviceKey(watch.device, watch.sessionId);
+    const set = this.watches.get(key) ?? new Set<Watch>();
     set.add(watch);
-    this.watches.set(watch.sessionId, set);
+    this.watches.set(key, set);
   }
 
   removeWatch(watch: Watch): void {
-    const set = this.watches.get(watch.sessionId);
+    const key = deviceKey(watch.device, watch.sessionId);
+    const set = this.watches.get(key);
     set?.delete(watch);
-    if (set?.size === 0) this.watches.delete(watch.sessionId);
+    if (set?.size === 0) this.watches.delete(key);
   }
 }
 
-/** A candidate's link: publishes what the browser offers, replacing the publication on every offer. */
+/**
+ * A candidate's link (or its phone's): publishes what the browser offers, replacing the publication
+ * on every offer.
+ */
 class PublisherLink implements LiveLink {
   readonly join: LiveJoin;
   readonly sessionId: number;
+  readonly device: LiveDevice;
   publication: Publication | undefined;
   /** The publication whose offer is being answered. */
   private pending: Publication | undefined;
@@ -223,6 +261,7 @@ class PublisherLink implements LiveLink {
     this.channel = channel;
     this.join = context.join;
     this.sessionId = who.sessionId;
+    this.device = who.device ?? 'computer';
   }
 
   report(state: 'connecting' | 'live'): void {
@@ -241,8 +280,9 @@ class PublisherLink implements LiveLink {
 
   private async publish(offer: string): Promise<void> {
     const kinds = mediaKinds(offer);
-    if (kinds.length !== LINE_KINDS.length || kinds.some((kind, index) => kind !== LINE_KINDS[index])) {
-      throw new RefusedSignal(OFFER_LAYOUT);
+    const expected = linesOf(this.device);
+    if (kinds.length !== expected.length || kinds.some((kind, index) => kind !== expected[index])) {
+      throw new RefusedSignal(this.device === 'phone' ? PHONE_OFFER_LAYOUT : OFFER_LAYOUT);
     }
     const peer = this.context.newPeer();
     const publication = new Publication(peer, this);
@@ -268,8 +308,11 @@ class PublisherLink implements LiveLink {
     this.publication = publication;
     // Until the new connection's media arrives the candidate is connecting again.
     this.report('connecting');
-    this.room.publish(this.sessionId, publication);
-    this.context.log.debug({ examId: this.room.examId, sessionId: this.sessionId }, 'live publication');
+    this.room.publish(this.device, this.sessionId, publication);
+    this.context.log.debug(
+      { examId: this.room.examId, sessionId: this.sessionId, device: this.device },
+      'live publication',
+    );
   }
 
   /** Answers the offer on `pc` (receive only). Returns the answer, ICE gathered. */
@@ -283,7 +326,9 @@ class PublisherLink implements LiveLink {
     const transceivers = pc.getTransceivers();
     for (const [index, source] of publication.sources.entries()) {
       const transceiver = transceivers.find((each) => each.mLineIndex === index);
-      if (transceiver === undefined) throw new RefusedSignal(OFFER_LAYOUT);
+      if (transceiver === undefined) {
+        throw new RefusedSignal(this.device === 'phone' ? PHONE_OFFER_LAYOUT : OFFER_LAYOUT);
+      }
       const known = transceiver.receiver.tracks[0];
       if (known !== undefined) source.attach(known, transceiver.receiver);
       transceiver.onTrack.subscribe((track) => source.attach(track, transceiver.receiver));
@@ -303,7 +348,7 @@ class PublisherLink implements LiveLink {
     // The browser replaces a failed connection with a new offer; its watchers wait for that.
     this.report('connecting');
     this.publication = undefined;
-    this.room.unpublish(this.sessionId, publication);
+    this.room.unpublish(this.device, this.sessionId, publication);
   }
 
   /** The watchdog's tick: a live publication silent for SILENT_TICKS ticks is connecting again. */
@@ -325,18 +370,19 @@ class PublisherLink implements LiveLink {
     void this.pending?.close();
     const publication = this.publication;
     this.publication = undefined;
-    if (publication !== undefined) this.room.unpublish(this.sessionId, publication);
+    if (publication !== undefined) this.room.unpublish(this.device, this.sessionId, publication);
     this.room.leave(this);
   }
 }
 
 /**
- * One proctor watching one candidate: a peer connection carrying the candidate's current
- * publication (three sendonly lines), replaced whenever the candidate publishes again. Its steps
- * run one at a time.
+ * One proctor watching one candidate (or its phone): a peer connection carrying the device's
+ * current publication (three sendonly lines, the phone's one), replaced whenever the device
+ * publishes again. Its steps run one at a time.
  */
 class Watch {
   readonly sessionId: number;
+  readonly device: LiveDevice;
   private readonly link: SubscriberLink;
   private readonly context: EngineContext;
   private queue: Promise<unknown> = Promise.resolve();
@@ -347,10 +393,11 @@ class Watch {
   private offerMids: string[] = [];
   private closed = false;
 
-  constructor(context: EngineContext, link: SubscriberLink, sessionId: number) {
+  constructor(context: EngineContext, link: SubscriberLink, sessionId: number, device: LiveDevice) {
     this.context = context;
     this.link = link;
     this.sessionId = sessionId;
+    this.device = device;
   }
 
   private serial<T>(work: () => Promise<T>): Promise<T> {
@@ -382,23 +429,25 @@ class Watch {
       }
       if (this.closed || this.peer !== peer) return;
       this.offerMids = mediaIds(offer);
-      this.link.send({ type: 'offer', sessionId: this.sessionId, sdp: offer });
+      this.link.send({ type: 'offer', sessionId: this.sessionId, sdp: offer, ...deviceField(this.device) });
     });
   }
 
-  /** Builds the offer on `pc`: three sendonly lines, mids marked with `tag`. Returns it, ICE gathered. */
+  /**
+   * Builds the offer on `pc`: a sendonly line for each of the publication's (three, the phone's
+   * one), mids marked with `tag`. Returns it, ICE gathered.
+   */
   private async offer(
     pc: RTCPeerConnection,
     peer: Peer,
     publication: Publication,
     tag: string,
   ): Promise<string> {
-    const transceivers = LINE_KINDS.map((kind, index) => {
-      const transceiver = pc.addTransceiver(kind, { direction: 'sendonly' });
+    const transceivers = publication.sources.map((source, index) => {
+      const transceiver = pc.addTransceiver(source.kind, { direction: 'sendonly' });
       // The answer repeats the mids: an answer to an offer since replaced is recognised and dropped.
       transceiver.mid = `${tag}${index}`;
-      const source = publication.sources[index];
-      if (source !== undefined) this.relayFeedback(transceiver, source);
+      this.relayFeedback(transceiver, source);
       return transceiver;
     });
     pc.connectionStateChange.subscribe((state) => this.connectionChanged(peer, transceivers, state));
@@ -448,7 +497,9 @@ class Watch {
     return this.serial(() => {
       if (this.publication !== publication) return Promise.resolve();
       this.drop();
-      if (notify && !this.closed) this.link.send({ type: 'unpublished', sessionId: this.sessionId });
+      if (notify && !this.closed) {
+        this.link.send({ type: 'unpublished', sessionId: this.sessionId, ...deviceField(this.device) });
+      }
       return Promise.resolve();
     });
   }
@@ -495,11 +546,12 @@ class Watch {
   }
 }
 
-/** A proctor's link: one watch per candidate subscribed to. */
+/** A proctor's link: one watch per candidate (and per candidate's phone) subscribed to. */
 class SubscriberLink implements LiveLink {
   readonly join: LiveJoin;
   readonly userId: number;
-  private readonly watches = new Map<number, Watch>();
+  /** By deviceKey. */
+  private readonly watches = new Map<string, Watch>();
   private closed = false;
   private readonly context: EngineContext;
   private readonly room: Room;
@@ -523,12 +575,12 @@ class SubscriberLink implements LiveLink {
     if (this.closed) return;
     switch (signal.type) {
       case 'subscribe':
-        return this.subscribe(signal.sessionId);
+        return this.subscribe(signal.sessionId, deviceOf(signal));
       case 'unsubscribe':
-        this.unsubscribe(signal.sessionId);
+        this.unsubscribe(signal.sessionId, deviceOf(signal));
         return;
       case 'answer': {
-        const watch = this.watches.get(signal.sessionId);
+        const watch = this.watches.get(deviceKey(deviceOf(signal), signal.sessionId));
         if (watch === undefined) throw new RefusedSignal(NOT_WATCHING);
         return watch.accept(signal.sdp);
       }
@@ -537,7 +589,7 @@ class SubscriberLink implements LiveLink {
     }
   }
 
-  private async subscribe(sessionId: number): Promise<void> {
+  private async subscribe(sessionId: number, device: LiveDevice): Promise<void> {
     let allowed: boolean;
     try {
       allowed = await this.who.mayWatch(sessionId);
@@ -555,18 +607,19 @@ class SubscriberLink implements LiveLink {
       return;
     }
     // Subscribing again starts over (the browser does so after its connection failed).
-    this.unsubscribe(sessionId);
-    const watch = new Watch(this.context, this, sessionId);
-    this.watches.set(sessionId, watch);
+    this.unsubscribe(sessionId, device);
+    const watch = new Watch(this.context, this, sessionId, device);
+    this.watches.set(deviceKey(device, sessionId), watch);
     this.room.addWatch(watch);
-    const publication = this.room.publications.get(sessionId);
+    const publication = this.room.publicationsOf(device).get(sessionId);
     if (publication !== undefined) await watch.attach(publication);
   }
 
-  private unsubscribe(sessionId: number): void {
-    const watch = this.watches.get(sessionId);
+  private unsubscribe(sessionId: number, device: LiveDevice): void {
+    const key = deviceKey(device, sessionId);
+    const watch = this.watches.get(key);
     if (watch === undefined) return;
-    this.watches.delete(sessionId);
+    this.watches.delete(key);
     this.room.removeWatch(watch);
     watch.close();
   }
@@ -574,7 +627,7 @@ class SubscriberLink implements LiveLink {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const sessionId of [...this.watches.keys()]) this.unsubscribe(sessionId);
+    for (const watch of [...this.watches.values()]) this.unsubscribe(watch.sessionId, watch.device);
     this.room.leave(this);
   }
 }
@@ -582,12 +635,13 @@ class SubscriberLink implements LiveLink {
 /**
  * The embedded media engine (docs/live-proctoring.md): a selective forwarding unit on werift inside
  * the service. Each candidate's browser publishes over one peer connection (three lines: camera,
- * microphone, screen); each proctor watching a candidate gets one peer connection carrying that
- * candidate's three lines, and the engine forwards the RTP packets as they come, without decoding:
- * VP8 video and Opus audio only. Offers and answers are complete (no trickle ICE). Media uses UDP
- * ports LIVE_UDP_PORT_MIN..MAX (one per peer connection and local address), advertising
- * LIVE_PUBLIC_IP as an extra host candidate when set; the TURN/STUN servers of TURN_URLS are used
- * by werift too and handed to the browsers.
+ * microphone, screen), and its phone, if any, over another (one line: the phone's camera); each
+ * proctor watching a candidate gets one peer connection carrying that candidate's three lines (and
+ * one more for its phone when it subscribes to that), and the engine forwards the RTP packets as
+ * they come, without decoding: VP8 video and Opus audio only. Offers and answers are complete (no
+ * trickle ICE). Media uses UDP ports LIVE_UDP_PORT_MIN..MAX (one per peer connection and local
+ * address), advertising LIVE_PUBLIC_IP as an extra host candidate when set; the TURN/STUN servers
+ * of TURN_URLS are used by werift too and handed to the browsers.
  *
  * Throws when the UDP port range holds fewer than two ports (werift needs min < max).
  */
@@ -687,12 +741,15 @@ export function createEmbeddedEngine(config: EmbeddedConfig, log: EmbeddedEngine
       const room = rooms.get(examId);
       if (room === undefined) return Promise.resolve([]);
       const candidates = new Map<number, boolean>();
+      const phones = new Map<number, boolean>();
       for (const link of room.publishers) {
-        candidates.set(link.sessionId, room.publications.has(link.sessionId));
+        const publishers = link.device === 'phone' ? phones : candidates;
+        publishers.set(link.sessionId, room.publicationsOf(link.device).has(link.sessionId));
       }
       const proctors = new Set([...room.subscribers].map((link) => link.userId));
       const participants: LiveParticipant[] = [
         ...[...candidates].map(([id, publishing]) => ({ role: 'candidate' as const, id, publishing })),
+        ...[...phones].map(([id, publishing]) => ({ role: 'phone' as const, id, publishing })),
         ...[...proctors].map((id) => ({ role: 'proctor' as const, id, publishing: false })),
       ];
       return Promise.resolve(participants);

@@ -14,6 +14,8 @@ export type EmbeddedConfig = Extract<LiveConfig, { engine: 'embedded' }>;
 /** The media kinds of the three m-lines, in protocol order: camera, microphone, screen. */
 export const LINE_KINDS = ['video', 'audio', 'video'] as const;
 export type LineKind = (typeof LINE_KINDS)[number];
+/** The media kinds of the phone's m-lines: its camera's video alone. */
+export const PHONE_LINE_KINDS = ['video'] as const;
 
 /**
  * Seconds ICE gathering waits for a STUN server's answer (werift's default is 5): an offer or answer

@@ -15,6 +15,7 @@ import {
   type LiveLink,
   type LiveParticipant,
   liveRoomName,
+  phoneIdentity,
   proctorIdentity,
 } from '../engine.ts';
 import type { ClientSignal } from '../protocol.ts';
@@ -24,7 +25,8 @@ import type { ClientSignal } from '../protocol.ts';
  * LiveKit server; this side only mints join tokens and manages rooms over LiveKit's RoomService API.
  *
  * - One LiveKit room per exam (liveRoomName). A candidate joins as candidateIdentity(sessionId) and may
- *   publish its camera, microphone and screen and nothing else (no subscribing, no data). A proctor
+ *   publish its camera, microphone and screen and nothing else (no subscribing, no data). Its phone
+ *   joins as phoneIdentity(sessionId), another participant, and may publish a camera only. A proctor
  *   joins hidden as proctorIdentity(userId) and may subscribe, never publish.
  * - Tokens are minted for each link (one WebSocket) and live TOKEN_TTL_SECONDS. When a link closes the
  *   participant is removed from the room, so media does not outlive the socket that authorised it.
@@ -74,6 +76,8 @@ const ROOM_EMPTY_TIMEOUT_SECONDS = 600;
 
 /** What a candidate may publish: its camera, microphone and screen. */
 const CANDIDATE_SOURCES = [TrackSource.CAMERA, TrackSource.MICROPHONE, TrackSource.SCREEN_SHARE];
+/** What a candidate's phone may publish: its camera (the page sends its video alone). */
+const PHONE_SOURCES = [TrackSource.CAMERA];
 
 /**
  * The RoomService's HTTP address for a LiveKit URL as browsers use it: wss → https, ws → http (the
@@ -98,16 +102,19 @@ function errorDetails(error: unknown): Record<string, unknown> {
   return { error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
 }
 
-/** A participant identity read back: a candidate's session id or a proctor's user id, else undefined. */
+/**
+ * A participant identity read back: a candidate's (or its phone's) session id or a proctor's user id,
+ * else undefined.
+ */
 function participantOf(info: ParticipantInfo): LiveParticipant | undefined {
   if (info.state === ParticipantInfo_State.DISCONNECTED) return undefined;
-  const match = /^(candidate|proctor)-([1-9]\d{0,15})$/.exec(info.identity);
+  const match = /^(candidate|proctor)-([1-9]\d{0,15})(-phone)?$/.exec(info.identity);
   if (match === null) return undefined;
   const id = Number(match[2]);
   if (!Number.isSafeInteger(id)) return undefined;
-  const role = match[1] === 'candidate' ? 'candidate' : 'proctor';
-  const expected = role === 'candidate' ? candidateIdentity(id) : proctorIdentity(id);
-  if (expected !== info.identity) return undefined;
+  const role = match[1] === 'proctor' ? 'proctor' : match[3] === undefined ? 'candidate' : 'phone';
+  const identities = { candidate: candidateIdentity, phone: phoneIdentity, proctor: proctorIdentity };
+  if (identities[role](id) !== info.identity) return undefined;
   return { role, id, publishing: info.tracks.length > 0 };
 }
 
@@ -209,18 +216,19 @@ export function createLivekitEngine(config: LivekitConfig, options: LivekitEngin
     },
 
     publisher(who, channel: LiveChannel) {
+      const phone = who.device === 'phone';
       return link(
         liveRoomName(who.examId),
-        candidateIdentity(who.sessionId),
-        who.name,
+        phone ? phoneIdentity(who.sessionId) : candidateIdentity(who.sessionId),
+        phone ? `${who.name} (phone)` : who.name,
         {
           canPublish: true,
-          canPublishSources: CANDIDATE_SOURCES,
+          canPublishSources: phone ? PHONE_SOURCES : CANDIDATE_SOURCES,
           canSubscribe: false,
           canPublishData: false,
         },
         (message) => {
-          // The only thing a candidate's browser tells this engine: whether its media flows.
+          // The only thing a candidate's browser (or phone) tells this engine: whether its media flows.
           if (message.type === 'media') channel.mediaState(message.state);
         },
       );

@@ -655,6 +655,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(routes, [
         'GET /api/room/{token}',
         'GET /api/room/{token}/messages',
+        'GET /api/room/{token}/mobile/qr.svg',
         'POST /api/room/{token}/enter',
         'POST /api/room/{token}/events',
         'POST /api/room/{token}/face_photo',
@@ -664,6 +665,7 @@ for (const dialect of DIALECTS) {
         'POST /api/room/{token}/id_card',
         'POST /api/room/{token}/leave',
         'POST /api/room/{token}/messages',
+        'POST /api/room/{token}/mobile/pairing',
         'POST /api/room/{token}/recordings',
         'POST /api/room/{token}/start',
         'POST /api/room/{token}/uploads',

@@ -181,19 +181,23 @@ for (const dialect of DIALECTS) {
       return { kind, sequence, file, bytes, createdAt };
     }
 
-    /** A webcam or screen recording chunk, named as the room names every chunk. */
+    /** A webcam, screen or phone recording chunk, named as the room and the phone name every chunk. */
     function recording(
       sessionId: number,
-      kind: 'recording' | 'screen_recording',
+      kind: 'recording' | 'screen_recording' | 'mobile_recording',
       sequence: number,
     ): Promise<Stored> {
+      const source = { recording: 'webcam', screen_recording: 'screen', mobile_recording: 'mobile' }[kind];
       return store(sessionId, kind, sequence, chunk(), {
-        fileName: `${kind === 'recording' ? 'webcam' : 'screen'}-${sequence}.webm`,
+        fileName: `${source}-${sequence}.webm`,
         contentType: 'video/webm',
       });
     }
 
-    /** A session holding two uploads, three webcam chunks and two screen chunks, stored out of order. */
+    /**
+     * A session holding two uploads, three webcam chunks, two screen chunks and one phone chunk,
+     * stored out of order.
+     */
     async function sessionWithFiles(): Promise<{ id: number; stored: Stored[] }> {
       const id = await createStudent();
       const stored = [
@@ -206,6 +210,7 @@ for (const dialect of DIALECTS) {
         await recording(id, 'recording', 1),
         await recording(id, 'screen_recording', 1),
         await store(id, 'upload', 1, SAMPLE.png, { fileName: 'sketch.png', contentType: 'image/png' }),
+        await recording(id, 'mobile_recording', 0),
         await recording(id, 'recording', 2),
       ];
       return { id, stored };
@@ -229,7 +234,7 @@ for (const dialect of DIALECTS) {
         assertAnswer(await list(owner, id), 200, { files: [] });
       });
 
-      it('lists every file ordered by kind (upload, recording, screen_recording), then sequence, whatever the order they were stored in', async () => {
+      it('lists every file ordered by kind (upload, recording, screen_recording, mobile_recording), then sequence, whatever the order they were stored in', async () => {
         const { id, stored } = await sessionWithFiles();
         const other = await createStudent();
         await recording(other, 'recording', 0);
@@ -247,6 +252,7 @@ for (const dialect of DIALECTS) {
             'recording 2',
             'screen_recording 0',
             'screen_recording 1',
+            'mobile_recording 0',
           ],
         );
       });

@@ -83,6 +83,9 @@ const STUDENT_FIELDS = [
   'live_status',
   'clock_paused',
   'paused_seconds',
+  // The phone of a mobile_cam exam (docs/room-api.md)
+  'mobile_status',
+  'mobile_device',
 ] as const;
 
 const CHECKS = [

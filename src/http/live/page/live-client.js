@@ -2,10 +2,12 @@
 /* global window, console, location, performance */
 /**
  * The browser's side of live proctoring (docs/live-proctoring.md), shared by the candidate's exam
- * room (publishes its camera, microphone and screen) and the proctor wall in the console (watches
- * candidates). One WebSocket to the service carries the signalling (src/live/protocol.ts); the
- * media goes to the embedded engine over one RTCPeerConnection per publication or watched
- * candidate, or through LiveKit (`/live/assets/livekit.js`) when the server says so in `hello`.
+ * room (publishes its camera, microphone and screen), the candidate's phone in a `mobile_cam` exam
+ * (publishes its camera's video alone, `cameraOnly`; src/http/mobile/page/mobile-live.js) and the
+ * proctor wall in the console (watches candidates, and their phones when asked with `onPhone`).
+ * One WebSocket to the service carries the signalling (src/live/protocol.ts); the media goes to the
+ * embedded engine over one RTCPeerConnection per publication or watched candidate (or phone), or
+ * through LiveKit (`/live/assets/livekit.js`) when the server says so in `hello`.
  *
  * Everything reconnects by itself: the socket with a backoff of 1 s growing to 5 s, then the
  * publication and every watch again over the new socket; a peer connection that fails is offered
@@ -13,8 +15,9 @@
  * /live/assets/live-client.js, the console bundles it through Vite.
  *
  * Media layout (embedded engine): three m-lines in a fixed order, 0 camera video, 1 microphone
- * audio, 2 screen video; a line without a track carries nothing. Offers and answers are complete
- * (ICE gathered, no trickle).
+ * audio, 2 screen video; a line without a track carries nothing. The phone publishes one m-line, its
+ * camera's video, and a proctor watches it over a peer connection of its own (signals with
+ * `device: "phone"`). Offers and answers are complete (ICE gathered, no trickle).
  */
 
 /**
@@ -28,19 +31,19 @@
  *   id: number, student_session_id: number, sender: 'proctor' | 'candidate',
  *   author: string | null, body: string, created_at: string
  * }} LiveMessage
- * @typedef {{ type: 'hello', role: 'candidate' | 'proctor', join: LiveJoin }
+ * @typedef {{ type: 'hello', role: 'candidate' | 'proctor' | 'phone', join: LiveJoin }
  *   | { type: 'answer', sdp: string }
- *   | { type: 'offer', sessionId: number, sdp: string }
- *   | { type: 'unpublished', sessionId: number }
+ *   | { type: 'offer', sessionId: number, sdp: string, device?: 'phone' }
+ *   | { type: 'unpublished', sessionId: number, device?: 'phone' }
  *   | { type: 'live', sessionId: number, liveStatus: LiveStatus }
  *   | { type: 'message', message: LiveMessage }
  *   | { type: 'control', action: RoomControl }
  *   | { type: 'error', error: string, fatal: boolean }
  *   | { type: 'keepalive' }} ServerMessage
  * @typedef {{ type: 'offer', sdp: string }
- *   | { type: 'subscribe', sessionId: number }
- *   | { type: 'unsubscribe', sessionId: number }
- *   | { type: 'answer', sessionId: number, sdp: string }
+ *   | { type: 'subscribe', sessionId: number, device?: 'phone' }
+ *   | { type: 'unsubscribe', sessionId: number, device?: 'phone' }
+ *   | { type: 'answer', sessionId: number, sdp: string, device?: 'phone' }
  *   | { type: 'media', state: 'connecting' | 'live' }} ClientSignal
  * @typedef {Extract<ServerMessage, { type: 'message' | 'control' | 'live' | 'error' }>} AppMessage
  * @typedef {'connecting' | 'open' | 'closed'} SocketStatus
@@ -48,13 +51,18 @@
  *   off: nothing to publish; connecting: media not (yet, or no longer) reaching the server; live: flowing.
  * @typedef {'waiting' | 'connecting' | 'live'} WatchState
  *   waiting: the candidate publishes nothing now; connecting: media on its way; live: flowing.
+ * @typedef {'computer' | 'phone'} LiveDevice
+ *   Which of a candidate's devices: the computer (the exam room) or the phone.
  * @typedef {'camera' | 'screen'} StreamKind
  * @typedef {{ camera: MediaStream | null, screen: MediaStream | null }} Media
  * @typedef {{ fps: number | null, lossPercent: number | null, rttMs: number | null }} LiveStats
  * @typedef {{
  *   onStream?: (kind: StreamKind, stream: MediaStream) => void,
- *   onState?: (state: WatchState) => void
+ *   onState?: (state: WatchState) => void,
+ *   onPhone?: (stream: MediaStream | null) => void
  * }} WatchHandlers
+ *   onStream/onState: the computer's media. onPhone, when given, also watches the candidate's phone:
+ *   called with its video while it flows, and with null when it stops (or never came).
  * @typedef {{ stop(): void, stats(): Promise<LiveStats> }} LiveWatch
  * @typedef {{
  *   publish(media: Media): void,
@@ -64,16 +72,19 @@
  * }} LiveConnection
  * @typedef {{
  *   url: string,
+ *   cameraOnly?: boolean,
  *   onMessage?: (message: AppMessage) => void,
  *   onStatus?: (status: SocketStatus) => void,
  *   onPublishState?: (state: PublishState) => void
  * }} LiveOptions
+ *   cameraOnly: publish the camera's video alone, on one m-line (the phone's socket).
  * @typedef {{ close(): void }} LivekitPublication
  * @typedef {{ stop(): void, stats(): Promise<LiveStats> }} LivekitWatch
  * @typedef {{
  *   publishLivekit(join: LivekitJoin, media: Media, onState: (state: 'connecting' | 'live') => void):
  *     LivekitPublication | Promise<LivekitPublication>,
- *   watchLivekit(join: LivekitJoin, sessionId: number, handlers: Required<WatchHandlers>):
+ *   watchLivekit(join: LivekitJoin, sessionId: number,
+ *     handlers: Required<Omit<WatchHandlers, 'onPhone'>>, device?: LiveDevice):
  *     LivekitWatch | Promise<LivekitWatch>
  * }} LivekitModule
  */
@@ -252,6 +263,12 @@ function tracksInOrder(/** @type {Media} */ media) {
   ]);
 }
 
+/** What the phone publishes of `media`: its camera's video alone (no sound, no screen). */
+function cameraVideoOnly(/** @type {Media} */ media) {
+  const video = media.camera?.getVideoTracks() ?? [];
+  return { camera: video.length === 0 ? null : new MediaStream(video), screen: null };
+}
+
 /** A number field of a stats entry, or undefined. */
 function statNumber(/** @type {Record<string, unknown>} */ stat, /** @type {string} */ field) {
   const value = stat[field];
@@ -314,8 +331,9 @@ function followConnection(owner, pc, replace) {
  */
 
 /**
- * Publishes to the embedded engine: one peer connection with the three sendonly lines, offered
- * complete; a failed connection (or an offer left unanswered) is replaced and offered again.
+ * Publishes to the embedded engine: one peer connection with the three sendonly lines (the phone's
+ * one, `cameraOnly`), offered complete; a failed connection (or an offer left unanswered) is
+ * replaced and offered again.
  * @implements {Publisher}
  */
 class EmbeddedPublisher {
@@ -323,9 +341,11 @@ class EmbeddedPublisher {
    * @param {readonly IceServer[]} iceServers
    * @param {(signal: ClientSignal) => void} signal
    * @param {(state: PublishState) => void} report
+   * @param {boolean} cameraOnly
    */
-  constructor(iceServers, signal, report) {
+  constructor(iceServers, signal, report, cameraOnly) {
     this.iceServers = iceServers;
+    this.cameraOnly = cameraOnly;
     this.signal = signal;
     this.report = report;
     /** @type {Media} */
@@ -357,11 +377,17 @@ class EmbeddedPublisher {
     this.replaceTracks(pc).catch(() => this.restart());
   }
 
+  /** The tracks of the lines in order: camera, microphone, screen (the phone: camera). */
+  lineTracks() {
+    const tracks = tracksInOrder(this.media);
+    return this.cameraOnly ? [tracks[0]] : [...tracks];
+  }
+
   /** @param {RTCPeerConnection} pc */
   async replaceTracks(pc) {
-    const tracks = tracksInOrder(this.media);
+    const tracks = this.lineTracks();
     const transceivers = pc.getTransceivers();
-    if (transceivers.length !== 3) throw new Error('unexpected transceivers');
+    if (transceivers.length !== tracks.length) throw new Error('unexpected transceivers');
     for (const [index, track] of tracks.entries()) {
       const sender = transceivers[index]?.sender;
       if (sender === undefined) continue;
@@ -411,7 +437,10 @@ class EmbeddedPublisher {
     this.pc = undefined;
   }
 
-  /** Offers `pc` with the three lines and sends the offer once ICE is gathered. @param {RTCPeerConnection} pc */
+  /**
+   * Offers `pc` with the three lines (the phone: the camera's alone) and sends the offer once ICE is
+   * gathered. @param {RTCPeerConnection} pc
+   */
   async connect(pc) {
     this.report('connecting');
     const [camera, microphone, screen] = tracksInOrder(this.media);
@@ -421,12 +450,14 @@ class EmbeddedPublisher {
       streams: cameraStreams,
       sendEncodings: [encodingFor('camera', camera)],
     });
-    pc.addTransceiver(microphone ?? 'audio', { direction: 'sendonly', streams: cameraStreams });
-    pc.addTransceiver(screen ?? 'video', {
-      direction: 'sendonly',
-      streams: this.media.screen === null ? [] : [this.media.screen],
-      sendEncodings: [encodingFor('screen', screen)],
-    });
+    if (!this.cameraOnly) {
+      pc.addTransceiver(microphone ?? 'audio', { direction: 'sendonly', streams: cameraStreams });
+      pc.addTransceiver(screen ?? 'video', {
+        direction: 'sendonly',
+        streams: this.media.screen === null ? [] : [this.media.screen],
+        sendEncodings: [encodingFor('screen', screen)],
+      });
+    }
     followConnection(this, pc, () => this.retry());
     await pc.setLocalDescription(await pc.createOffer());
     const sdp = await gatheredSdp(pc);
@@ -540,20 +571,25 @@ class LivekitPublisher {
 // Watching (proctor)
 
 /**
- * Watching one candidate. Lives across reconnects: each new socket subscribes again. On the
- * embedded engine every `offer` for the candidate replaces the peer connection; on LiveKit the
- * adapter does the watching.
+ * Watching one candidate's computer (or its phone, `device` phone). Lives across reconnects: each
+ * new socket subscribes again. On the embedded engine every `offer` for the device replaces the peer
+ * connection; on LiveKit the adapter does the watching.
  */
 class Watch {
   /**
    * @param {number} sessionId
    * @param {WatchHandlers} handlers
    * @param {(signal: ClientSignal) => boolean} signal
+   * @param {LiveDevice} device
    */
-  constructor(sessionId, handlers, signal) {
+  constructor(sessionId, handlers, signal, device = 'computer') {
     this.sessionId = sessionId;
     this.handlers = handlers;
     this.signal = signal;
+    this.device = device;
+    /** What the signals about this device carry besides the session: nothing for the computer. */
+    /** @type {{ device?: 'phone' }} */
+    this.target = device === 'phone' ? { device: 'phone' } : {};
     /** @type {LiveJoin | undefined} */
     this.join = undefined;
     /** @type {RTCPeerConnection | undefined} */
@@ -596,7 +632,7 @@ class Watch {
       return;
     }
     this.report('waiting');
-    this.signal({ type: 'subscribe', sessionId: this.sessionId });
+    this.signal({ type: 'subscribe', sessionId: this.sessionId, ...this.target });
   }
 
   /** @param {LivekitJoin} join */
@@ -605,14 +641,19 @@ class Watch {
     this.report('connecting');
     loadLivekit()
       .then((livekit) =>
-        livekit.watchLivekit(join, this.sessionId, {
-          onStream: (kind, stream) => {
-            if (generation === this.generation) this.emit(kind, stream);
+        livekit.watchLivekit(
+          join,
+          this.sessionId,
+          {
+            onStream: (kind, stream) => {
+              if (generation === this.generation) this.emit(kind, stream);
+            },
+            onState: (state) => {
+              if (generation === this.generation) this.report(state);
+            },
           },
-          onState: (state) => {
-            if (generation === this.generation) this.report(state);
-          },
-        }),
+          this.device,
+        ),
       )
       .then((watch) => {
         if (generation === this.generation && !this.stopped) this.livekit = watch;
@@ -675,7 +716,7 @@ class Watch {
     await pc.setLocalDescription(await pc.createAnswer());
     const answer = await gatheredSdp(pc);
     if (this.pc !== pc) return;
-    this.signal({ type: 'answer', sessionId: this.sessionId, sdp: answer });
+    this.signal({ type: 'answer', sessionId: this.sessionId, sdp: answer, ...this.target });
     const receiving = (/** @type {RTCRtpTransceiver | undefined} */ transceiver) =>
       transceiver !== undefined && transceiver.currentDirection === 'recvonly'
         ? [transceiver.receiver.track]
@@ -696,8 +737,8 @@ class Watch {
     this.failures += 1;
     this.retryTimer = window.setTimeout(() => {
       if (this.stopped || this.join !== join) return;
-      this.signal({ type: 'unsubscribe', sessionId: this.sessionId });
-      this.signal({ type: 'subscribe', sessionId: this.sessionId });
+      this.signal({ type: 'unsubscribe', sessionId: this.sessionId, ...this.target });
+      this.signal({ type: 'subscribe', sessionId: this.sessionId, ...this.target });
     }, delay);
   }
 
@@ -711,7 +752,9 @@ class Watch {
     if (this.stopped) return;
     this.stopped = true;
     this.teardown();
-    if (this.join?.engine === 'embedded') this.signal({ type: 'unsubscribe', sessionId: this.sessionId });
+    if (this.join?.engine === 'embedded') {
+      this.signal({ type: 'unsubscribe', sessionId: this.sessionId, ...this.target });
+    }
   }
 
   /**
@@ -777,12 +820,13 @@ class Watch {
  * itself (1 s, 2 s, 4 s, then every 5 s) and publishing / watching again after every reconnect.
  * `onMessage` gets the chat, control, live-status and error messages; `onStatus` the socket's state
  * (`open` once the server said hello); `onPublishState` whether the published media reaches the
- * server. A fatal `error` ends the connection (status `closed`, no reconnect). Returns the
- * connection; never throws.
+ * server. A fatal `error` ends the connection (status `closed`, no reconnect). With `cameraOnly`
+ * (the phone's socket) only the camera's video is published, on one line. Returns the connection;
+ * never throws.
  * @param {LiveOptions} options
  * @returns {LiveConnection}
  */
-export function connectLive({ url, onMessage, onStatus, onPublishState }) {
+export function connectLive({ url, cameraOnly = false, onMessage, onStatus, onPublishState }) {
   const address = socketAddress(url);
   /** @type {WebSocket | undefined} */
   let socket;
@@ -807,6 +851,14 @@ export function connectLive({ url, onMessage, onStatus, onPublishState }) {
   let publishState;
   /** @type {Map<number, Watch>} */
   const watches = new Map();
+  /** The watches of candidates' phones (those watched with `onPhone`), by session id. */
+  /** @type {Map<number, Watch>} */
+  const phoneWatches = new Map();
+
+  /** Every watch, computers' and phones'. */
+  function allWatches() {
+    return [...watches.values(), ...phoneWatches.values()];
+  }
 
   /** @param {SocketStatus} next */
   function setStatus(next) {
@@ -839,7 +891,7 @@ export function connectLive({ url, onMessage, onStatus, onPublishState }) {
     publisher =
       join.engine === 'livekit'
         ? new LivekitPublisher(join, signal, reportPublish)
-        : new EmbeddedPublisher(join.iceServers, signal, reportPublish);
+        : new EmbeddedPublisher(join.iceServers, signal, reportPublish, cameraOnly);
     publisher.setMedia(media);
   }
 
@@ -873,7 +925,7 @@ export function connectLive({ url, onMessage, onStatus, onPublishState }) {
     publisher?.close();
     publisher = undefined;
     if (hasTracks(media)) reportPublish('connecting');
-    for (const watch of watches.values()) watch.disconnected();
+    for (const watch of allWatches()) watch.disconnected();
     if (closed || fatal) {
       setStatus('closed');
       return;
@@ -897,16 +949,16 @@ export function connectLive({ url, onMessage, onStatus, onPublishState }) {
         attempts = 0;
         setStatus('open');
         startPublisher();
-        for (const watch of watches.values()) watch.start(message.join);
+        for (const watch of allWatches()) watch.start(message.join);
         return;
       case 'answer':
         publisher?.answer(message.sdp);
         return;
       case 'offer':
-        watches.get(message.sessionId)?.offer(message.sdp);
+        (message.device === 'phone' ? phoneWatches : watches).get(message.sessionId)?.offer(message.sdp);
         return;
       case 'unpublished':
-        watches.get(message.sessionId)?.unpublished();
+        (message.device === 'phone' ? phoneWatches : watches).get(message.sessionId)?.unpublished();
         return;
       case 'error':
         if (message.fatal) fatal = true;
@@ -920,6 +972,45 @@ export function connectLive({ url, onMessage, onStatus, onPublishState }) {
       default:
         return;
     }
+  }
+
+  /**
+   * A watch of the phone of session `sessionId`, registered, telling `onPhone` its video while it
+   * flows (the phone's connection is up) and null whenever it does not. Returns the watch.
+   * @param {number} sessionId
+   * @param {(stream: MediaStream | null) => void} onPhone
+   */
+  function watchPhone(sessionId, onPhone) {
+    /** @type {MediaStream | undefined} */
+    let stream;
+    /** @type {WatchState | undefined} */
+    let state;
+    /** @type {MediaStream | null | undefined} */
+    let told;
+    const tell = () => {
+      const shown = state === 'live' && stream !== undefined ? stream : null;
+      if (shown === told) return;
+      told = shown;
+      safely(() => onPhone(shown));
+    };
+    const phone = new Watch(
+      sessionId,
+      {
+        onStream: (kind, next) => {
+          if (kind !== 'camera') return;
+          stream = next;
+          tell();
+        },
+        onState: (next) => {
+          state = next;
+          tell();
+        },
+      },
+      signal,
+      'phone',
+    );
+    phoneWatches.set(sessionId, phone);
+    return phone;
   }
 
   // The browser knows first when the network is gone or back; a socket waiting on a dead line
@@ -951,8 +1042,9 @@ export function connectLive({ url, onMessage, onStatus, onPublishState }) {
       return status;
     },
 
-    publish(next) {
+    publish(wanted) {
       if (closed) return;
+      const next = cameraOnly ? cameraVideoOnly(wanted) : wanted;
       const key = mediaKey(next);
       if (key === publishedKey) return;
       publishedKey = key;
@@ -966,14 +1058,22 @@ export function connectLive({ url, onMessage, onStatus, onPublishState }) {
 
     watch(sessionId, handlers = {}) {
       watches.get(sessionId)?.stop();
+      phoneWatches.get(sessionId)?.stop();
+      phoneWatches.delete(sessionId);
       const watch = new Watch(sessionId, handlers, signal);
       watches.set(sessionId, watch);
-      if (join !== undefined) watch.start(join);
-      else watch.report('connecting');
+      const phone = handlers.onPhone === undefined ? undefined : watchPhone(sessionId, handlers.onPhone);
+      for (const each of phone === undefined ? [watch] : [watch, phone]) {
+        if (join !== undefined) each.start(join);
+        else each.report('connecting');
+      }
       return {
         stop() {
           watch.stop();
           if (watches.get(sessionId) === watch) watches.delete(sessionId);
+          if (phone === undefined) return;
+          phone.stop();
+          if (phoneWatches.get(sessionId) === phone) phoneWatches.delete(sessionId);
         },
         stats: () => watch.stats(),
       };
@@ -986,8 +1086,9 @@ export function connectLive({ url, onMessage, onStatus, onPublishState }) {
       window.removeEventListener('online', online);
       window.clearInterval(watchdog);
       window.clearTimeout(reconnectTimer);
-      for (const watch of watches.values()) watch.stop();
+      for (const watch of allWatches()) watch.stop();
       watches.clear();
+      phoneWatches.clear();
       publisher?.close();
       publisher = undefined;
       stopMedia(media);

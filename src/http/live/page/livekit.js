@@ -9,8 +9,11 @@
  * - A candidate publishes its camera (source camera), microphone (microphone) and screen
  *   (screen_share) into the exam's room with its join token; the tracks stay the page's own (the
  *   recorder uses them too), so nothing here ever stops them.
+ * - A candidate's phone publishes the same way, as participant `candidate-<sessionId>-phone`, its
+ *   camera's video alone (source camera).
  * - A proctor joins the exam's room once per join token (hidden, subscribing to nothing by itself) and
- *   each watch subscribes to one candidate's tracks only, by identity `candidate-<sessionId>`.
+ *   each watch subscribes to one candidate's tracks only, by identity `candidate-<sessionId>` (or its
+ *   phone's, `candidate-<sessionId>-phone`).
  * - Both sides reconnect by themselves (backoff 1 s → 5 s) unless LiveKit refused the token, removed
  *   the participant (its socket closed; a new `hello` brings a new token), ended the room, or another
  *   connection took over the identity.
@@ -36,6 +39,7 @@ const IDLE_DISCONNECT_MS = 30000;
  * @typedef {'connecting' | 'live'} PublishState
  * @typedef {'waiting' | 'connecting' | 'live'} WatchState
  * @typedef {'camera' | 'screen'} StreamKind
+ * @typedef {'computer' | 'phone'} LiveDevice
  * @typedef {{ fps: number | null, lossPercent: number | null, rttMs: number | null }} WatchStats
  */
 
@@ -422,7 +426,8 @@ async function receivedStats(track) {
 
 /**
  * Watches one candidate of the exam through LiveKit: subscribes to its camera, microphone and
- * screen (and nobody else's). `onStream('camera', stream)` carries the camera's video with the
+ * screen (and nobody else's); with `device` `phone`, to the camera of the candidate's phone instead
+ * (handed out as `camera`). `onStream('camera', stream)` carries the camera's video with the
  * microphone's audio, `onStream('screen', stream)` the screen; each is called again with a new
  * MediaStream whenever its tracks change (the candidate republished). `onState`: 'connecting' until
  * the room is joined, 'waiting' while the candidate is not there or publishes nothing, 'live' while
@@ -431,10 +436,11 @@ async function receivedStats(track) {
  * @param {LivekitJoin} join
  * @param {number} sessionId
  * @param {{ onStream: (kind: StreamKind, stream: MediaStream) => void, onState: (state: WatchState) => void }} handlers
+ * @param {LiveDevice} [device] the candidate's computer (the default) or its phone
  * @returns {{ stop(): void, stats(): Promise<WatchStats> }}
  */
-export function watchLivekit(join, sessionId, { onStream, onState }) {
-  const identity = `candidate-${sessionId}`;
+export function watchLivekit(join, sessionId, { onStream, onState }, device = 'computer') {
+  const identity = device === 'phone' ? `candidate-${sessionId}-phone` : `candidate-${sessionId}`;
   const shared = sharedRoom(join);
   let stopped = false;
   /** @type {WatchState | undefined} */

@@ -35,9 +35,16 @@
  * @typedef {{ enabled: boolean, socket: string, awaiting_admission: boolean, clock_paused: boolean }} RoomLive
  * @typedef {import('./flags/face.js').FlagSettings} FlagSettings
  * @typedef {{ enabled: boolean, settings: FlagSettings, models: string, has_face_photo: boolean }} RoomFlags
+ * @typedef {'not_paired' | 'paired' | 'streaming' | 'lost'} MobileStatus
+ * @typedef {{
+ *   pairing_url: string | null, pairing_address: string, pin_code: string | null,
+ *   status: MobileStatus, device: string | null, last_seen_at: string | null, chunks_count: number
+ * }} RoomMobile the phone of a `mobile_cam` exam (the second camera); the pairing URL and the PIN
+ *   are null once the session is finished
  * @typedef {{
  *   session: RoomSession, exam: RoomExam, document: RoomDocument | null, server_time: string,
- *   live?: RoomLive, lti_start_assessment?: string, automated_flags?: RoomFlags
+ *   mobile?: RoomMobile | null, live?: RoomLive, lti_start_assessment?: string,
+ *   automated_flags?: RoomFlags
  * }} RoomView
  * @typedef {'webcam' | 'screen'} RecordingSource
  * @typedef {typeof import('../../live/page/live-client.js')} LiveClientModule
@@ -53,6 +60,11 @@
 const CHUNK_MS = 4000;
 /** How often the page asks the server for the time and the status while the exam runs. */
 const POLL_MS = 20000;
+/**
+ * How often the page re-reads its view in an exam with a phone camera, during the setup and the
+ * exam: the phone talks to the server, not to this page, so this is how the page learns of it.
+ */
+const MOBILE_POLL_MS = 5000;
 /** The slowest connection the bandwidth check passes, in Mbit/s. */
 const MIN_MBIT = 1;
 /** How long finishing waits for queued recording chunks before it finishes anyway. */
@@ -236,13 +248,18 @@ async function callView(method, path, body) {
   return /** @type {RoomView} */ (await call(method, path, body));
 }
 
+/** Counts the views taken, so a status read that a newer view overtook can step aside. */
+let viewVersion = 0;
+
 /** Takes a room view from the server and shows the stage its status calls for. */
 function accept(/** @type {RoomView} */ answer) {
   const before = view?.live;
   view = answer;
   viewAt = performance.now();
+  viewVersion += 1;
   render();
   updateLive(before);
+  updatePhone();
 }
 
 async function reload() {
@@ -419,6 +436,27 @@ function render() {
   if (stage === 'setup') updateSetup();
   if (stage === 'exam') updateExam();
   updateTimer();
+  updatePolling(stage);
+}
+
+/** The interval the status reads run at now (0: none). */
+let pollEvery = 0;
+
+/**
+ * Reads the view at the pace the stage needs: every POLL_MS during the exam (the time, the end by
+ * staff), every MOBILE_POLL_MS in setup and exam of an exam with a phone (whose state changes
+ * elsewhere), and not at all otherwise.
+ * @param {string} stage
+ */
+function updatePolling(stage) {
+  const phone = view?.mobile != null;
+  const every =
+    stage === 'exam' ? (phone ? MOBILE_POLL_MS : POLL_MS) : stage === 'setup' && phone ? MOBILE_POLL_MS : 0;
+  if (every === pollEvery) return;
+  window.clearInterval(pollTimer);
+  pollTimer = undefined;
+  pollEvery = every;
+  if (every > 0) pollTimer = window.setInterval(() => void poll(), every);
 }
 
 // ---- Setup --------------------------------------------------------------------------------------
@@ -430,7 +468,7 @@ const CHECK_NAMES = {
   screenshare_check: 'Screen sharing',
   speakers_check: 'Speakers',
   bandwidth_check: 'Connection speed',
-  mobile_check: 'Mobile camera',
+  mobile_check: 'Phone camera',
 };
 
 /** @type {Record<CheckValue, string>} */
@@ -509,6 +547,13 @@ function setupStage() {
       ]),
     );
   }
+  if (view.mobile) {
+    facts.append(
+      h('li', {}, [
+        'Your phone’s camera records you from the side while the exam runs: set it up under “Your phone” below.',
+      ]),
+    );
+  }
   about.append(facts, h('h4', {}, ['What you may use']), rulesList(exam));
   if (session.individual_info_html) {
     const info = h('div', { class: 'info', id: 'individual-info' });
@@ -580,14 +625,8 @@ function setupStage() {
     );
     list.append(item);
   }
+  if (view.mobile) list.append(phoneCheckItem(view.mobile));
   checks.append(list);
-  if (exam.mobile_cam) {
-    checks.append(
-      h('p', { class: 'help' }, [
-        'This exam also uses a mobile camera. This page cannot check it: follow your exam office’s instructions to connect it.',
-      ]),
-    );
-  }
   const sound = h(
     'div',
     {
@@ -700,7 +739,6 @@ function missingForStart() {
   /** @type {string[]} */
   const missing = [];
   for (const field of session.required_checks) {
-    if (field === 'mobile_check') continue;
     if (field === 'bandwidth_check' && slowConnectionAccepted()) continue;
     const value = /** @type {CheckValue} */ (session[/** @type {keyof RoomSession} */ (field)]);
     if (value !== 'succeeded') missing.push(`${CHECK_NAMES[field] ?? field} check (${CHECK_RESULTS[value]})`);
@@ -983,6 +1021,232 @@ async function startExam() {
   if (started.lti_start_assessment) window.open(started.lti_start_assessment, '_blank', 'noopener');
 }
 
+// ---- The phone -----------------------------------------------------------------------------------
+//
+// In a `mobile_cam` exam the student's phone is a second camera (docs/room.md). The phone talks to
+// the server, never to this page: the page shows how to open the phone camera page (the QR code,
+// or the short address and the PIN) and follows the phone's state in the view, read every
+// MOBILE_POLL_MS.
+
+/** What the setup says of the phone, by its status. @type {Record<MobileStatus, string>} */
+const PHONE_SETUP_TEXT = {
+  not_paired: 'Waiting for your phone',
+  paired: 'Phone connected — run the camera check on the phone',
+  streaming: 'Phone camera is sending video',
+  lost: 'The phone is not responding — check that the phone page is open and the phone is online',
+};
+
+/** The header's phone indicator during the exam: its look and its words, by status. */
+/** @type {Record<MobileStatus, [string, string]>} */
+const PHONE_EXAM_STATE = {
+  not_paired: ['off', 'Phone: not connected'],
+  paired: ['connecting', 'Phone: connected, not recording yet'],
+  streaming: ['live', 'Phone: recording'],
+  lost: ['off', 'Phone: not responding'],
+};
+
+/** The status the phone was in when the exam's "phone away" alert last showed, or null. */
+/** @type {MobileStatus | null} */
+let phoneAway = null;
+
+/**
+ * A short fingerprint of the pairing URL for the QR code's address: a new pairing token makes a
+ * new address (the browser cannot show the old code from its cache), and the token itself stays
+ * out of the image's address.
+ * @param {string} text
+ */
+function fingerprint(text) {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < text.length; index += 1) {
+    hash ^= text.charCodeAt(index);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash.toString(16);
+}
+
+/** The QR code's address for this pairing URL. */
+function qrSource(/** @type {string | null} */ pairingUrl) {
+  return `${api}/mobile/qr.svg?v=${fingerprint(pairingUrl ?? '')}`;
+}
+
+/**
+ * The QR code and, for a phone that cannot scan, the address and the PIN. `prefix` keeps the ids
+ * of the setup's copy and the exam's copy apart.
+ * @param {string} prefix
+ * @param {RoomMobile} mobile
+ */
+function pairingBlock(prefix, mobile) {
+  const image = h('img', {
+    id: `${prefix}-qr`,
+    class: 'qr',
+    src: qrSource(mobile.pairing_url),
+    alt: 'QR code that opens the phone camera page',
+    width: '192',
+    height: '192',
+  });
+  // Never a broken image: a code that cannot be loaded gives way to a sentence.
+  const failed = h('p', { id: `${prefix}-qr-failed`, class: 'placeholder', hidden: true }, [
+    'The code could not be shown: use the address and the PIN instead.',
+  ]);
+  image.addEventListener('error', () => {
+    image.hidden = true;
+    failed.hidden = false;
+  });
+  image.addEventListener('load', () => {
+    image.hidden = false;
+    failed.hidden = true;
+  });
+  return h('div', { class: 'pairing', id: `${prefix}-pairing` }, [
+    h('div', { class: 'qr-frame' }, [image, failed]),
+    h('p', { class: 'pairing-manual', id: `${prefix}-pairing-manual` }, [
+      'Or open ',
+      h('strong', { class: 'address', 'data-pairing': 'address' }, [mobile.pairing_address]),
+      ' on your phone and type the PIN ',
+      h('strong', { class: 'pin', 'data-pairing': 'pin' }, [mobile.pin_code ?? '']),
+      ' and your email.',
+    ]),
+  ]);
+}
+
+/** The setup's "Your phone" line of the checklist: how to pair, the phone's state, its check. */
+function phoneCheckItem(/** @type {RoomMobile} */ mobile) {
+  const renew = h('button', { type: 'button', id: 'renew-pairing', 'aria-describedby': 'renew-help' }, [
+    'Get a new code',
+  ]);
+  renew.addEventListener('click', () => void act(renew, renewPairing));
+  return h('li', { class: 'check phone', id: 'check-phone' }, [
+    h('h4', { id: 'phone-heading' }, ['Your phone']),
+    h('p', { class: 'help', id: 'help-phone' }, [
+      'This exam also records you with your phone’s camera, from the side. Scan this code with your phone’s camera: it opens the phone camera page, which runs the phone’s camera check. Keep that page open and the phone plugged in until the exam ends.',
+    ]),
+    pairingBlock('setup', mobile),
+    h('p', { id: 'phone-status', class: 'phone-status', role: 'status', 'aria-live': 'polite' }, [
+      PHONE_SETUP_TEXT[mobile.status],
+    ]),
+    h('p', { id: 'phone-device', class: 'help', hidden: true }),
+    h('ul', { class: 'results', id: 'results-phone' }, [
+      h('li', { 'data-check': 'mobile_check' }, [
+        `${CHECK_NAMES.mobile_check}: ${CHECK_RESULTS.not_started}`,
+      ]),
+    ]),
+    renew,
+    h('p', { id: 'renew-help', class: 'help' }, [
+      'Use a new code if this one does not open on your phone, or if someone else may have seen it. The phone link of the old code stops working at once: a phone that opened it must scan the new code.',
+    ]),
+  ]);
+}
+
+/** Replaces the pairing token; the view that comes back has the new code. */
+async function renewPairing() {
+  accept(await callView('POST', '/mobile/pairing'));
+  announce('New code ready. The old phone link no longer works: scan the new code with your phone.');
+}
+
+/** What the setup says of the phone now. */
+function phoneSetupText(/** @type {RoomMobile} */ mobile) {
+  // The check clip made it streaming for a moment; a phone that passed and waits is not asked again.
+  if (mobile.status === 'paired' && view?.session.mobile_check === 'succeeded')
+    return 'Phone connected — its camera check passed. Keep the phone page open.';
+  return PHONE_SETUP_TEXT[mobile.status];
+}
+
+/** Shows the current code, address and PIN in every copy of the pairing block. */
+function updatePairing(/** @type {RoomMobile} */ mobile) {
+  const source = qrSource(mobile.pairing_url);
+  for (const image of document.querySelectorAll('img.qr')) {
+    if (image.getAttribute('src') !== source) image.setAttribute('src', source);
+  }
+  for (const element of document.querySelectorAll('[data-pairing]')) {
+    const text =
+      element.getAttribute('data-pairing') === 'pin' ? (mobile.pin_code ?? '') : mobile.pairing_address;
+    if (element.textContent !== text) element.textContent = text;
+  }
+}
+
+/**
+ * After every new view: shows the phone's state in the setup, or during the exam in the header's
+ * indicator and, when the phone is away, an alert with the code to open the phone page again.
+ */
+function updatePhone() {
+  const mobile = view?.mobile;
+  const indicator = document.getElementById('phone-indicator');
+  if (mobile == null || shownStage === 'finished') {
+    if (indicator !== null) indicator.hidden = true;
+    return;
+  }
+  updatePairing(mobile);
+  const status = document.getElementById('phone-status');
+  if (status !== null) {
+    const text = phoneSetupText(mobile);
+    if (status.textContent !== text) status.textContent = text;
+    status.className = `phone-status ${mobile.status}`;
+  }
+  const device = document.getElementById('phone-device');
+  if (device !== null) {
+    const text = mobile.device ? `Your phone: ${mobile.device}` : '';
+    if (device.textContent !== text) device.textContent = text;
+    device.hidden = text === '';
+  }
+  if (shownStage === 'exam') updatePhoneInExam(mobile);
+  else if (indicator !== null) indicator.hidden = true;
+}
+
+/** The phone indicator in the header (built once), with a link to what to do when the phone is away. */
+function phoneIndicator() {
+  const existing = document.getElementById('phone-indicator');
+  if (existing !== null) return existing;
+  const indicator = h('p', { id: 'phone-indicator', class: 'phone-state' }, [
+    h('span', { id: 'phone-indicator-text' }),
+    h('a', { id: 'phone-indicator-help', href: '#phone-away', hidden: true }, ['What to do']),
+  ]);
+  byId('timer').before(indicator);
+  return indicator;
+}
+
+/**
+ * During the exam: the header says what the phone does; a phone that is lost (or never connected)
+ * gets an alert saying what to do, with the code to open the phone page again; its return takes
+ * the alert away and is announced.
+ * @param {RoomMobile} mobile
+ */
+function updatePhoneInExam(mobile) {
+  const indicator = phoneIndicator();
+  const [look, words] = PHONE_EXAM_STATE[mobile.status];
+  indicator.hidden = false;
+  indicator.className = `phone-state ${look}`;
+  const text = byId('phone-indicator-text');
+  if (text.textContent !== words) text.textContent = words;
+  const away = mobile.status === 'lost' || mobile.status === 'not_paired';
+  byId('phone-indicator-help').hidden = !away;
+  const box = document.getElementById('phone-away');
+  const message = document.getElementById('phone-away-text');
+  if (box === null || message === null) return;
+  if (away) {
+    const sentence =
+      mobile.status === 'lost'
+        ? 'Your phone stopped recording. Open the phone page again (scan the code below) and keep it plugged in; the exam continues meanwhile.'
+        : 'Your phone is not connected. Open the phone page (scan the code below) and keep it plugged in; the exam continues meanwhile.';
+    if (message.textContent !== sentence) message.textContent = sentence;
+    box.hidden = false;
+    phoneAway = mobile.status;
+    return;
+  }
+  box.hidden = true;
+  message.textContent = '';
+  if (phoneAway !== null && mobile.status === 'streaming') {
+    announce(phoneAway === 'lost' ? 'Phone recording again.' : 'Phone recording.');
+    phoneAway = null;
+  }
+}
+
+/** The exam's box for a phone that is away: the alert and the code to open the phone page again. */
+function phoneAwayBox(/** @type {RoomMobile} */ mobile) {
+  return h('div', { class: 'phone-away', id: 'phone-away', tabindex: '-1', hidden: true }, [
+    h('p', { id: 'phone-away-text', class: 'phone-away-text', role: 'alert' }),
+    pairingBlock('exam', mobile),
+  ]);
+}
+
 // ---- Exam ---------------------------------------------------------------------------------------
 
 function examStage() {
@@ -1002,6 +1266,7 @@ function examStage() {
   );
   recording.append(resume, ' ', fullscreen);
   section.append(recording);
+  if (view.mobile) section.append(phoneAwayBox(view.mobile));
 
   // LTI Proctoring Services: the questions are in the learning platform, opened in a tab of its own
   // so that this one keeps recording (docs/lti.md).
@@ -1116,7 +1381,6 @@ function beginExam() {
   if (examBegun || view === undefined) return;
   examBegun = true;
   watchEvents();
-  pollTimer = window.setInterval(() => void poll(), POLL_MS);
   const live = (/** @type {MediaStream | undefined} */ stream) =>
     stream?.getTracks().some((track) => track.readyState === 'live') === true;
   const { exam } = view;
@@ -1189,9 +1453,13 @@ function nameInstructions(content) {
 
 /** Asks the server for the time and the status; a finished session (time up, ended by staff) shows as such. */
 async function poll() {
+  const version = viewVersion;
   try {
     const answer = await callView('GET', '');
     if (answer.session.status === 'exam_finished') await stopRecording();
+    // A newer view (a check saved meanwhile, say) arrived while this read was on its way: showing
+    // this one would step the page back for a moment.
+    if (viewVersion !== version && answer.session.status === view?.session.status) return;
     accept(answer);
   } catch (error) {
     // Unreachable: the next poll tries again. Anything else (the exam removed, say) is shown.
@@ -1396,7 +1664,9 @@ function updateRecordingState() {
     state.textContent =
       view?.exam.web_cam || view?.exam.screen_share
         ? 'Recording is not running.'
-        : 'This exam is not recorded.';
+        : view?.mobile
+          ? 'This computer records nothing in this exam: your phone does.'
+          : 'This exam is not recorded.';
     return;
   }
   const sources = [...recorders.keys()]
@@ -2119,6 +2389,8 @@ function finishedStage() {
   if (view === undefined) throw new Error('no view');
   const { session } = view;
   window.clearInterval(pollTimer);
+  pollTimer = undefined;
+  pollEvery = 0;
   stopLive();
   void stopFlags(0);
   void stopRecording().then(() => {
@@ -2170,6 +2442,10 @@ function showArrival(box, session) {
     list.append(h('li', {}, [`Camera recording: ${pieces(session.recording_chunks_count)} received`]));
   if (exam.screen_share || session.screen_recording_chunks_count > 0)
     list.append(h('li', {}, [`Screen recording: ${pieces(session.screen_recording_chunks_count)} received`]));
+  // The phone sends its own recording (the phone page confirms it there); the server's count is here.
+  const phoneChunks = view.mobile?.chunks_count ?? 0;
+  if (view.mobile != null || phoneChunks > 0)
+    list.append(h('li', {}, [`Phone recording: ${pieces(phoneChunks)} received`]));
   if (exam.upload_answers || session.uploads_count > 0)
     list.append(
       h('li', {}, [

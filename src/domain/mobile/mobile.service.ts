@@ -1,0 +1,431 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs/promises';
+import type { Db } from '../../db/database.ts';
+import { sniffContentType } from '../../storage/content-type.ts';
+import type { Storage } from '../../storage/storage.ts';
+import type { Upload } from '../../storage/upload.ts';
+import type { Clock } from '../clock.ts';
+import {
+  Invalid,
+  NotFoundMessage,
+  ParamMissing,
+  StateConflictMessage,
+  UnsupportedMediaType,
+} from '../errors.ts';
+import type { Exam } from '../exams/exam.ts';
+import { findExam } from '../exams/exams.repository.ts';
+import { optionalBoolean, optionalString, type Params } from '../input.ts';
+import { isClockPaused } from '../live/live-clock.ts';
+import { type ChunkBody, createRecordingIntake, type RecordingAck } from '../room/recordings.ts';
+import { findSessionIdByToken, nextSequence, sessionFileCounts } from '../room/room.repository.ts';
+import {
+  deadlineOf,
+  MOBILE_RECORDING_KIND,
+  NO_ROOM,
+  RECORDING_TYPES,
+  SESSION_FINISHED,
+} from '../room/room.ts';
+import { CHECK_FIELDS, type StudentSession } from '../student-sessions/student-session.ts';
+import { findStudentSessionWithoutIncidents } from '../student-sessions/student-sessions.repository.ts';
+import {
+  CHECK_CLIP_MIN_BYTES,
+  CHECK_CLOSED,
+  inSetup,
+  MAX_DEVICE_TEXT,
+  MOBILE_INCIDENTS,
+  type MobileIncidentKind,
+  type MobileStatus,
+  NO_MOBILE_CAM,
+  NO_PHONE,
+  pairingAddress,
+  pairingUrl,
+  PHONE_NOT_NEEDED,
+  settledStatus,
+  WRONG_PIN,
+} from './mobile.ts';
+import {
+  changeMobileState,
+  findSessionIdByMobileToken,
+  replaceMobileToken,
+  sessionsByPin,
+  touchMobile,
+} from './mobile.repository.ts';
+
+type Session = Omit<StudentSession, 'incidents'>;
+
+/** The phone as the room (the computer) shows it; null fields once the session is finished. */
+export interface RoomMobile {
+  readonly pairingUrl: string | null;
+  readonly pairingAddress: string;
+  readonly pinCode: string | null;
+  readonly status: MobileStatus;
+  readonly device: string | null;
+  readonly lastSeenAt: number | null;
+  readonly chunksCount: number;
+}
+
+/** What the phone page reads: its own state, the session's and the exam's. */
+export interface PhoneView {
+  readonly session: Omit<StudentSession, 'incidents'>;
+  readonly exam: Exam;
+  readonly status: MobileStatus;
+  /** The sequence of the phone's next recording chunk. */
+  readonly nextSequence: number;
+  readonly chunksCount: number;
+  /** When the exam ends for this student (epoch ms), or null. */
+  readonly deadline: number | null;
+  readonly now: number;
+}
+
+/** The outcome of a PIN and email typed on the phone: the pairing token to continue with. */
+export interface PinPairing {
+  readonly mobileToken: string;
+}
+
+/**
+ * The phone's side of a session (docs/room.md "The phone", docs/room-api.md "Phone API"). Every
+ * `mobileToken` method throws NotFoundMessage(NO_PHONE) for a token that names no session.
+ */
+export interface MobileService {
+  /** The room's view of the phone for a session of `exam` (making its pairing token when it has none), or null when the exam uses no phone. */
+  roomMobile(
+    session: Omit<StudentSession, 'incidents'>,
+    exam: Exam,
+    chunksCount: number,
+  ): Promise<RoomMobile | null>;
+  /** Replaces the session's pairing token (room token): the old phone link stops working. Throws 404/409. */
+  renewPairing(roomToken: string): Promise<void>;
+  /** The pairing URL of a room token's session, for its QR code. Throws 404 (no session or no mobile_cam), 409 (finished). */
+  pairingUrlOf(roomToken: string): Promise<string>;
+  /** Pairs by PIN and email (rate limiting is the caller's). Throws Invalid-like 422 WRONG_PIN, 409 PHONE_NOT_NEEDED. */
+  pairByPin(pin: string, email: string): Promise<PinPairing>;
+  /** The exam's name for the page title; throws 404. */
+  examName(mobileToken: string): Promise<string>;
+  /** The phone's view; settles its status first. */
+  view(mobileToken: string): Promise<PhoneView>;
+  /** The phone page opened: paired (or back). `device` is its own description. */
+  hello(mobileToken: string, params: Params): Promise<PhoneView>;
+  /** The phone is still there. */
+  heartbeat(mobileToken: string, params: Params): Promise<PhoneView>;
+  /** The camera check clip: mobile_check succeeded when it is a video of CHECK_CLIP_MIN_BYTES or more. */
+  check(mobileToken: string, upload: Upload | undefined): Promise<PhoneView>;
+  /** A recording chunk of the phone (source mobile), as the room's recordings. */
+  appendRecording(mobileToken: string, params: Params, body: ChunkBody): Promise<RecordingAck>;
+  /** The phone page is leaving: lost now. */
+  leave(mobileToken: string): Promise<PhoneView>;
+  /** The session a pairing token names, for the live-proctoring socket of the phone. Throws 404; 409 when finished. */
+  sessionOfPhone(mobileToken: string): Promise<{ session: Omit<StudentSession, 'incidents'>; exam: Exam }>;
+}
+
+/** A new pairing token: 128 random bits as hex, like the room's own token. */
+function newMobileToken(): string {
+  return crypto.randomBytes(16).toString('hex');
+}
+
+/** Seconds since the session started at `at`, or null before a start. */
+function offsetAt(session: Session, at: number): number | null {
+  return session.startTime === null ? null : Math.max(0, Math.floor((at - session.startTime) / 1000));
+}
+
+/** The incident of a phone lost or back, when the session's exam is running; else undefined. */
+function incidentOf(
+  session: Session,
+  kind: MobileIncidentKind,
+  at: number,
+): { kind: string; comment: string; offsetTime: number | null } | undefined {
+  if (session.status !== 'exam_started') return undefined;
+  return { kind, comment: MOBILE_INCIDENTS[kind], offsetTime: offsetAt(session, at) };
+}
+
+/** Reads the phone's own description (`device`): trimmed, at most MAX_DEVICE_TEXT characters. */
+function readDevice(params: Params): string | null | undefined {
+  const device = optionalString(params, 'device');
+  if (typeof device !== 'string') return device;
+  const trimmed = device.trim();
+  if (trimmed.length > MAX_DEVICE_TEXT)
+    throw new Invalid('device', `is too long (maximum is ${MAX_DEVICE_TEXT} characters)`);
+  return trimmed === '' ? null : trimmed;
+}
+
+/** Builds the phone's service over the database, clock and storage; `publicUrl` makes the pairing addresses. */
+export function createMobileService(deps: {
+  db: Db;
+  clock: Clock;
+  storage: Storage;
+  publicUrl: string;
+}): MobileService {
+  const { db, clock, storage, publicUrl } = deps;
+  // The phone's chunks have an intake of their own (its memory keyed by `phone:<token>`); the
+  // database judges every chunk as it does the room's.
+  const intake = createRecordingIntake({ db, clock, storage });
+
+  /**
+   * True when a started session's time has run out (its clock not held by a proctor): the room
+   * finishes it on its next request; the phone is refused meanwhile.
+   */
+  function timeIsUp(session: Session, exam: Exam): boolean {
+    if (session.status !== 'exam_started' || isClockPaused(session)) return false;
+    const now = clock.now();
+    const deadline = deadlineOf(session, exam, now);
+    return deadline !== null && now >= deadline;
+  }
+
+  async function reread(id: number): Promise<Session> {
+    const session = await findStudentSessionWithoutIncidents(db, id);
+    if (session === undefined) throw new NotFoundMessage(NO_PHONE);
+    return session;
+  }
+
+  /** The session and exam of a pairing token. Throws NotFoundMessage(NO_PHONE), or 409 for an exam without a phone. */
+  async function open(mobileToken: string): Promise<{ session: Session; exam: Exam }> {
+    const id = await findSessionIdByMobileToken(db, mobileToken);
+    if (id === undefined) throw new NotFoundMessage(NO_PHONE);
+    const session = await reread(id);
+    if (session.mobileToken !== mobileToken) throw new NotFoundMessage(NO_PHONE);
+    const exam = await findExam(db, session.examId);
+    if (exam === undefined || exam.status === 'deleted') throw new NotFoundMessage(NO_PHONE);
+    if (!exam.mobileCam) throw new StateConflictMessage(NO_MOBILE_CAM);
+    return { session, exam };
+  }
+
+  /** The session and exam of a room token. Throws NotFoundMessage(NO_ROOM). */
+  async function openRoom(roomToken: string): Promise<{ session: Session; exam: Exam }> {
+    const id = await findSessionIdByToken(db, roomToken);
+    if (id === undefined) throw new NotFoundMessage(NO_ROOM);
+    const session = await reread(id);
+    const exam = await findExam(db, session.examId);
+    if (exam === undefined || exam.status === 'deleted') throw new NotFoundMessage(NO_ROOM);
+    return { session, exam };
+  }
+
+  /**
+   * Records a phone that went silent as lost (with its incident during the exam), once. Returns the
+   * session as it now stands.
+   */
+  async function settle(session: Session): Promise<Session> {
+    const { status, lostAt } = settledStatus(session, clock.now());
+    if (status !== 'lost' || session.mobileStatus === 'lost' || lostAt === null) return session;
+    await changeMobileState(db, session.id, {
+      from: session.mobileStatus,
+      to: 'lost',
+      incident: incidentOf(session, 'mobile_lost', lostAt),
+      now: clock.now(),
+    });
+    return reread(session.id);
+  }
+
+  /**
+   * The phone was heard from now: paired, or streaming when `video` says it sends video (undefined:
+   * as it was), a lost phone back (with its incident during the exam). Nothing changes once the
+   * session is finished. Returns the session as it now stands.
+   */
+  async function hear(
+    opened: Session,
+    video: boolean | undefined,
+    device: string | null | undefined,
+  ): Promise<Session> {
+    if (opened.status === 'exam_finished') return opened;
+    const session = await settle(opened);
+    const now = clock.now();
+    const from = session.mobileStatus;
+    const to: MobileStatus =
+      video === true
+        ? 'streaming'
+        : video === false
+          ? 'paired'
+          : from === 'streaming'
+            ? 'streaming'
+            : 'paired';
+    const changed = await changeMobileState(db, session.id, {
+      from,
+      to,
+      seenAt: now,
+      ...(device === undefined ? {} : { device }),
+      ...(from === 'lost' ? { incident: incidentOf(session, 'mobile_returned', now) } : {}),
+      now,
+    });
+    if (!changed) await touchMobile(db, session.id, now);
+    return reread(session.id);
+  }
+
+  async function viewOf(session: Session, exam: Exam): Promise<PhoneView> {
+    const now = clock.now();
+    const settled = await settle(session);
+    const next = await nextSequence(db, session.id, MOBILE_RECORDING_KIND);
+    return {
+      session: settled,
+      exam,
+      status: settledStatus(settled, now).status,
+      nextSequence: next,
+      chunksCount: next,
+      deadline: deadlineOf(settled, exam, now),
+      now,
+    };
+  }
+
+  /** The session's pairing token, made now when it has none. */
+  async function tokenOf(session: Session): Promise<string> {
+    if (session.mobileToken !== null) return session.mobileToken;
+    await replaceMobileToken(db, session.id, null, newMobileToken(), clock.now());
+    const token = (await reread(session.id)).mobileToken;
+    if (token === null)
+      throw new Error(`student session ${session.id} has no pairing token after making one`);
+    return token;
+  }
+
+  return {
+    async roomMobile(session, exam, chunksCount) {
+      if (!exam.mobileCam) return null;
+      const finished = session.status === 'exam_finished';
+      const token = finished ? session.mobileToken : await tokenOf(session);
+      const settled = await settle(session);
+      return {
+        pairingUrl: finished || token === null ? null : pairingUrl(publicUrl, token),
+        pairingAddress: pairingAddress(publicUrl),
+        pinCode: finished ? null : String(session.pinCode).padStart(6, '0'),
+        status: settledStatus(settled, clock.now()).status,
+        device: settled.mobileDevice,
+        lastSeenAt: settled.mobileSeenAt,
+        chunksCount,
+      };
+    },
+
+    async renewPairing(roomToken) {
+      const { session, exam } = await openRoom(roomToken);
+      if (!exam.mobileCam) throw new StateConflictMessage(NO_MOBILE_CAM);
+      if (session.status === 'exam_finished') throw new StateConflictMessage(SESSION_FINISHED);
+      const now = clock.now();
+      const settled = await settle(session);
+      // A phone still attached is let go: during the exam that is the phone lost.
+      if (settled.mobileStatus === 'paired' || settled.mobileStatus === 'streaming') {
+        await changeMobileState(db, session.id, {
+          from: settled.mobileStatus,
+          to: 'lost',
+          incident: incidentOf(settled, 'mobile_lost', now),
+          now,
+        });
+      }
+      await replaceMobileToken(db, session.id, settled.mobileToken, newMobileToken(), now);
+    },
+
+    async pairingUrlOf(roomToken) {
+      const { session, exam } = await openRoom(roomToken);
+      if (!exam.mobileCam) throw new NotFoundMessage(NO_MOBILE_CAM);
+      if (session.status === 'exam_finished') throw new StateConflictMessage(PHONE_NOT_NEEDED);
+      return pairingUrl(publicUrl, await tokenOf(session));
+    },
+
+    async pairByPin(pin, email) {
+      const digits = pin.trim();
+      const address = email.trim();
+      if (digits === '') throw new ParamMissing('pin');
+      if (address === '') throw new ParamMissing('email');
+      if (!/^\d{6}$/.test(digits)) throw new Invalid('pin', WRONG_PIN);
+      const candidates = await sessionsByPin(db, Number(digits), address);
+      if (candidates.length === 0) throw new Invalid('pin', WRONG_PIN);
+      const waiting = candidates.find((candidate) => candidate.status !== 'exam_finished');
+      if (waiting === undefined) throw new StateConflictMessage(PHONE_NOT_NEEDED);
+      return { mobileToken: await tokenOf(await reread(waiting.id)) };
+    },
+
+    async examName(mobileToken) {
+      return (await open(mobileToken)).exam.name;
+    },
+
+    async view(mobileToken) {
+      const { session, exam } = await open(mobileToken);
+      return viewOf(session, exam);
+    },
+
+    async hello(mobileToken, params) {
+      const { session, exam } = await open(mobileToken);
+      const device = readDevice(params);
+      return viewOf(await hear(session, undefined, device), exam);
+    },
+
+    async heartbeat(mobileToken, params) {
+      const { session, exam } = await open(mobileToken);
+      const video = optionalBoolean(params, 'streaming');
+      return viewOf(await hear(session, video ?? undefined, undefined), exam);
+    },
+
+    async check(mobileToken, upload) {
+      const { session, exam } = await open(mobileToken);
+      if (session.status === 'exam_finished') throw new StateConflictMessage(SESSION_FINISHED);
+      if (!inSetup(session.status)) throw new StateConflictMessage(CHECK_CLOSED);
+      if (upload === undefined || upload.size === 0) throw new ParamMissing('file');
+      const type = sniffContentType(upload.head, upload.fileName);
+      if (type === undefined || !RECORDING_TYPES.includes(type)) {
+        throw new UnsupportedMediaType(
+          type === undefined ? 'File type not allowed' : `File type not allowed: ${type}`,
+        );
+      }
+      if (upload.size < CHECK_CLIP_MIN_BYTES) {
+        throw new Invalid('file', `holds too little video (at least ${CHECK_CLIP_MIN_BYTES} bytes)`);
+      }
+      // The clip only proves that frames arrive; it is not kept.
+      await fs.rm(upload.path, { force: true });
+      const now = clock.now();
+      await db
+        .updateTable('student_sessions')
+        .set({ [CHECK_FIELDS.mobileCheck]: 'succeeded', updated_at: now })
+        .where('id', '=', session.id)
+        .execute();
+      return viewOf(await hear(await reread(session.id), true, undefined), exam);
+    },
+
+    async appendRecording(mobileToken, params, body) {
+      const ack = await intake.append(
+        `phone:${mobileToken}`,
+        params,
+        body,
+        async () => {
+          const { session, exam } = await open(mobileToken);
+          if (session.status === 'exam_finished') throw new StateConflictMessage(SESSION_FINISHED);
+          if (session.status !== 'exam_started') {
+            throw new StateConflictMessage(
+              `Recording chunks are accepted only while the exam is started (the session is ${session.status})`,
+            );
+          }
+          if (timeIsUp(session, exam)) throw new StateConflictMessage(SESSION_FINISHED);
+          return { id: session.id, deadline: deadlineOf(session, exam, clock.now()) };
+        },
+        ['mobile'],
+      );
+      const { session } = await open(mobileToken);
+      await hear(session, true, undefined);
+      return ack;
+    },
+
+    async leave(mobileToken) {
+      const { session, exam } = await open(mobileToken);
+      if (session.status !== 'exam_finished') {
+        const settled = await settle(session);
+        if (settled.mobileStatus === 'paired' || settled.mobileStatus === 'streaming') {
+          const now = clock.now();
+          await changeMobileState(db, session.id, {
+            from: settled.mobileStatus,
+            to: 'lost',
+            seenAt: now,
+            incident: incidentOf(settled, 'mobile_lost', now),
+            now,
+          });
+        }
+      }
+      return viewOf(await reread(session.id), exam);
+    },
+
+    async sessionOfPhone(mobileToken) {
+      const opened = await open(mobileToken);
+      if (opened.session.status === 'exam_finished' || timeIsUp(opened.session, opened.exam)) {
+        throw new StateConflictMessage(SESSION_FINISHED);
+      }
+      return opened;
+    },
+  };
+}
+
+/** The number of chunks the phone recorded (for readers that have no counts at hand). */
+export async function mobileChunksCount(db: Db, sessionId: number): Promise<number> {
+  return (await sessionFileCounts(db, sessionId)).get(MOBILE_RECORDING_KIND) ?? 0;
+}

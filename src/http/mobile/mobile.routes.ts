@@ -1,0 +1,91 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { PhoneView } from '../../domain/mobile/mobile.service.ts';
+import type { Upload } from '../../storage/upload.ts';
+import { registerRecordingRoute } from '../room/recordings.routes.ts';
+import { registerRoomRateLimit } from '../room/rate-limit.ts';
+import type { ServerDeps } from '../server.ts';
+import { isoTime } from '../time.ts';
+import {
+  phoneCheckSchema,
+  phoneHeartbeatSchema,
+  phoneHelloSchema,
+  phoneLeaveSchema,
+  phoneRecordingSchema,
+  phoneViewSchema,
+} from './mobile.schemas.ts';
+
+type TokenRoute = { Params: { token: string } };
+
+/**
+ * The phone's view: `{mobile: {status, check, next_sequence, chunks_count}, session: {status,
+ * student_name, start_time, end_time, ends_at, time_left_seconds}, exam: {name, live_proctoring},
+ * server_time}`. Nothing the phone does not need (no room token, PIN or email). Returns the JSON.
+ */
+export function presentPhoneView(view: PhoneView): Record<string, unknown> {
+  const { session, exam, deadline, now } = view;
+  const started = session.status === 'exam_started';
+  return {
+    mobile: {
+      status: view.status,
+      check: session.mobileCheck,
+      next_sequence: view.nextSequence,
+      chunks_count: view.chunksCount,
+    },
+    session: {
+      status: session.status,
+      student_name: session.name,
+      start_time: isoTime(session.startTime),
+      end_time: isoTime(session.endTime),
+      ends_at: isoTime(deadline),
+      time_left_seconds:
+        started && deadline !== null ? Math.max(0, Math.ceil((deadline - now) / 1000)) : null,
+    },
+    exam: { name: exam.name, live_proctoring: exam.type === 'live_proctoring' },
+    server_time: isoTime(now),
+  };
+}
+
+function fileOf(request: FastifyRequest): Upload | undefined {
+  return request.uploads.find((upload) => upload.field === 'file');
+}
+
+/**
+ * The phone's JSON API (docs/room-api.md "Phone API"), to be registered under `/api/mobile`.
+ * Unsigned: the pairing token in the path is the only credential, and it works nowhere else.
+ * Rate-limited per token like the room (ROOM_RATE_LIMIT, counted apart from the room's own token).
+ * Returns once the scope's routes are registered.
+ */
+export async function registerMobileRoutes(app: FastifyInstance, deps: ServerDeps): Promise<void> {
+  const { mobile } = deps.services;
+
+  registerRoomRateLimit(app, deps, 'phone');
+
+  app.get<TokenRoute>('/:token', { schema: phoneViewSchema }, async (request) =>
+    presentPhoneView(await mobile.view(request.params.token)),
+  );
+
+  app.post<TokenRoute>('/:token/hello', { schema: phoneHelloSchema }, async (request) =>
+    presentPhoneView(await mobile.hello(request.params.token, request.input.values)),
+  );
+
+  app.post<TokenRoute>('/:token/heartbeat', { schema: phoneHeartbeatSchema }, async (request) =>
+    presentPhoneView(await mobile.heartbeat(request.params.token, request.input.values)),
+  );
+
+  app.post<TokenRoute>('/:token/check', { schema: phoneCheckSchema }, async (request) =>
+    presentPhoneView(await mobile.check(request.params.token, fileOf(request))),
+  );
+
+  app.post<TokenRoute>('/:token/leave', { schema: phoneLeaveSchema }, async (request) =>
+    presentPhoneView(await mobile.leave(request.params.token)),
+  );
+
+  // The phone's chunks stream straight into the storage, like the room's.
+  await app.register((scope) =>
+    registerRecordingRoute(
+      scope,
+      (token, params, body) => mobile.appendRecording(token, params, body),
+      phoneRecordingSchema,
+    ),
+  );
+}

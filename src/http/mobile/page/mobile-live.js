@@ -1,0 +1,150 @@
+// @ts-check
+/* global console */
+/**
+ * The phone's side of live proctoring (docs/live-proctoring.md, "The phone"): in a `live_proctoring`
+ * exam with `mobile_cam` the phone page shows its camera to the proctor as the candidate's side view,
+ * beside the computer's camera and screen. Served at /m/assets/mobile-live.js; it loads the shared
+ * live client from /live/assets/live-client.js (as the exam room does) and opens the phone's socket,
+ * `/live/mobile/<pairing token>`. Only the camera's video is sent: no sound, at about 640×360 and 15
+ * frames a second whatever the page records. The page's own tracks are never stopped here (the live
+ * client publishes copies), so the recording goes on whatever happens to the live connection.
+ *
+ * API:
+ *
+ *   const live = startPhoneLive({ token, stream, onState });
+ *   live.setStream(otherStream); // the page turned another camera on: publish that one instead
+ *   live.stop();                 // stop sending (idempotent); onState is not called any more
+ *
+ * - `token`: the pairing token (the last part of the page's address /m/<token>).
+ * - `stream`: the phone's camera (its first video track is sent; audio is ignored).
+ * - `onState(state)` (optional), called when the state changes:
+ *   - `connecting`: reaching the proctoring service, or the camera is on its way to it (again, after
+ *     a network change: the client reconnects by itself, 1 s growing to 5 s);
+ *   - `live`: the camera reaches the service: the proctor can watch it;
+ *   - `ended`: the exam is finished; nothing is sent any more;
+ *   - `closed`: the service closed the link for good (the same pairing link was opened on another
+ *     phone or tab, which took over); nothing is sent any more;
+ *   - `unavailable`: the live client could not be loaded; nothing is sent (reload to try again).
+ *
+ * Never throws; a failure only shows in the state. The page's Content-Security-Policy must allow
+ * connecting to the service's WebSocket and, on LiveKit, the LiveKit server (liveConnectSources in
+ * src/live/csp.ts); scripts come from the service itself.
+ */
+
+/**
+ * @typedef {typeof import('../../live/page/live-client.js')} LiveClientModule
+ * @typedef {import('../../live/page/live-client.js').LiveConnection} LiveConnection
+ * @typedef {import('../../live/page/live-client.js').AppMessage} AppMessage
+ * @typedef {import('../../live/page/live-client.js').SocketStatus} SocketStatus
+ * @typedef {import('../../live/page/live-client.js').PublishState} PublishState
+ * @typedef {'connecting' | 'live' | 'ended' | 'closed' | 'unavailable'} PhoneLiveState
+ * @typedef {{
+ *   token: string,
+ *   stream: MediaStream,
+ *   onState?: (state: PhoneLiveState) => void
+ * }} PhoneLiveOptions
+ * @typedef {{ setStream(stream: MediaStream): void, stop(): void }} PhoneLive
+ */
+
+/** Where the service serves the shared live client (src/http/live/assets.routes.ts). */
+const LIVE_CLIENT = '/live/assets/live-client.js';
+
+/** The fatal error the service sends the phone when the session ended (src/live/hub.ts EXAM_ENDED). */
+const EXAM_ENDED = 'The exam is finished';
+
+/**
+ * Starts showing the phone's camera to the proctor. Returns the handle to switch the camera or stop;
+ * never throws (see the module's comment for the states).
+ * @param {PhoneLiveOptions} options
+ * @returns {PhoneLive}
+ */
+export function startPhoneLive({ token, stream, onState }) {
+  let stopped = false;
+  /** @type {LiveConnection | undefined} */
+  let connection;
+  let current = stream;
+  /** @type {SocketStatus} */
+  let socket = 'connecting';
+  /** @type {PublishState} */
+  let media = 'off';
+  /** Set once the connection is over for good: what the state stays at. */
+  /** @type {'ended' | 'closed' | 'unavailable' | undefined} */
+  let final;
+  /** @type {PhoneLiveState | undefined} */
+  let reported;
+
+  const report = () => {
+    if (stopped) return;
+    const state = final ?? (socket === 'open' && media === 'live' ? 'live' : 'connecting');
+    if (state === reported) return;
+    reported = state;
+    try {
+      onState?.(state);
+    } catch (error) {
+      console.error('phone live: onState failed', error);
+    }
+  };
+
+  /** @param {AppMessage} message */
+  const received = (message) => {
+    const ended =
+      (message.type === 'control' && message.action === 'ended') ||
+      (message.type === 'error' && message.fatal && message.error === EXAM_ENDED);
+    if (!ended) return;
+    final = 'ended';
+    report();
+    // The service closes the socket itself; closing here too stops the copies of the camera at once.
+    connection?.close();
+  };
+
+  report();
+  import(LIVE_CLIENT)
+    .then((/** @type {LiveClientModule} */ client) => {
+      if (stopped) return;
+      connection = client.connectLive({
+        url: `/live/mobile/${encodeURIComponent(token)}`,
+        cameraOnly: true,
+        onMessage: received,
+        onStatus: (status) => {
+          socket = status;
+          // Closed without being told the exam ended: another phone took the link over.
+          if (status === 'closed') final ??= 'closed';
+          report();
+        },
+        onPublishState: (state) => {
+          media = state;
+          report();
+        },
+      });
+      connection.publish({ camera: current, screen: null });
+    })
+    .catch((/** @type {unknown} */ error) => {
+      console.warn('phone live: the live client could not be loaded', error);
+      final = 'unavailable';
+      report();
+    });
+
+  return {
+    setStream(next) {
+      if (stopped || next === current) return;
+      current = next;
+      connection?.publish({ camera: next, screen: null });
+    },
+    stop() {
+      if (stopped) return;
+      stopped = true;
+      connection?.close();
+      connection = undefined;
+    },
+  };
+}
+
+/**
+ * The name the phone page (mobile.js) calls: startPhoneLive with its options (`exam` is not needed).
+ * Returns the same handle.
+ * @param {PhoneLiveOptions & { exam?: unknown }} options
+ * @returns {PhoneLive}
+ */
+export function startMobileLive({ token, stream, onState }) {
+  return startPhoneLive({ token, stream, onState });
+}

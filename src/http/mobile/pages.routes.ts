@@ -1,0 +1,319 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../../config/config.ts';
+import { systemClock } from '../../domain/clock.ts';
+import { DomainError, Invalid, NotFoundMessage, ParamMissing } from '../../domain/errors.ts';
+import { NO_PHONE } from '../../domain/mobile/mobile.ts';
+import { createRateLimiter, type RateDecision } from '../../domain/room/rate-limiter.ts';
+import { escapeHtml } from '../../security/html.ts';
+import { v3Answer } from '../errors.ts';
+import { roomContentSecurityPolicy } from '../room/page.routes.ts';
+import { ROOM_RATE_FLUSH_MS } from '../room/rate-limit.ts';
+import type { ServerDeps } from '../server.ts';
+
+/**
+ * PIN tries allowed per email and window. Six digits are a million codes; ten tries in ten minutes
+ * make guessing one student's PIN take years, while a student who mistypes a few times is not locked
+ * out. Counted in the room's shared table, so every process of the service adds to the same counts.
+ */
+export const PIN_RATE_LIMIT = { max: 10, windowMs: 10 * 60_000 } as const;
+
+/**
+ * PIN tries allowed per client IP and window, whatever the emails: higher than per email, because an
+ * exam hall behind one address pairs many students' phones at once (those that cannot scan), while
+ * one client spraying guesses over many emails is still held to a few a minute.
+ */
+export const PIN_IP_RATE_LIMIT = { max: 60, windowMs: 10 * 60_000 } as const;
+
+/** How often rows of PIN windows that are over are deleted. */
+const PURGE_MS = 60_000;
+
+/** A static file of the phone page, read once at start and served from memory with its hash as ETag. */
+interface Asset {
+  readonly body: Buffer;
+  readonly contentType: string;
+  readonly etag: string;
+}
+
+function asset(name: string, contentType: string): Asset {
+  const body = fs.readFileSync(new URL(`./page/${name}`, import.meta.url));
+  const etag = `"${crypto.createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+  return { body, contentType, etag };
+}
+
+/**
+ * The phone page's rules for the browser: the room's (scripts, styles and connections only from the
+ * service and its live-proctoring servers, nothing framing it), with forms allowed to post to the
+ * service itself, which the PIN form does. Returns the header's value.
+ */
+export function pinPageContentSecurityPolicy(config: Pick<Config, 'publicUrl' | 'live'>): string {
+  return roomContentSecurityPolicy(config)
+    .split('; ')
+    .map((directive) => (directive.startsWith('form-action ') ? "form-action 'self'" : directive))
+    .join('; ');
+}
+
+function securityHeaders(reply: FastifyReply, policy: string): FastifyReply {
+  return (
+    reply
+      .header('content-security-policy', policy)
+      .header('x-content-type-options', 'nosniff')
+      // The pairing token is in the page's address: it must not leave in a Referer.
+      .header('referrer-policy', 'no-referrer')
+      // The phone films; it never listens or shares its screen.
+      .header('permissions-policy', 'camera=(self), microphone=(), display-capture=()')
+  );
+}
+
+/** The head every phone page shares: phone viewport, the style sheet, the service's icon. */
+function head(title: string): string {
+  return `<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
+<meta name="referrer" content="no-referrer">
+<meta name="robots" content="noindex">
+<title>${escapeHtml(title)}</title>
+<link rel="icon" href="/favicon.ico" sizes="16x16 32x32">
+<link rel="stylesheet" href="/m/assets/mobile.css">`;
+}
+
+/** What the PIN form shows again after a refusal: the sentence, the values typed, whether they are wrong. */
+interface PinFormState {
+  readonly error?: string;
+  readonly pin?: string;
+  readonly email?: string;
+  /** The PIN and email do not match (as opposed to a finished exam, or too many tries). */
+  readonly invalid?: boolean;
+}
+
+/**
+ * The PIN page: a plain form that works without JavaScript (there is none on it), one field a row,
+ * large enough for a thumb. After a refusal the sentence comes first, as an alert, and the fields it
+ * concerns are marked invalid.
+ */
+function pinPageHtml(state: PinFormState = {}): string {
+  const { error, invalid = false } = state;
+  const marked = invalid ? ' aria-invalid="true"' : '';
+  const pinDescribed = error === undefined ? 'pin-help' : 'pin-help pin-error';
+  const emailDescribed = error === undefined ? '' : ' aria-describedby="pin-error"';
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+${head(error === undefined ? 'Connect your phone' : 'Error: connect your phone')}
+</head>
+<body>
+<header class="top">
+  <h1>Connect your phone</h1>
+</header>
+<main id="main">
+${error === undefined ? '' : `  <div class="alert" role="alert" id="pin-error"><p>${escapeHtml(error)}</p></div>\n`}  <p class="lead">Your exam uses this phone as a second camera. Type the PIN shown in the exam room on your
+  computer, and your email address.</p>
+  <form class="pin-form" method="post" action="/m">
+    <div class="field">
+      <label for="pin">PIN</label>
+      <p class="help" id="pin-help">Six digits, shown under the QR code in your exam room.</p>
+      <input id="pin" name="pin" type="text" inputmode="numeric" autocomplete="one-time-code"
+        required value="${escapeHtml(state.pin ?? '')}" aria-describedby="${pinDescribed}"${marked}>
+    </div>
+    <div class="field">
+      <label for="email">Email address</label>
+      <input id="email" name="email" type="email" autocomplete="email" autocapitalize="off" spellcheck="false"
+        required value="${escapeHtml(state.email ?? '')}"${emailDescribed}${marked}>
+    </div>
+    <button type="submit" class="primary">Connect this phone</button>
+  </form>
+  <p class="help">Or scan the QR code in your exam room with this phone’s camera: it opens the same page
+  without a PIN.</p>
+</main>
+</body>
+</html>
+`;
+}
+
+/**
+ * The phone page's shell. Everything the student sees is filled in by mobile.js from the phone API;
+ * the server only names the exam, so the page reads right before the script runs.
+ */
+function phonePageHtml(examName: string): string {
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+${head(`${examName} · phone camera`)}
+<script type="module" src="/m/assets/mobile.js"></script>
+</head>
+<body>
+<header class="top">
+  <h1 id="exam-name">${escapeHtml(examName)}</h1>
+  <p class="subtitle">Phone camera</p>
+  <p id="connection" class="connection" role="status" aria-live="polite" aria-atomic="true" hidden></p>
+</header>
+<main id="main" tabindex="-1">
+  <div id="alert" class="alert" role="alert" hidden></div>
+  <p id="status" class="visually-hidden" role="status" aria-live="polite"></p>
+  <section id="stage-loading" class="stage" aria-busy="true"><p>Opening the phone camera page…</p></section>
+  <noscript><p class="alert">This page needs JavaScript to use the camera. Please turn it on and reload the page.</p></noscript>
+</main>
+</body>
+</html>
+`;
+}
+
+function notFoundHtml(): string {
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+${head('Phone link not found')}
+</head>
+<body>
+<header class="top">
+  <h1>Phone link not found</h1>
+</header>
+<main id="main">
+  <p class="lead">${escapeHtml(NO_PHONE)}.</p>
+  <p>A phone link stops working when a newer code replaces it and when the exam is over. You can also
+  <a href="/m">connect with the PIN</a> shown in your exam room.</p>
+</main>
+</body>
+</html>
+`;
+}
+
+/** True when the caller asked for JSON rather than a page (a script posting the PIN form). */
+function wantsJson(request: FastifyRequest): boolean {
+  const accept = request.headers.accept ?? '';
+  return accept.includes('application/json') && !accept.includes('text/html');
+}
+
+/** A parameter as text: trimmed, '' when absent or not text. */
+function textParam(request: FastifyRequest, name: string): string {
+  const value = request.input.values[name];
+  return typeof value === 'string' ? value.trim() : '';
+}
+
+/** The sentence a refusal shows on the form: a field's own detail rather than its coded form. */
+function refusalText(error: DomainError): string {
+  if (error instanceof ParamMissing) {
+    return error.field === 'email'
+      ? 'Type your email address as well as the PIN.'
+      : 'Type the six-digit PIN shown in your exam room.';
+  }
+  if (error instanceof Invalid) return error.detail;
+  const body = v3Answer(error).body;
+  return typeof body?.error === 'string' ? body.error : error.message;
+}
+
+/** Minutes, rounded up, as a student reads them. */
+function minutesText(seconds: number): string {
+  const minutes = Math.max(1, Math.ceil(seconds / 60));
+  return minutes === 1 ? '1 minute' : `${minutes} minutes`;
+}
+
+/**
+ * The phone's pages (docs/room.md "The phone"): `GET /m`, the PIN form; `POST /m`, which pairs by
+ * PIN and email and sends the phone on to its page (303), or shows the form again with the refusal
+ * (422 wrong PIN, 409 finished exam, 429 too many tries, with Retry-After); `GET /m/:token`, the phone
+ * page (404 with a readable page for a token that names no session); and `/m/assets/*`, its script
+ * and style sheet. The phone page works only through the phone API (`/api/mobile`). The PIN tries
+ * are counted per client IP and per email across every process; the counts are flushed when the
+ * server closes.
+ */
+export function registerMobilePages(app: FastifyInstance, deps: ServerDeps): void {
+  const { services, config } = deps;
+  const pagePolicy = roomContentSecurityPolicy(config);
+  const pinPolicy = pinPageContentSecurityPolicy(config);
+  const assets = new Map<string, Asset>([
+    ['mobile.js', asset('mobile.js', 'text/javascript; charset=utf-8')],
+    ['mobile.css', asset('mobile.css', 'text/css; charset=utf-8')],
+    // Loaded by mobile.js in live-proctored exams only: the phone's camera for the proctor.
+    ['mobile-live.js', asset('mobile-live.js', 'text/javascript; charset=utf-8')],
+  ]);
+
+  const pinLimiter = (component: string, limit: { max: number; windowMs: number }) =>
+    createRateLimiter({
+      db: deps.database.db,
+      // Real time, as the room's limit: tests move the service clock by minutes.
+      clock: systemClock,
+      logger: deps.logger.child({ component }),
+      max: limit.max,
+      windowMs: limit.windowMs,
+      flushMs: ROOM_RATE_FLUSH_MS,
+      purgeMs: PURGE_MS,
+    });
+  const byIpLimiter = pinLimiter('pin-ip-rate-limit', PIN_IP_RATE_LIMIT);
+  const byEmailLimiter = pinLimiter('pin-email-rate-limit', PIN_RATE_LIMIT);
+  for (const limiter of [byIpLimiter, byEmailLimiter]) {
+    limiter.start();
+    app.addHook('onClose', () => limiter.stop());
+  }
+
+  /** Counts one PIN try against the IP and then the email; the first refusal decides. */
+  function pinTry(request: FastifyRequest, email: string): RateDecision {
+    const byIp = byIpLimiter.hit(`pin-ip:${request.ip}`);
+    if (!byIp.allowed) return byIp;
+    return byEmailLimiter.hit(`pin-email:${email.toLowerCase()}`);
+  }
+
+  function sendPinPage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    status: number,
+    state: PinFormState,
+  ): FastifyReply {
+    securityHeaders(reply, pinPolicy).header('cache-control', 'no-store').code(status);
+    if (wantsJson(request) && state.error !== undefined) {
+      return reply.type('application/json; charset=utf-8').send({ error: state.error });
+    }
+    return reply.type('text/html; charset=utf-8').send(pinPageHtml(state));
+  }
+
+  for (const [name, file] of assets) {
+    app.get(`/m/assets/${name}`, { schema: { hide: true } }, (request, reply) => {
+      securityHeaders(reply, pagePolicy).header('etag', file.etag).header('cache-control', 'no-cache');
+      if (request.headers['if-none-match'] === file.etag) return reply.code(304).send();
+      return reply.type(file.contentType).send(file.body);
+    });
+  }
+
+  app.get('/m', { schema: { hide: true } }, (request, reply) => sendPinPage(request, reply, 200, {}));
+
+  app.post('/m', { schema: { hide: true } }, async (request, reply) => {
+    // Spaces are how a PIN is often read out and typed ("123 456"); they are not part of it.
+    const pin = textParam(request, 'pin').replace(/\s+/g, '');
+    const email = textParam(request, 'email');
+    const decision = pinTry(request, email);
+    if (!decision.allowed) {
+      const seconds = Math.max(1, Math.ceil(decision.resetMs / 1000));
+      reply.header('retry-after', String(seconds));
+      return sendPinPage(request, reply, 429, {
+        error: `Too many tries. Please wait ${minutesText(seconds)} and try again, or scan the QR code in your exam room.`,
+        pin,
+        email,
+      });
+    }
+    try {
+      const { mobileToken } = await services.mobile.pairByPin(pin, email);
+      securityHeaders(reply, pinPolicy).header('cache-control', 'no-store');
+      return reply.redirect(`/m/${encodeURIComponent(mobileToken)}`, 303);
+    } catch (error) {
+      if (!(error instanceof DomainError) || error.code === 'unavailable') throw error;
+      const status = v3Answer(error).status;
+      return sendPinPage(request, reply, status, {
+        error: refusalText(error),
+        pin,
+        email,
+        invalid: status === 422,
+      });
+    }
+  });
+
+  app.get<{ Params: { token: string } }>('/m/:token', { schema: { hide: true } }, async (request, reply) => {
+    securityHeaders(reply, pagePolicy).header('cache-control', 'no-store');
+    try {
+      const examName = await services.mobile.examName(request.params.token);
+      return reply.type('text/html; charset=utf-8').send(phonePageHtml(examName));
+    } catch (error) {
+      if (!(error instanceof NotFoundMessage)) throw error;
+      return reply.code(404).type('text/html; charset=utf-8').send(notFoundHtml());
+    }
+  });
+}
