@@ -36,9 +36,9 @@ export default tseslint.config(
     },
   },
   {
-    // The room page's browser script: type-checked by tsc (src/http/room/page/tsconfig.json, DOM lib),
-    // which knows the browser's globals better than no-undef does.
-    files: ['src/http/room/page/**/*.js'],
+    // The candidate pages' browser scripts: type-checked by tsc (the tsconfig.json beside each, DOM
+    // lib), which knows the browser's globals better than no-undef does.
+    files: ['src/http/room/page/**/*.js', 'src/http/shared/assets/*.js'],
     rules: { 'no-undef': 'off' },
   },
   {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { MOBILE_FINISH_GRACE_MS } from '../../src/domain/mobile/mobile.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -199,6 +200,10 @@ for (const dialect of DIALECTS) {
     });
 
     it('completes webcam, screen and phone, each with the session start as video time 0', async () => {
+      // A session with a phone is finalised once the phone's last chunk may have come in.
+      await runDueJobs(server, dialect, clock);
+      assert.ok((await recordings()).every((entry) => entry.status === 'queued'));
+      clock.current += MOBILE_FINISH_GRACE_MS;
       assert.ok((await runDueJobs(server, dialect, clock)) >= 1);
       listed = await recordings();
       assert.deepEqual(

@@ -32,6 +32,7 @@ import {
   CHECK_CLOSED,
   inSetup,
   MAX_DEVICE_TEXT,
+  MOBILE_FINISH_GRACE_MS,
   MOBILE_INCIDENTS,
   type MobileIncidentKind,
   type MobileStatus,
@@ -381,14 +382,31 @@ export function createMobileService(deps: {
         body,
         async () => {
           const { session, exam } = await open(mobileToken);
-          if (session.status === 'exam_finished') throw new StateConflictMessage(SESSION_FINISHED);
+          if (session.status === 'exam_finished') {
+            // The last chunk, recorded before the end, may arrive a little after it.
+            // A recording not begun before the end is not begun after it (room.repository.ts).
+            const until = session.endTime === null ? null : session.endTime + MOBILE_FINISH_GRACE_MS;
+            const begun = (await nextSequence(db, session.id, MOBILE_RECORDING_KIND)) > 0;
+            if (until === null || clock.now() > until || !begun) {
+              throw new StateConflictMessage(SESSION_FINISHED);
+            }
+            return { id: session.id, deadline: until };
+          }
           if (session.status !== 'exam_started') {
             throw new StateConflictMessage(
               `Recording chunks are accepted only while the exam is started (the session is ${session.status})`,
             );
           }
-          if (timeIsUp(session, exam)) throw new StateConflictMessage(SESSION_FINISHED);
-          return { id: session.id, deadline: deadlineOf(session, exam, clock.now()) };
+          const deadline = deadlineOf(session, exam, clock.now());
+          // Past its time the room finishes it on its next request; the grace runs from the deadline.
+          if (
+            timeIsUp(session, exam) &&
+            deadline !== null &&
+            clock.now() > deadline + MOBILE_FINISH_GRACE_MS
+          ) {
+            throw new StateConflictMessage(SESSION_FINISHED);
+          }
+          return { id: session.id, deadline: deadline === null ? null : deadline + MOBILE_FINISH_GRACE_MS };
         },
         ['mobile'],
       );

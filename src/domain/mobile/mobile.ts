@@ -16,6 +16,13 @@ export type MobileStatus = (typeof MOBILE_STATUSES)[number];
 export const MOBILE_LOST_MS = 15_000;
 /** A phone that sent video within this long is streaming (else merely paired). */
 export const MOBILE_STREAMING_MS = 15_000;
+/**
+ * How long after the end of a session the phone's last chunks are still taken: the phone learns of
+ * the end from its next request (a heartbeat every 5 s), then stops its recorder and sends the chunk
+ * recorded up to then, which began before the end.
+ */
+export const MOBILE_FINISH_GRACE_MS = 15_000;
+
 /** How often the phone page says it is still there. */
 export const MOBILE_HEARTBEAT_MS = 5_000;
 

@@ -1,3 +1,4 @@
+import { MOBILE_FINISH_GRACE_MS } from '../mobile/mobile.ts';
 import { emitRecordingReady } from '../webhooks/emit.ts';
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -78,6 +79,8 @@ export async function queueRecordingFinalisation(db: Db, clock: Clock, sessionId
     payload: { studentSessionId: sessionId },
     dedupeKey: `session:${sessionId}`,
     maxAttempts: RECORDING_FINALIZE_ATTEMPTS,
+    // The phone's last chunk may still arrive for a short while after the end (room.repository.ts).
+    ...(sources.includes('mobile') ? { runAt: now + MOBILE_FINISH_GRACE_MS } : {}),
   });
   return true;
 }

@@ -7,6 +7,8 @@ import { isUniqueViolation } from '../../db/unique.ts';
 import { pauseEndedColumns } from '../live/live-controls.repository.ts';
 import type { SessionStatus } from '../student-sessions/status.ts';
 import { CHECK_FIELDS, type CheckField } from '../student-sessions/student-session.ts';
+import { MOBILE_FINISH_GRACE_MS } from '../mobile/mobile.ts';
+import { MOBILE_RECORDING_KIND } from '../student-sessions/session-file.ts';
 import type { CheckChanges, SessionUpload } from './room.ts';
 
 // The room's queries run for every poll, event and chunk of every candidate, so those on these
@@ -273,6 +275,19 @@ function groupStatement<Row>(
   return runner;
 }
 
+/**
+ * The SQL condition under which a chunk (`kind`, `sequence`, arriving at `now`) may join the recording
+ * of its session `session`: while the session is `exam_started`; and a later chunk of a phone
+ * recording that has begun also for MOBILE_FINISH_GRACE_MS after the session ended (the phone hears
+ * of the end from its next request, so its last chunk, recorded before the end, arrives after it; a
+ * recording begun after the end is not taken, since the end queued the finalisation without it). The
+ * arguments are SQL expressions; the statuses, the kind and the grace are literals of this module.
+ */
+function recordingOpenSql(session: string, kind: string, sequence: string, now: string): string {
+  const grace = `${kind} = '${MOBILE_RECORDING_KIND}' and ${sequence} > 0 and ${session}.status = 'exam_finished' and ${session}.end_time >= ${now} - ${MOBILE_FINISH_GRACE_MS}`;
+  return `(${session}.status = 'exam_started' or (${grace}))`;
+}
+
 /** The columns of a chunk in the PostgreSQL group statement, in order, with their types. */
 const CHUNK_COLUMNS = [
   ['session_id', 'integer'],
@@ -316,7 +331,7 @@ async function insertChunksOnPostgres(db: Db, rows: readonly ChunkRow[]): Promis
         from v
         inner join student_sessions s on s.id = v.session_id
         inner join exams e on e.id = s.exam_id
-        where s.status = 'exam_started' and e.status <> 'deleted'
+        where ${sql.raw(recordingOpenSql('s', 'v.kind', 'v.sequence', 'v.now'))} and e.status <> 'deleted'
           and coalesce((select max(f.sequence) from session_files f
             where f.student_session_id = v.session_id and f.kind = v.kind), -1) + 1 = v.sequence
       ),
@@ -397,7 +412,7 @@ const SQLITE_FILE_INSERT = `insert into files (storage_key, original_name, conte
 const SQLITE_PLACE_INSERT = `insert into session_files (student_session_id, kind, file_id, sequence, created_at)
   select s.id, ?2, ?3, ?4, ?5
   from student_sessions s inner join exams e on e.id = s.exam_id
-  where s.id = ?1 and s.status = 'exam_started' and e.status <> 'deleted'
+  where s.id = ?1 and ${recordingOpenSql('s', '?2', '?4', '?5')} and e.status <> 'deleted'
     and coalesce((select max(f.sequence) from session_files f
       where f.student_session_id = ?1 and f.kind = ?2), -1) + 1 = ?4
   on conflict do nothing

@@ -1,7 +1,7 @@
-import crypto from 'node:crypto';
+import { sendStaticAsset, type StaticAsset, staticAsset } from '../static-asset.ts';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { StorageConfig } from '../../config/config.ts';
 
 /**
@@ -61,16 +61,7 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
   '.json': 'application/json; charset=utf-8',
 };
 
-interface ConsoleFile {
-  readonly body: Buffer;
-  readonly contentType: string;
-  readonly etag: string;
-}
-
-function fileOf(body: Buffer, contentType: string): ConsoleFile {
-  const etag = `"${crypto.createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
-  return { body, contentType, etag };
-}
+type ConsoleFile = StaticAsset;
 
 /** The built app read into memory: index.html and the hashed assets by name; undefined when not built. */
 function readBuild(dist: string): { index: ConsoleFile; assets: Map<string, ConsoleFile> } | undefined {
@@ -80,9 +71,9 @@ function readBuild(dist: string): { index: ConsoleFile; assets: Map<string, Cons
   const assetDir = path.join(dist, 'assets');
   for (const name of fs.existsSync(assetDir) ? fs.readdirSync(assetDir) : []) {
     const type = CONTENT_TYPES[path.extname(name)];
-    if (type !== undefined) assets.set(name, fileOf(fs.readFileSync(path.join(assetDir, name)), type));
+    if (type !== undefined) assets.set(name, staticAsset(fs.readFileSync(path.join(assetDir, name)), type));
   }
-  return { index: fileOf(fs.readFileSync(indexPath), 'text/html; charset=utf-8'), assets };
+  return { index: staticAsset(fs.readFileSync(indexPath), 'text/html; charset=utf-8'), assets };
 }
 
 function securityHeaders(reply: FastifyReply, policy: string): FastifyReply {
@@ -117,15 +108,11 @@ export function registerConsoleRoutes(
   app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect('/console', 302));
 
   const sendFile = (
+    request: Pick<FastifyRequest, 'headers'>,
     reply: FastifyReply,
     file: ConsoleFile,
-    ifNoneMatch: string | undefined,
     cache: string,
-  ) => {
-    securityHeaders(reply, policy).header('cache-control', cache).header('etag', file.etag);
-    if (ifNoneMatch === file.etag) return reply.code(304).send();
-    return reply.type(file.contentType).send(file.body);
-  };
+  ) => sendStaticAsset(request, securityHeaders(reply, policy), file, cache);
 
   app.get<{ Params: { name: string } }>(
     '/console/assets/:name',
@@ -135,11 +122,11 @@ export function registerConsoleRoutes(
       if (file === undefined) {
         return securityHeaders(reply, policy).code(404).type('text/plain; charset=utf-8').send('Not Found');
       }
-      return sendFile(reply, file, request.headers['if-none-match'], 'public, max-age=31536000, immutable');
+      return sendFile(request, reply, file, 'public, max-age=31536000, immutable');
     },
   );
 
-  const page = (request: { headers: { 'if-none-match'?: string | undefined } }, reply: FastifyReply) => {
+  const page = (request: Pick<FastifyRequest, 'headers'>, reply: FastifyReply) => {
     if (build === undefined) {
       return securityHeaders(reply, policy)
         .code(503)
@@ -147,7 +134,7 @@ export function registerConsoleRoutes(
         .type('text/html; charset=utf-8')
         .send(NOT_BUILT);
     }
-    return sendFile(reply, build.index, request.headers['if-none-match'], 'no-cache');
+    return sendFile(request, reply, build.index, 'no-cache');
   };
   app.get('/console', { schema: { hide: true } }, page);
   app.get('/console/*', { schema: { hide: true } }, page);

@@ -1,4 +1,4 @@
-import crypto from 'node:crypto';
+import { readStaticAsset, sendStaticAsset, type StaticAsset, staticAsset } from '../static-asset.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,16 +20,6 @@ export const LIVEKIT_CLIENT_ASSET = 'livekit-client.mjs';
 
 const JAVASCRIPT = 'text/javascript; charset=utf-8';
 
-interface Asset {
-  readonly body: Buffer;
-  readonly etag: string;
-}
-
-function asset(body: Buffer): Asset {
-  const etag = `"${crypto.createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
-  return { body, etag };
-}
-
 /**
  * The file of livekit-client's ES module build (the package's `import` export): self-contained, no
  * imports of its own. Returns its path; throws when the package is not installed.
@@ -48,12 +38,13 @@ function livekitClientBody(): Buffer {
 }
 
 /** Every asset by its name: the page's scripts as they are, and livekit-client. */
-function readAssets(): Map<string, Asset> {
-  const assets = new Map<string, Asset>();
+function readAssets(): Map<string, StaticAsset> {
+  const assets = new Map<string, StaticAsset>();
   for (const name of fs.readdirSync(PAGE_DIR)) {
-    if (path.extname(name) === '.js') assets.set(name, asset(fs.readFileSync(path.join(PAGE_DIR, name))));
+    if (path.extname(name) === '.js')
+      assets.set(name, readStaticAsset(path.join(PAGE_DIR, name), JAVASCRIPT));
   }
-  assets.set(LIVEKIT_CLIENT_ASSET, asset(livekitClientBody()));
+  assets.set(LIVEKIT_CLIENT_ASSET, staticAsset(livekitClientBody(), JAVASCRIPT));
   return assets;
 }
 
@@ -72,9 +63,7 @@ export function registerLiveAssets(app: FastifyInstance): void {
       if (file === undefined) {
         return reply.code(404).type('application/json; charset=utf-8').send({ error: 'Not Found' });
       }
-      reply.header('etag', file.etag).header('cache-control', 'no-cache');
-      if (request.headers['if-none-match'] === file.etag) return reply.code(304).send();
-      return reply.type(JAVASCRIPT).send(file.body);
+      return sendStaticAsset(request, reply, file);
     },
   );
 }

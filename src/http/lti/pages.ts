@@ -1,4 +1,4 @@
-import crypto from 'node:crypto';
+import { readStaticAsset, sendStaticAsset, type StaticAsset } from '../static-asset.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -239,21 +239,13 @@ export function sendPage(reply: FastifyReply, page: LtiPage): FastifyReply {
     .send(page.html);
 }
 
-interface Asset {
-  readonly body: Buffer;
-  readonly contentType: string;
-  readonly etag: string;
-}
-
 /** The files of ./assets/, read once. */
-function readAssets(): Map<string, Asset> {
-  const assets = new Map<string, Asset>();
+function readAssets(): Map<string, StaticAsset> {
+  const assets = new Map<string, StaticAsset>();
   for (const name of fs.readdirSync(ASSET_DIR)) {
     const contentType = CONTENT_TYPES[path.extname(name)];
     if (contentType === undefined) continue;
-    const body = fs.readFileSync(path.join(ASSET_DIR, name));
-    const etag = `"${crypto.createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
-    assets.set(name, { body, contentType, etag });
+    assets.set(name, readStaticAsset(path.join(ASSET_DIR, name), contentType));
   }
   return assets;
 }
@@ -271,9 +263,7 @@ export function registerLtiAssets(app: FastifyInstance): void {
       const file = assets.get(request.params.name);
       reply.header('x-content-type-options', 'nosniff');
       if (file === undefined) return reply.code(404).type('text/plain; charset=utf-8').send('Not Found');
-      reply.header('etag', file.etag).header('cache-control', 'no-cache');
-      if (request.headers['if-none-match'] === file.etag) return reply.code(304).send();
-      return reply.type(file.contentType).send(file.body);
+      return sendStaticAsset(request, reply, file);
     },
   );
 }

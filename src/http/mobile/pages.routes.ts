@@ -1,5 +1,4 @@
-import crypto from 'node:crypto';
-import fs from 'node:fs';
+import { readStaticAsset, sendStaticAsset, type StaticAsset } from '../static-asset.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config/config.ts';
 import { systemClock } from '../../domain/clock.ts';
@@ -29,17 +28,9 @@ export const PIN_IP_RATE_LIMIT = { max: 60, windowMs: 10 * 60_000 } as const;
 /** How often rows of PIN windows that are over are deleted. */
 const PURGE_MS = 60_000;
 
-/** A static file of the phone page, read once at start and served from memory with its hash as ETag. */
-interface Asset {
-  readonly body: Buffer;
-  readonly contentType: string;
-  readonly etag: string;
-}
-
-function asset(name: string, contentType: string): Asset {
-  const body = fs.readFileSync(new URL(`./page/${name}`, import.meta.url));
-  const etag = `"${crypto.createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
-  return { body, contentType, etag };
+/** A file of the phone page, read once at start and served from memory (static-asset.ts). */
+function asset(name: string, contentType: string): StaticAsset {
+  return readStaticAsset(new URL(`./page/${name}`, import.meta.url), contentType);
 }
 
 /**
@@ -221,7 +212,7 @@ export function registerMobilePages(app: FastifyInstance, deps: ServerDeps): voi
   const { services, config } = deps;
   const pagePolicy = roomContentSecurityPolicy(config);
   const pinPolicy = pinPageContentSecurityPolicy(config);
-  const assets = new Map<string, Asset>([
+  const assets = new Map<string, StaticAsset>([
     ['mobile.js', asset('mobile.js', 'text/javascript; charset=utf-8')],
     ['mobile.css', asset('mobile.css', 'text/css; charset=utf-8')],
     // Loaded by mobile.js in live-proctored exams only: the phone's camera for the proctor.
@@ -268,9 +259,7 @@ export function registerMobilePages(app: FastifyInstance, deps: ServerDeps): voi
 
   for (const [name, file] of assets) {
     app.get(`/m/assets/${name}`, { schema: { hide: true } }, (request, reply) => {
-      securityHeaders(reply, pagePolicy).header('etag', file.etag).header('cache-control', 'no-cache');
-      if (request.headers['if-none-match'] === file.etag) return reply.code(304).send();
-      return reply.type(file.contentType).send(file.body);
+      return sendStaticAsset(request, securityHeaders(reply, pagePolicy), file);
     });
   }
 

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import fs from 'node:fs';
+import { readStaticAsset, sendStaticAsset, type StaticAsset } from '../static-asset.ts';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Config } from '../../config/config.ts';
 import { NotFoundMessage } from '../../domain/errors.ts';
@@ -7,17 +7,9 @@ import { liveConnectSources } from '../../live/csp.ts';
 import { escapeHtml } from '../../security/html.ts';
 import type { ServerDeps } from '../server.ts';
 
-/** A static file of the page, read once at start and served from memory with a content hash as ETag. */
-interface Asset {
-  readonly body: Buffer;
-  readonly contentType: string;
-  readonly etag: string;
-}
-
-function asset(name: string, contentType: string): Asset {
-  const body = fs.readFileSync(new URL(`./page/${name}`, import.meta.url));
-  const etag = `"${crypto.createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
-  return { body, contentType, etag };
+/** A file of the page, read once at start and served from memory (static-asset.ts). */
+function asset(name: string, contentType: string): StaticAsset {
+  return readStaticAsset(new URL(`./page/${name}`, import.meta.url), contentType);
 }
 
 /** Side of the favicon in pixels. */
@@ -168,7 +160,8 @@ function notFound(reply: FastifyReply): FastifyReply {
 /**
  * The candidate exam room page (contract §11): `GET /room/:token` answers the page (404 with a
  * readable page for a token that names no session), and `/room/assets/*` its script, style sheet
- * and the bandwidth check's download. The page works only through the room API (`/api/room`).
+ * and the bandwidth check's download; `/shared/assets/page-kit.js`, the module it shares with the
+ * phone page. The page works only through the room API (`/api/room`).
  */
 export function registerRoomPage(app: FastifyInstance, { services, config }: ServerDeps): void {
   const policy = roomContentSecurityPolicy(config);
@@ -177,14 +170,20 @@ export function registerRoomPage(app: FastifyInstance, { services, config }: Ser
   const probe = crypto.randomBytes(BANDWIDTH_PROBE_BYTES);
   const icon = faviconIco();
 
+  // What the room and the phone page share; both import it by a relative address that names this
+  // route and the file alike (src/http/shared/assets/page-kit.js).
+  const kit = readStaticAsset(
+    new URL('../shared/assets/page-kit.js', import.meta.url),
+    'text/javascript; charset=utf-8',
+  );
+
   for (const [route, file] of [
     ['/room/assets/room.js', script],
     ['/room/assets/room.css', styles],
+    ['/shared/assets/page-kit.js', kit],
   ] as const) {
     app.get(route, { schema: { hide: true } }, (request, reply) => {
-      securityHeaders(reply, policy).header('etag', file.etag).header('cache-control', 'no-cache');
-      if (request.headers['if-none-match'] === file.etag) return reply.code(304).send();
-      return reply.type(file.contentType).send(file.body);
+      return sendStaticAsset(request, securityHeaders(reply, policy), file);
     });
   }
 

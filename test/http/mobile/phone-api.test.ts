@@ -6,6 +6,7 @@ import { type FilePart, multipartBody, SAMPLE } from '../../helpers/multipart.ts
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import type { Scalar } from '../../helpers/signing.ts';
 import { object } from '../../helpers/json.ts';
+import { MOBILE_FINISH_GRACE_MS } from '../../../src/domain/mobile/mobile.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -340,11 +341,29 @@ for (const dialect of DIALECTS) {
     });
 
     it('lets the phone see the end, and refuses its writes and a new pairing once finished', async () => {
-      const { token, phone } = await startedWithPhone();
+      const { id, token, phone } = await startedWithPhone();
+      assert.equal((await phoneChunk(phone, 0)).status, 201);
       ok(await call('room', token, 'POST', 'finish'));
+      const finishedAt = clock.now();
       const view = ok(await call('mobile', phone, 'GET'));
       assert.equal(object(view.session, 'session').status, 'exam_finished');
-      assert.deepEqual((await phoneChunk(phone, 0)).json, FINISHED);
+      // The phone's last chunk, recorded before the end, is still taken for a short while after it,
+      // and the finalisation waits as long.
+      clock.current += 10_000;
+      assert.deepEqual((await phoneChunk(phone, 1)).json, { next_sequence: 2 });
+      clock.current += 10_000;
+      assert.deepEqual((await phoneChunk(phone, 2)).json, FINISHED);
+      const job = await server.app.database.db
+        .selectFrom('jobs')
+        .select('run_at')
+        .where('kind', '=', 'recording.finalize')
+        .where('dedupe_key', '=', `session:${id}`)
+        .executeTakeFirstOrThrow();
+      assert.equal(Number(job.run_at), finishedAt + MOBILE_FINISH_GRACE_MS);
+      // A phone that had recorded nothing before the end does not begin after it.
+      const other = await startedWithPhone();
+      ok(await call('room', other.token, 'POST', 'finish'));
+      assert.deepEqual((await phoneChunk(other.phone, 0)).json, FINISHED);
       const mobile = await roomMobile(token);
       assert.equal(mobile.pairing_url, null);
       assert.equal(mobile.pin_code, null);

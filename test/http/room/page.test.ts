@@ -202,13 +202,14 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    describe('GET /room/assets/room.js and room.css', () => {
+    describe('GET /room/assets/room.js and room.css, and /shared/assets/page-kit.js', () => {
       for (const [file, contentType, marker] of [
-        ['room.js', 'text/javascript; charset=utf-8', /\b(import|export|function|const)\b/],
-        ['room.css', 'text/css; charset=utf-8', /[{}]/],
+        ['/room/assets/room.js', 'text/javascript; charset=utf-8', /\b(import|export|function|const)\b/],
+        ['/room/assets/room.css', 'text/css; charset=utf-8', /[{}]/],
+        ['/shared/assets/page-kit.js', 'text/javascript; charset=utf-8', /\bexport function byId\b/],
       ] as const) {
         it(`answers ${file} with its content type, an ETag and no-cache`, async () => {
-          const answer = await get(`/room/assets/${file}`);
+          const answer = await get(file);
           assert.equal(answer.status, 200, answer.text);
           assert.equal(answer.headers['content-type'], contentType);
           assert.match(answer.text, marker);
@@ -218,9 +219,9 @@ for (const dialect of DIALECTS) {
         });
 
         it(`answers ${file} 304 with an empty body to If-None-Match naming its ETag`, async () => {
-          const first = await get(`/room/assets/${file}`);
+          const first = await get(file);
           const etag = first.headers.etag ?? '';
-          const again = await get(`/room/assets/${file}`, { 'if-none-match': etag });
+          const again = await get(file, { 'if-none-match': etag });
           assert.equal(again.status, 304, again.text);
           assert.equal(again.bytes.length, 0);
           assert.equal(again.headers.etag, etag);
@@ -228,8 +229,8 @@ for (const dialect of DIALECTS) {
         });
 
         it(`answers ${file} in full to If-None-Match naming another ETag`, async () => {
-          const first = await get(`/room/assets/${file}`);
-          const stale = await get(`/room/assets/${file}`, { 'if-none-match': '"stale"' });
+          const first = await get(file);
+          const stale = await get(file, { 'if-none-match': '"stale"' });
           assert.equal(stale.status, 200, stale.text);
           assert.deepEqual(stale.bytes, first.bytes);
         });

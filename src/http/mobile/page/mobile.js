@@ -12,6 +12,8 @@
  * says (`next_sequence`). The server is the judge of every move; this page shows what it says.
  */
 
+import { ApiError, byId, clearError, errorOf, h, parts, showError } from '../../shared/assets/page-kit.js';
+
 /**
  * @typedef {'not_started' | 'not_completed' | 'succeeded' | 'failed' | 'skipped'} CheckValue
  * @typedef {'not_paired' | 'paired' | 'streaming' | 'lost'} MobileStatus
@@ -91,50 +93,9 @@ let liveState;
 // ---------------------------------------------------------------------------------------------
 // Small DOM helpers
 
-/**
- * @param {string} id
- * @returns {HTMLElement}
- */
-function byId(id) {
-  const element = document.getElementById(id);
-  if (element === null) throw new Error(`#${id} is missing`);
-  return element;
-}
-
-/**
- * Creates an element with attributes and children (text or elements).
- * @template {keyof HTMLElementTagNameMap} K
- * @param {K} tag
- * @param {Record<string, string | boolean>} [attributes]
- * @param {(Node | string)[]} [children]
- * @returns {HTMLElementTagNameMap[K]}
- */
-function h(tag, attributes = {}, children = []) {
-  const element = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) {
-    if (value === false) continue;
-    element.setAttribute(name, value === true ? '' : value);
-  }
-  element.append(...children);
-  return element;
-}
-
 /** Sets an element's text only when it changes, so live regions do not repeat themselves. */
 function setText(/** @type {HTMLElement | null} */ element, /** @type {string} */ text) {
   if (element !== null && element.textContent !== text) element.textContent = text;
-}
-
-/** Shows an error the student must read (an alert region: screen readers announce it at once). */
-function showError(/** @type {string} */ message) {
-  const alert = byId('alert');
-  alert.textContent = message;
-  alert.hidden = false;
-}
-
-function clearError() {
-  const alert = byId('alert');
-  alert.hidden = true;
-  alert.textContent = '';
 }
 
 /** Announces progress politely to screen readers. */
@@ -142,32 +103,8 @@ function announce(/** @type {string} */ message) {
   byId('status').textContent = message;
 }
 
-/** @param {number} count */
-function parts(count) {
-  return count === 1 ? '1 recording part' : `${count} recording parts`;
-}
-
 // ---------------------------------------------------------------------------------------------
 // The phone API
-
-class ApiError extends Error {
-  /**
-   * @param {number} status
-   * @param {string} message
-   */
-  constructor(status, message) {
-    super(message);
-    this.status = status;
-  }
-}
-
-/** The server's own sentence in an error answer (`{"error": ...}`), or `fallback`. */
-function errorOf(/** @type {unknown} */ json, /** @type {string} */ fallback) {
-  if (typeof json === 'object' && json !== null && 'error' in json && typeof json.error === 'string') {
-    return json.error;
-  }
-  return fallback;
-}
 
 /**
  * Calls the phone API. Returns the parsed JSON answer; throws ApiError with the server's own

@@ -10,6 +10,8 @@
  * the student's place on a reload (the status and the chunk counts come back from GET).
  */
 
+import { ApiError, byId, clearError, errorOf, h, parts, showError } from '../../shared/assets/page-kit.js';
+
 /**
  * @typedef {'not_started' | 'not_completed' | 'succeeded' | 'failed' | 'skipped'} CheckValue
  * @typedef {{
@@ -100,47 +102,6 @@ let leavingSetup = false;
 // ---------------------------------------------------------------------------------------------
 // Small DOM helpers
 
-/**
- * @param {string} id
- * @returns {HTMLElement}
- */
-function byId(id) {
-  const element = document.getElementById(id);
-  if (element === null) throw new Error(`#${id} is missing`);
-  return element;
-}
-
-/**
- * Creates an element with attributes and children (text or elements).
- * @template {keyof HTMLElementTagNameMap} K
- * @param {K} tag
- * @param {Record<string, string | boolean>} [attributes]
- * @param {(Node | string)[]} [children]
- * @returns {HTMLElementTagNameMap[K]}
- */
-function h(tag, attributes = {}, children = []) {
-  const element = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) {
-    if (value === false) continue;
-    element.setAttribute(name, value === true ? '' : value);
-  }
-  element.append(...children);
-  return element;
-}
-
-/** Shows an error the student must read (an alert region: screen readers announce it at once). */
-function showError(/** @type {string} */ message) {
-  const alert = byId('alert');
-  alert.textContent = message;
-  alert.hidden = false;
-}
-
-function clearError() {
-  const alert = byId('alert');
-  alert.hidden = true;
-  alert.textContent = '';
-}
-
 /** Announces progress politely to screen readers (and shows nothing extra on screen). */
 function announce(/** @type {string} */ message) {
   byId('status').textContent = message;
@@ -177,17 +138,6 @@ function timeZoneName() {
 // ---------------------------------------------------------------------------------------------
 // The room API
 
-class ApiError extends Error {
-  /**
-   * @param {number} status
-   * @param {string} message
-   */
-  constructor(status, message) {
-    super(message);
-    this.status = status;
-  }
-}
-
 /** Parses a JSON answer; returns null for an empty or unreadable one. */
 function parseJson(/** @type {string} */ text) {
   try {
@@ -195,14 +145,6 @@ function parseJson(/** @type {string} */ text) {
   } catch {
     return null;
   }
-}
-
-/** The server's own sentence in an error answer (`{"error": ...}`), or `fallback`. */
-function errorOf(/** @type {unknown} */ json, /** @type {string} */ fallback) {
-  if (typeof json === 'object' && json !== null && 'error' in json && typeof json.error === 'string') {
-    return json.error;
-  }
-  return fallback;
 }
 
 /**
@@ -360,11 +302,6 @@ function waitingChunks() {
 /** @param {number} count */
 function pieces(count) {
   return count === 1 ? '1 part' : `${count} parts`;
-}
-
-/** @param {number} count */
-function parts(count) {
-  return count === 1 ? '1 recording part' : `${count} recording parts`;
 }
 
 /**
