@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 
 import { migrateToLatest, migrateUpTo } from '../../src/db/migrate.ts';
 import { createTestDatabase, DIALECTS, openTestDatabase } from '../helpers/server.ts';
+import { oldExam, oldInstitute, oldSession, oldUser } from './old-rows.ts';
 
 describe('migration 0017_automated_flags', () => {
   for (const dialect of DIALECTS) {
@@ -12,67 +13,18 @@ describe('migration 0017_automated_flags', () => {
       try {
         await migrateUpTo(database, '0016_lti_launch');
         const { db } = database;
-        const institute = await db
-          .insertInto('institutes')
-          .values({
-            name: 'Old',
-            short_name: 'OLD',
-            check_requirements_emails_enabled: true,
-            reminder_emails_enabled: true,
-            exam_link_emails_enabled: true,
-            exam_changed_emails_enabled: true,
-            exam_finalized_emails_enabled: true,
-            default_language: 'en',
-            created_at: 1,
-            updated_at: 1,
-          })
-          .returning('id')
-          .executeTakeFirstOrThrow();
-        const user = (email: string, role: string) =>
-          db
-            .insertInto('users')
-            .values({
-              institute_id: institute.id,
-              email,
-              name: email,
-              role,
-              api_token_hash: `h-${email}`,
-              secret_key_encrypted: 's',
-              active: true,
-              created_at: 1,
-              updated_at: 1,
-            })
-            .returning('id')
-            .executeTakeFirstOrThrow();
+        const institute = await oldInstitute(db);
+        const user = (email: string, role: string) => oldUser(db, institute.id, email, role);
         const owner = await user('owner@example.org', 'teacher');
         const reviewer = await user('reviewer@example.org', 'reviewer');
-        const exam = await db
-          .insertInto('exams')
-          .values({
-            institute_id: institute.id,
-            user_id: owner.id,
-            name: 'Before 0017',
-            type: 'record_review',
-            status: 'open',
-            created_at: 1,
-            updated_at: 1,
-          } as never)
-          .returning('id')
-          .executeTakeFirstOrThrow();
-        const session = await db
-          .insertInto('student_sessions')
-          .values({
-            exam_id: exam.id,
-            name: 'Student',
-            email: 'student@example.org',
-            status: 'exam_finished',
-            token: 'c'.repeat(32),
-            pin_code: 123456,
-            created_at: 1,
-            updated_at: 1,
-          } as never)
-          .returning('id')
-          .executeTakeFirstOrThrow();
+        const exam = await oldExam(db, {
+          institute_id: institute.id,
+          user_id: owner.id,
+          name: 'Before 0017',
+          type: 'record_review',
+          status: 'open',
+        });
+        const session = await oldSession(db, exam.id, { status: 'exam_finished', token: 'c'.repeat(32) });
         const incident = await db
           .insertInto('incidents')
           .values({

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 
 import { migrateToLatest, migrateUpTo } from '../../src/db/migrate.ts';
 import { createTestDatabase, DIALECTS, openTestDatabase } from '../helpers/server.ts';
+import { oldExam, oldInstitute, oldSession, oldUser } from './old-rows.ts';
 
 describe('migration 0018_mobile_camera', () => {
   for (const dialect of DIALECTS) {
@@ -12,66 +13,18 @@ describe('migration 0018_mobile_camera', () => {
       try {
         await migrateUpTo(database, '0017_automated_flags');
         const { db } = database;
-        const institute = await db
-          .insertInto('institutes')
-          .values({
-            name: 'Old',
-            short_name: 'OLD',
-            check_requirements_emails_enabled: true,
-            reminder_emails_enabled: true,
-            exam_link_emails_enabled: true,
-            exam_changed_emails_enabled: true,
-            exam_finalized_emails_enabled: true,
-            default_language: 'en',
-            created_at: 1,
-            updated_at: 1,
-          })
-          .returning('id')
-          .executeTakeFirstOrThrow();
-        const owner = await db
-          .insertInto('users')
-          .values({
-            institute_id: institute.id,
-            email: 'owner@example.org',
-            name: 'Owner',
-            role: 'teacher',
-            api_token_hash: 'h-owner',
-            secret_key_encrypted: 's',
-            active: true,
-            created_at: 1,
-            updated_at: 1,
-          })
-          .returning('id')
-          .executeTakeFirstOrThrow();
-        const exam = await db
-          .insertInto('exams')
-          .values({
-            institute_id: institute.id,
-            user_id: owner.id,
-            name: 'Before 0018',
-            type: 'record_review',
-            status: 'open',
-            mobile_cam: true,
-            created_at: 1,
-            updated_at: 1,
-          } as never)
-          .returning('id')
-          .executeTakeFirstOrThrow();
+        const institute = await oldInstitute(db);
+        const owner = await oldUser(db, institute.id, 'owner@example.org', 'teacher');
+        const exam = await oldExam(db, {
+          institute_id: institute.id,
+          user_id: owner.id,
+          name: 'Before 0018',
+          type: 'record_review',
+          status: 'open',
+          mobile_cam: true,
+        });
         const session = (token: string) =>
-          db
-            .insertInto('student_sessions')
-            .values({
-              exam_id: exam.id,
-              name: 'Student',
-              email: `${token.slice(0, 4)}@example.org`,
-              status: 'in_setup',
-              token,
-              pin_code: 123456,
-              created_at: 1,
-              updated_at: 1,
-            } as never)
-            .returning('id')
-            .executeTakeFirstOrThrow();
+          oldSession(db, exam.id, { email: `${token.slice(0, 4)}@example.org`, status: 'in_setup', token });
         const first = await session('a'.repeat(32));
         const second = await session('b'.repeat(32));
 

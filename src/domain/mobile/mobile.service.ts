@@ -17,7 +17,7 @@ import { findExam } from '../exams/exams.repository.ts';
 import { optionalBoolean, optionalString, type Params } from '../input.ts';
 import { isClockPaused } from '../live/live-clock.ts';
 import { type ChunkBody, createRecordingIntake, type RecordingAck } from '../room/recordings.ts';
-import { findSessionIdByToken, nextSequence, sessionFileCounts } from '../room/room.repository.ts';
+import { findSessionIdByToken, nextSequence, updateRoomChecks } from '../room/room.repository.ts';
 import {
   deadlineOf,
   MOBILE_RECORDING_KIND,
@@ -25,7 +25,7 @@ import {
   RECORDING_TYPES,
   SESSION_FINISHED,
 } from '../room/room.ts';
-import { CHECK_FIELDS, type StudentSession } from '../student-sessions/student-session.ts';
+import type { StudentSession } from '../student-sessions/student-session.ts';
 import { findStudentSessionWithoutIncidents } from '../student-sessions/student-sessions.repository.ts';
 import {
   CHECK_CLIP_MIN_BYTES,
@@ -366,12 +366,7 @@ export function createMobileService(deps: {
       }
       // The clip only proves that frames arrive; it is not kept.
       await fs.rm(upload.path, { force: true });
-      const now = clock.now();
-      await db
-        .updateTable('student_sessions')
-        .set({ [CHECK_FIELDS.mobileCheck]: 'succeeded', updated_at: now })
-        .where('id', '=', session.id)
-        .execute();
+      await updateRoomChecks(db, session.id, { checks: { mobileCheck: 'succeeded' } }, clock.now());
       return viewOf(await hear(await reread(session.id), true, undefined), exam);
     },
 
@@ -441,9 +436,4 @@ export function createMobileService(deps: {
       return opened;
     },
   };
-}
-
-/** The number of chunks the phone recorded (for readers that have no counts at hand). */
-export async function mobileChunksCount(db: Db, sessionId: number): Promise<number> {
-  return (await sessionFileCounts(db, sessionId)).get(MOBILE_RECORDING_KIND) ?? 0;
 }

@@ -4,7 +4,6 @@
  * token>`) or by PIN and email at `{PUBLIC_URL}/m`; the phone then records a side view as a third
  * stream (`source: "mobile"`). These are the rules; mobile.service.ts applies them.
  */
-import type { Exam } from '../exams/exam.ts';
 import type { SessionStatus } from '../student-sessions/status.ts';
 import type { StudentSession } from '../student-sessions/student-session.ts';
 
@@ -14,17 +13,12 @@ export type MobileStatus = (typeof MOBILE_STATUSES)[number];
 
 /** A phone not heard from for this long (no heartbeat, clip or chunk) is lost. */
 export const MOBILE_LOST_MS = 15_000;
-/** A phone that sent video within this long is streaming (else merely paired). */
-export const MOBILE_STREAMING_MS = 15_000;
 /**
  * How long after the end of a session the phone's last chunks are still taken: the phone learns of
  * the end from its next request (a heartbeat every 5 s), then stops its recorder and sends the chunk
  * recorded up to then, which began before the end.
  */
 export const MOBILE_FINISH_GRACE_MS = 15_000;
-
-/** How often the phone page says it is still there. */
-export const MOBILE_HEARTBEAT_MS = 5_000;
 
 /** The incidents of a phone lost and back during the exam: kind → the record's comment. */
 export const MOBILE_INCIDENTS = {
@@ -75,7 +69,8 @@ export type MobileState = Pick<
 
 /**
  * The status a phone has at `now`, from what is stored: a paired or streaming phone not heard from for
- * MOBILE_LOST_MS is lost, a streaming one silent for MOBILE_STREAMING_MS but still heard is paired.
+ * MOBILE_LOST_MS is lost; otherwise the stored status stands (the phone's heartbeat says whether it
+ * streams).
  * Returns it with, for a phone that just became lost, when it was lost (last heard + MOBILE_LOST_MS).
  */
 export function settledStatus(
@@ -87,11 +82,6 @@ export function settledStatus(
     return { status: 'lost', lostAt: seenAt + MOBILE_LOST_MS };
   }
   return { status, lostAt: null };
-}
-
-/** True when the exam asks for a phone. */
-export function usesPhone(exam: Pick<Exam, 'mobileCam'>): boolean {
-  return exam.mobileCam;
 }
 
 /** The address the QR code holds. */

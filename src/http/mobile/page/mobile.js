@@ -1,5 +1,5 @@
 // @ts-check
-/* global window, document, location, navigator, fetch, performance, localStorage, FormData, Blob, MediaRecorder, DOMException, HTMLElement, HTMLVideoElement */
+/* global window, document, location, navigator, performance, localStorage, FormData, Blob, MediaRecorder, DOMException, HTMLElement, HTMLVideoElement */
 /**
  * The phone as a second camera, in the phone's browser (docs/room.md "The phone"). It speaks only
  * to the phone API under /api/mobile/<pairing token>, and follows the session as the server reports
@@ -12,7 +12,17 @@
  * says (`next_sequence`). The server is the judge of every move; this page shows what it says.
  */
 
-import { ApiError, byId, clearError, errorOf, h, parts, showError } from '../../shared/assets/page-kit.js';
+import {
+  ApiError,
+  byId,
+  clearError,
+  errorOf,
+  h,
+  parts,
+  requestJson,
+  showError,
+  wakeableSleeps,
+} from '../../shared/assets/page-kit.js';
 
 /**
  * @typedef {'not_started' | 'not_completed' | 'succeeded' | 'failed' | 'skipped'} CheckValue
@@ -115,16 +125,9 @@ function announce(/** @type {string} */ message) {
  * @returns {Promise<unknown>}
  */
 async function call(method, path, body) {
-  /** @type {RequestInit} */
-  const init = { method, headers: { accept: 'application/json' } };
-  if (body instanceof FormData) init.body = body;
-  else if (body !== undefined) {
-    init.body = JSON.stringify(body);
-    init.headers = { accept: 'application/json', 'content-type': 'application/json' };
-  }
-  let response;
+  let answer;
   try {
-    response = await fetch(`${api}${path}`, init);
+    answer = await requestJson(`${api}${path}`, method, body);
   } catch {
     setReachable(false);
     throw new ApiError(
@@ -133,20 +136,12 @@ async function call(method, path, body) {
     );
   }
   setReachable(true);
-  const text = await response.text();
-  /** @type {unknown} */
-  let json;
-  try {
-    json = text === '' ? null : JSON.parse(text);
-  } catch {
-    json = null;
-  }
-  if (response.status === 404) {
+  const { status, ok, json } = answer;
+  if (status === 404) {
     // The link was replaced by a newer code, or never existed: nothing more can work from here.
     goneStage(errorOf(json, 'Couldn’t find this phone link: scan the newest code shown in the exam room'));
   }
-  if (!response.ok)
-    throw new ApiError(response.status, errorOf(json, `The server answered ${response.status}`));
+  if (!ok) throw new ApiError(status, errorOf(json, `The server answered ${status}`));
   return json;
 }
 
@@ -195,28 +190,15 @@ let reachable = true;
 let recovering = false;
 /** @type {number | undefined} */
 let backOnlineTimer;
-/** Sleeping retries, woken when the connection comes back. @type {Set<() => void>} */
-const wakers = new Set();
+/** Sleeping retries, woken when the connection comes back. */
+const { pause, wakeAll } = wakeableSleeps();
 
 /** @param {boolean} value */
 function setReachable(value) {
   if (reachable === value) return;
   reachable = value;
-  if (value) for (const wake of [...wakers]) wake();
+  if (value) wakeAll();
   updateConnection();
-}
-
-/** Waits `ms`, or less when the connection comes back first. */
-function pause(/** @type {number} */ ms) {
-  return new Promise((resolve) => {
-    const wake = () => {
-      window.clearTimeout(timer);
-      wakers.delete(wake);
-      resolve(undefined);
-    };
-    const timer = window.setTimeout(wake, ms);
-    wakers.add(wake);
-  });
 }
 
 function waitingChunks() {
@@ -255,7 +237,7 @@ function updateConnection() {
 
 window.addEventListener('offline', updateConnection);
 window.addEventListener('online', () => {
-  for (const wake of [...wakers]) wake();
+  wakeAll();
   updateConnection();
   void heartbeat();
 });

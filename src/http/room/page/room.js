@@ -10,7 +10,18 @@
  * the student's place on a reload (the status and the chunk counts come back from GET).
  */
 
-import { ApiError, byId, clearError, errorOf, h, parts, showError } from '../../shared/assets/page-kit.js';
+import {
+  ApiError,
+  byId,
+  clearError,
+  errorOf,
+  h,
+  parseJson,
+  parts,
+  requestJson,
+  showError,
+  wakeableSleeps,
+} from '../../shared/assets/page-kit.js';
 
 /**
  * @typedef {'not_started' | 'not_completed' | 'succeeded' | 'failed' | 'skipped'} CheckValue
@@ -138,15 +149,6 @@ function timeZoneName() {
 // ---------------------------------------------------------------------------------------------
 // The room API
 
-/** Parses a JSON answer; returns null for an empty or unreadable one. */
-function parseJson(/** @type {string} */ text) {
-  try {
-    return text === '' ? null : /** @type {unknown} */ (JSON.parse(text));
-  } catch {
-    return null;
-  }
-}
-
 /**
  * Calls the room API. Returns the parsed JSON answer; throws ApiError with the server's own
  * sentence for an error answer, or status 0 when the server could not be reached.
@@ -156,16 +158,9 @@ function parseJson(/** @type {string} */ text) {
  * @returns {Promise<unknown>}
  */
 async function call(method, path, body) {
-  /** @type {RequestInit} */
-  const init = { method, headers: { accept: 'application/json' } };
-  if (body instanceof FormData) init.body = body;
-  else if (body !== undefined) {
-    init.body = JSON.stringify(body);
-    init.headers = { accept: 'application/json', 'content-type': 'application/json' };
-  }
-  let response;
+  let answer;
   try {
-    response = await fetch(`${api}${path}`, init);
+    answer = await requestJson(`${api}${path}`, method, body);
   } catch {
     setReachable(false);
     throw new ApiError(
@@ -174,9 +169,8 @@ async function call(method, path, body) {
     );
   }
   setReachable(true);
-  const json = parseJson(await response.text());
-  if (!response.ok)
-    throw new ApiError(response.status, errorOf(json, `The server answered ${response.status}`));
+  const { status, ok, json } = answer;
+  if (!ok) throw new ApiError(status, errorOf(json, `The server answered ${status}`));
   return json;
 }
 
@@ -266,29 +260,16 @@ let reachable = true;
 let recovering = false;
 /** @type {number | undefined} */
 let backOnlineTimer;
-/** Sleeping retries, woken when the browser reports the connection back. @type {Set<() => void>} */
-const wakers = new Set();
+/** Sleeping retries, woken when the browser reports the connection back. */
+const { pause, wakeAll } = wakeableSleeps();
 
 /** @param {boolean} value */
 function setReachable(value) {
   if (reachable === value) return;
   reachable = value;
   // Any answer from the server (a status read, an event) means waiting chunks can go now.
-  if (value) for (const wake of [...wakers]) wake();
+  if (value) wakeAll();
   updateConnection();
-}
-
-/** Waits `ms`, or less when the browser reports the connection back first. */
-function pause(/** @type {number} */ ms) {
-  return new Promise((resolve) => {
-    const wake = () => {
-      window.clearTimeout(timer);
-      wakers.delete(wake);
-      resolve(undefined);
-    };
-    const timer = window.setTimeout(wake, ms);
-    wakers.add(wake);
-  });
 }
 
 /** Recording chunks recorded but not yet acknowledged by the server. */
@@ -339,7 +320,7 @@ function updateConnection() {
 
 window.addEventListener('offline', updateConnection);
 window.addEventListener('online', () => {
-  for (const wake of [...wakers]) wake();
+  wakeAll();
   updateConnection();
 });
 

@@ -81,3 +81,61 @@ export function errorOf(json, fallback) {
   }
   return fallback;
 }
+
+/**
+ * Parses a JSON answer. Returns its value, or null for an empty or unreadable one.
+ * @param {string} text
+ * @returns {unknown}
+ */
+export function parseJson(text) {
+  try {
+    return text === '' ? null : /** @type {unknown} */ (JSON.parse(text));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Sends one request to a page's JSON API: `body` as multipart (FormData) or JSON. Returns the
+ * answer's status and parsed body, whatever the status; rejects only when no answer came (the
+ * server could not be reached), which each page words for its own reader.
+ * @param {string} url
+ * @param {string} method
+ * @param {Record<string, unknown> | FormData} [body]
+ * @returns {Promise<{ status: number, ok: boolean, json: unknown }>}
+ */
+export async function requestJson(url, method, body) {
+  /** @type {RequestInit} */
+  const init = { method, headers: { accept: 'application/json' } };
+  if (body instanceof FormData) init.body = body;
+  else if (body !== undefined) {
+    init.body = JSON.stringify(body);
+    init.headers = { accept: 'application/json', 'content-type': 'application/json' };
+  }
+  const response = await fetch(url, init);
+  return { status: response.status, ok: response.ok, json: parseJson(await response.text()) };
+}
+
+/**
+ * Sleeps that can be cut short: `pause(ms)` waits `ms`, or less when `wakeAll()` is called first
+ * (the connection came back, so retries waiting on it can go now). Returns the pair.
+ */
+export function wakeableSleeps() {
+  /** @type {Set<() => void>} */
+  const wakers = new Set();
+  /** @param {number} ms */
+  const pause = (ms) =>
+    new Promise((resolve) => {
+      const wake = () => {
+        window.clearTimeout(timer);
+        wakers.delete(wake);
+        resolve(undefined);
+      };
+      const timer = window.setTimeout(wake, ms);
+      wakers.add(wake);
+    });
+  const wakeAll = () => {
+    for (const wake of [...wakers]) wake();
+  };
+  return { pause, wakeAll };
+}
