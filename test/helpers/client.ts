@@ -24,6 +24,56 @@ export interface CallOptions {
 
 export const V3_ACCEPT = 'application/vnd.procwise.v3';
 
+interface ServerClock {
+  readonly now: () => number;
+  readonly windowMs: number;
+}
+
+/** The clocks of the test servers running in this process, by port (startTestServer registers). */
+const serverClocks = new Map<string, ServerClock>();
+
+/** The signature window a server uses unless SIGNATURE_WINDOW_SECONDS says otherwise. */
+const DEFAULT_WINDOW_MS = 86_400_000;
+
+function portOf(baseUrl: string): string {
+  return new URL(baseUrl).port;
+}
+
+/** Makes every client of the server at `baseUrl` sign with that server's clock; returns the undo. */
+export function registerServerClock(baseUrl: string, now: () => number, windowSeconds?: number): () => void {
+  const port = portOf(baseUrl);
+  serverClocks.set(port, {
+    now,
+    windowMs: windowSeconds === undefined ? DEFAULT_WINDOW_MS : windowSeconds * 1000,
+  });
+  return () => serverClocks.delete(port);
+}
+
+/**
+ * The time a request to `baseUrl` is signed with: the server's own clock when it is a test server
+ * of this process (tests on a fixed date), the real time otherwise (a server in a child process).
+ */
+export function signingTime(baseUrl: string): number {
+  return serverClocks.get(portOf(baseUrl))?.now() ?? Date.now();
+}
+
+/**
+ * Refuses to sign a request outside the server's window unless the test asked for that timestamp:
+ * a client that signs with the wrong clock fails loudly here, whatever today's date is, instead of
+ * as an unexplained 403 once the fixed test date falls out of the window.
+ */
+export function assertInsideWindow(baseUrl: string, timestamp: number): void {
+  const server = serverClocks.get(portOf(baseUrl));
+  const reference = server?.now() ?? Date.now();
+  const windowMs = server?.windowMs ?? DEFAULT_WINDOW_MS;
+  if (Math.abs(timestamp - reference) > windowMs) {
+    throw new Error(
+      `test client signs at ${new Date(timestamp).toISOString()}, outside the window of the server at ` +
+        `${baseUrl} (its clock reads ${new Date(reference).toISOString()}): sign with signingTime(baseUrl)`,
+    );
+  }
+}
+
 /** Fills `:name` segments of a path template; returns the path and the route parameters used. */
 export function fillPath(
   template: string,
@@ -54,10 +104,10 @@ export class ApiClient {
   /** The time the timestamps are taken from: the server's clock when it runs on a test clock. */
   readonly now: () => number;
 
-  constructor(baseUrl: string, credentials: Credentials, now: () => number = Date.now) {
+  constructor(baseUrl: string, credentials: Credentials, now?: () => number) {
     this.baseUrl = baseUrl;
     this.credentials = credentials;
-    this.now = now;
+    this.now = now ?? (() => signingTime(baseUrl));
   }
 
   /** Signs and sends a V3 call to `/api/v3` + template (route parameters filled from `params`). */
@@ -91,7 +141,13 @@ export class ApiClient {
     for (const name of Object.keys(route)) delete sent[name];
     if (version === 'v2') sent.api_token = this.credentials.apiToken;
     if (options.unsigned) return sent;
-    sent.timestamp = String(options.timestamp ?? this.now());
+    if (options.timestamp === undefined) {
+      const now = this.now();
+      assertInsideWindow(this.baseUrl, now);
+      sent.timestamp = String(now);
+    } else {
+      sent.timestamp = String(options.timestamp);
+    }
     sent.nonce = options.nonce ?? nextNonce();
     sent.signature = options.signature ?? hmac(this.credentials.secretKey, canonical({ ...sent, ...route }));
     return sent;

@@ -11,12 +11,17 @@ import type { Role } from '../../src/domain/access.ts';
 import type { Clock } from '../../src/domain/clock.ts';
 import type { LiveEngine } from '../../src/live/engine.ts';
 import { type LocalS3, S3RVER_CREDENTIALS, startLocalS3 } from '../storage/s3rver.ts';
-import { ApiClient, type Credentials } from './client.ts';
+import { ApiClient, type Credentials, registerServerClock } from './client.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
-/** Both databases run in every suite; PostgreSQL must be reachable (the suite fails, never skips). */
-export const DIALECTS: readonly DialectName[] = ['sqlite', 'postgres'];
+/**
+ * Both databases run in every suite; PostgreSQL must be reachable (the suite fails, never skips).
+ * `npm run test:s3` sets TEST_DIALECTS=sqlite: it repeats the HTTP suites for the storage, which
+ * does not depend on the database, and `npm test` has already run them on both.
+ */
+export const DIALECTS: readonly DialectName[] =
+  process.env.TEST_DIALECTS === 'sqlite' ? ['sqlite'] : ['sqlite', 'postgres'];
 
 export const POSTGRES_URL = 'postgres://127.0.0.1:5432/test';
 
@@ -157,6 +162,7 @@ export async function startTestServer(
   const address = app.server.server.address();
   if (address === null || typeof address === 'string') throw new Error('no port');
   const baseUrl = `http://127.0.0.1:${address.port}`;
+  const unregister = registerServerClock(baseUrl, () => app.clock.now(), config.signatureWindowSeconds);
   return {
     app,
     baseUrl,
@@ -176,11 +182,12 @@ export async function startTestServer(
         name: `User ${sequence}`,
         role,
       });
-      // The client signs with the server's own clock, so a test on a fixed date stays within the
-      // signature window whatever the real date.
-      return { id: user.id, credentials, client: new ApiClient(baseUrl, credentials, () => app.clock.now()) };
+      // The client signs with the server's own clock (registered above), so a test on a fixed date
+      // stays within the signature window whatever the real date.
+      return { id: user.id, credentials, client: new ApiClient(baseUrl, credentials) };
     },
     async close() {
+      unregister();
       await app.close();
       await database.drop();
     },

@@ -4,7 +4,7 @@ import pino from 'pino';
 import { createApp } from '../../../src/app.ts';
 import { loadConfig } from '../../../src/config/config.ts';
 import type { Actor } from '../../../src/domain/access.ts';
-import type { Credentials } from '../../helpers/client.ts';
+import { type Credentials, registerServerClock } from '../../helpers/client.ts';
 import type { HttpAnswer } from '../../helpers/http.ts';
 import { createTestDatabase, type DialectName, type TestServer } from '../../helpers/server.ts';
 import { canonical, hmac, nextNonce, type Scalar } from '../../helpers/signing.ts';
@@ -128,11 +128,13 @@ export async function startLoggedServer(dialect: DialectName): Promise<LoggedSer
   const address = app.server.server.address();
   if (address === null || typeof address === 'string') throw new Error('no port');
   const baseUrl = `http://127.0.0.1:${address.port}`;
+  const unregister = registerServerClock(baseUrl, () => app.clock.now(), config.signatureWindowSeconds);
   return {
     baseUrl,
     server: { app, baseUrl },
     lines,
     async close() {
+      unregister();
       await app.close();
       await database.drop();
     },

@@ -7,6 +7,7 @@ import { type HttpAnswer, httpRequest } from '../../helpers/http.ts';
 import { freePort } from '../../helpers/processes.ts';
 import { createTestDatabase, type DialectName, type TestDatabase } from '../../helpers/server.ts';
 import { type FakePlatform, startFakePlatform, toolProviderFields } from '../../lti/fake-platform.ts';
+import { registerServerClock } from '../../helpers/client.ts';
 
 /**
  * The world of an LTI 1.3 test: the service (PUBLIC_URL = its own address, loopback allowed for
@@ -59,6 +60,7 @@ export async function startLtiWorld(
     ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
   await app.server.listen({ port, host: '127.0.0.1' });
+  const unregister = registerServerClock(baseUrl, () => app.clock.now(), config.signatureWindowSeconds);
   const platform = await startFakePlatform({
     toolUrl: baseUrl,
     ...(options.clock === undefined ? {} : { clock: options.clock }),
@@ -87,6 +89,7 @@ export async function startLtiWorld(
     toolProviderId: Number(row.id),
     lines,
     async close() {
+      unregister();
       await platform.close();
       await app.close();
       await database.drop();
