@@ -16,6 +16,7 @@ import {
   ROOT,
   readOptions,
 } from './benchmark.ts';
+import { consoleTyping } from './console-typing.ts';
 import { flagsAccuracy } from './flags-accuracy.ts';
 import { flagsCost } from './flags-cost.ts';
 import { liveCapacity } from './live-capacity.ts';
@@ -35,6 +36,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   liveCapacity,
   flagsCost,
   flagsAccuracy,
+  consoleTyping,
 ];
 
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');

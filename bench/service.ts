@@ -3,7 +3,8 @@ import { type Credentials, signedParams, v3Headers } from './signed-client.ts';
 
 /**
  * The environment an `invigil` child (CLI or server) runs with: its own database and data folder,
- * loopback on `port`, warnings only in the log. The rest of the environment is passed through.
+ * loopback on `port`, warnings only in the log, no cap on connections per address (every simulated
+ * client comes from 127.0.0.1). The rest of the environment is passed through.
  */
 export function serviceEnv(databaseUrl: string, dataDir: string, port: number): NodeJS.ProcessEnv {
   return {
@@ -13,6 +14,7 @@ export function serviceEnv(databaseUrl: string, dataDir: string, port: number): 
     HOST: '127.0.0.1',
     PORT: String(port),
     LOG_LEVEL: 'warn',
+    MAX_CONNECTIONS_PER_ADDRESS: '0',
   };
 }
 

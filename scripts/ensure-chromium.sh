@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs before `npm test`: the candidate-room tests drive Debian's Chromium (package `chromium`) with
-# playwright-core; no browser is ever downloaded. Installs the package when it is missing, which
+# playwright-core; no browser is ever downloaded. The session report tests read PDFs back with
+# poppler's pdftotext and pdfimages (package `poppler-utils`). Installs what is missing, which
 # needs root (run as root, or with sudo available); fails loudly (never skips) when it cannot.
-# Without root: install `chromium` yourself, or set CHROMIUM_PATH to a Chromium build you have.
+# Without root: install `chromium` and `poppler-utils` yourself, or set CHROMIUM_PATH to a
+# Chromium build you have.
 #
 # Another apt or dpkg run (unattended-upgrades on a fresh machine, a second terminal) holds the
 # package manager's locks; this script waits for them, up to APT_LOCK_TIMEOUT seconds (default 300),
@@ -10,22 +12,29 @@
 set -euo pipefail
 path="${CHROMIUM_PATH:-/usr/bin/chromium}"
 lock_timeout="${APT_LOCK_TIMEOUT:-300}"
-if [ -x "$path" ]; then
+packages=()
+if [ ! -x "$path" ]; then
+  if [ -n "${CHROMIUM_PATH:-}" ]; then
+    echo "ensure-chromium: CHROMIUM_PATH=$path is not an executable" >&2
+    exit 1
+  fi
+  packages+=(chromium)
+fi
+if ! command -v pdftotext >/dev/null 2>&1 || ! command -v pdfimages >/dev/null 2>&1; then
+  packages+=(poppler-utils)
+fi
+if [ "${#packages[@]}" -eq 0 ]; then
   exit 0
 fi
-if [ -n "${CHROMIUM_PATH:-}" ]; then
-  echo "ensure-chromium: CHROMIUM_PATH=$path is not an executable" >&2
-  exit 1
-fi
 if ! command -v apt-get >/dev/null 2>&1; then
-  echo "ensure-chromium: $path not found and no apt-get; install Chromium, or set CHROMIUM_PATH" >&2
+  echo "ensure-chromium: ${packages[*]} missing and no apt-get; install them (or set CHROMIUM_PATH)" >&2
   exit 1
 fi
 sudo=""
 if [ "$(id -u)" != "0" ]; then
   if ! command -v sudo >/dev/null 2>&1; then
-    echo "ensure-chromium: $path not found, and installing it needs root: run 'apt-get install chromium'" \
-      "as root, or set CHROMIUM_PATH to a Chromium you have" >&2
+    echo "ensure-chromium: installing ${packages[*]} needs root: run 'apt-get install ${packages[*]}'" \
+      "as root (or set CHROMIUM_PATH to a Chromium you have)" >&2
     exit 1
   fi
   sudo="sudo"
@@ -55,10 +64,14 @@ apt_get() {
   done
 }
 
-echo "ensure-chromium: installing Debian's chromium package (about a minute)" >&2
+echo "ensure-chromium: installing Debian's ${packages[*]} (about a minute)" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt_get update -qq
-apt_get install -y -qq chromium
+apt_get install -y -qq "${packages[@]}"
+if ! command -v pdftotext >/dev/null 2>&1; then
+  echo "ensure-chromium: poppler-utils installed but pdftotext is missing" >&2
+  exit 1
+fi
 if [ ! -x "$path" ]; then
   echo "ensure-chromium: chromium installed but $path is missing" >&2
   exit 1

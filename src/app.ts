@@ -21,6 +21,7 @@ import { createStaffAuthService } from './domain/staff-auth/staff-auth.service.t
 import { createAuditService } from './domain/audit/audit.service.ts';
 import { createStudentImportService } from './domain/student-sessions/student-import.service.ts';
 import { createEmailPreviewService } from './domain/student-sessions/email-preview.service.ts';
+import { createEmailDeliveriesService } from './domain/student-sessions/email-deliveries.service.ts';
 import { createMonitorService } from './domain/monitor/monitor.service.ts';
 import { createOidcSignInService } from './domain/staff-auth/oidc-sign-in.service.ts';
 import { createAccountService } from './domain/staff-auth/account.service.ts';
@@ -143,6 +144,11 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
     studentSessions: createStudentSessionsService({ db, clock, files }),
     studentImport: createStudentImportService({ db, clock }),
     emailPreview: createEmailPreviewService({ db, clock, publicUrl: config.publicUrl }),
+    emailDeliveries: createEmailDeliveriesService({
+      db,
+      publicUrl: config.publicUrl,
+      mailServerConfigured: config.smtpUrl !== undefined,
+    }),
     monitor: createMonitorService({ db, clock }),
     examStaff,
     toolProviders: createToolProvidersService({ db, clock, keys }),
@@ -160,7 +166,14 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
     }),
     staffAuth,
     audit: createAuditService({ db, clock }),
-    oidcSignIn: createOidcSignInService({ db, clock, keys, publicUrl: config.publicUrl, staffAuth }),
+    oidcSignIn: createOidcSignInService({
+      db,
+      clock,
+      keys,
+      publicUrl: config.publicUrl,
+      staffAuth,
+      outbound: createOutboundHttp({ allowlist: config.outboundAllowlist }),
+    }),
     account: createAccountService({ db, clock, keys, staffAuth, users }),
     // Without SMTP an invitation is held, so the administrator is given the link to pass on.
     invitations: createInvitationsService({ db, users, staffAuth, showLink: config.smtpUrl === undefined }),

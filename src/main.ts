@@ -1,13 +1,15 @@
-import type { Core } from './app.ts';
+import type { App, Core } from './app.ts';
 import { createApp, createCore, createLogger } from './app.ts';
 import { runCommand, USAGE } from './cli/commands.ts';
 import { UsageError } from './cli/usage.ts';
+import { listeningUrl, welcomeText } from './cli/welcome.ts';
 import { type Config, ConfigError, loadConfig } from './config/config.ts';
 import { DomainError } from './domain/errors.ts';
 import { purgeExpiredNonces } from './http/auth/nonce-store.ts';
 import { purgeFinishedHistory } from './jobs/retention.ts';
 import { purgeSignInHistory } from './jobs/sign-in-retention.ts';
 import { SESSION_RETENTION_DEDUPE_KEY, SESSION_RETENTION_JOB } from './domain/retention/retention.ts';
+import { startTimeUpSweep } from './jobs/time-up.ts';
 import { createWorker } from './jobs/worker.ts';
 import { logUnhandledRejections } from './process-guards.ts';
 
@@ -94,8 +96,9 @@ function startMaintenance(core: Core): () => Promise<void> {
 }
 
 /**
- * The background role: the job worker over the core's handlers, plus maintenance. Returns a stop
- * that resolves once the running job step has finished and its outcome is written.
+ * The background role: the job worker over the core's handlers, plus maintenance and the time-up
+ * sweep. Returns a stop that resolves once the running job step has finished and its outcome is
+ * written.
  */
 function startBackground(core: Core): () => Promise<void> {
   const worker = createWorker({
@@ -108,6 +111,8 @@ function startBackground(core: Core): () => Promise<void> {
   });
   worker.start();
   const stopMaintenance = startMaintenance(core);
+  // Sessions past their deadline that no request reopens are finished here (docs/jobs.md).
+  const stopTimeUp = startTimeUpSweep({ room: core.services.room, logger: core.logger });
   core.logger.info(
     {
       worker: worker.id,
@@ -117,7 +122,7 @@ function startBackground(core: Core): () => Promise<void> {
     'job worker started',
   );
   return async () => {
-    await Promise.all([worker.stop(), stopMaintenance()]);
+    await Promise.all([worker.stop(), stopMaintenance(), stopTimeUp()]);
   };
 }
 
@@ -137,6 +142,23 @@ function untilSignal(): Promise<NodeJS.Signals> {
   });
 }
 
+/**
+ * Prints one human line with the address beside the JSON log (on standard output, which the log
+ * does not use), and on a new installation the commands that create the first user. Never throws:
+ * the greeting is a courtesy, so a failing look at the users is only logged.
+ */
+async function greet(app: App): Promise<void> {
+  const address = app.server.server.address();
+  if (address === null || typeof address === 'string') return;
+  let hasUsers = true;
+  try {
+    hasUsers = await app.services.users.anyExists();
+  } catch (error) {
+    app.logger.warn({ err: error }, 'could not tell whether any user exists');
+  }
+  process.stdout.write(welcomeText(listeningUrl(address), hasUsers));
+}
+
 async function serve(config: Config, args: string[]): Promise<void> {
   const withWorker = !args.includes('--no-worker');
   const app = await createApp(config);
@@ -150,6 +172,7 @@ async function serve(config: Config, args: string[]): Promise<void> {
   }
   const stopBackground = withWorker ? startBackground(app) : () => Promise.resolve();
   app.logger.info({ publicUrl: config.publicUrl, worker: withWorker }, 'invigil serving');
+  await greet(app);
   const received = await signal;
   app.logger.info({ signal: received }, 'shutting down');
   // Stop accepting; requests in flight finish while the worker finishes its running job step.
@@ -177,11 +200,20 @@ async function worker(config: Config): Promise<void> {
   core.logger.info('stopped');
 }
 
+/** The arguments that ask for the usage text, as the command or anywhere after it. */
+const HELP_ARGUMENTS = new Set(['help', '--help', '-h']);
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+  if (command === undefined) {
     process.stderr.write(`${USAGE}\n`);
-    return command === undefined ? 2 : 0;
+    return 2;
+  }
+  // Help asked for is the answer, not an error: printed to standard output before any
+  // configuration is read (`invigil user create --help` needs no database).
+  if (HELP_ARGUMENTS.has(command) || rest.some((arg) => arg === '--help' || arg === '-h')) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
   }
   let config: Config;
   try {

@@ -19,6 +19,7 @@ import type { StaffAuthService } from './domain/staff-auth/staff-auth.service.ts
 import type { AuditService } from './domain/audit/audit.service.ts';
 import type { StudentImportService } from './domain/student-sessions/student-import.service.ts';
 import type { EmailPreviewService } from './domain/student-sessions/email-preview.service.ts';
+import type { EmailDeliveriesService } from './domain/student-sessions/email-deliveries.service.ts';
 import type { MonitorService } from './domain/monitor/monitor.service.ts';
 import type { OidcSignInService } from './domain/staff-auth/oidc-sign-in.service.ts';
 import type { AccountService } from './domain/staff-auth/account.service.ts';
@@ -50,6 +51,8 @@ export interface Services {
   readonly studentImport: StudentImportService;
   /** Previews of the emails send_emails sends (docs/api-v3-student-sessions.md). */
   readonly emailPreview: EmailPreviewService;
+  /** The delivery of an exam's exam-link emails and its room links, for the console (docs/mail.md). */
+  readonly emailDeliveries: EmailDeliveriesService;
   /** The live monitor of an exam's sessions (docs/live-monitor.md). */
   readonly monitor: MonitorService;
   readonly examStaff: ExamStaffService;

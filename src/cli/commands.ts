@@ -36,13 +36,20 @@ function print(result: unknown): void {
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
+/** Reads the `names` options, all required. Returns them; throws UsageError for anything else. */
 function options(args: string[], names: readonly string[]): Record<string, string> {
-  const { values } = parseArgs({
-    args,
-    options: Object.fromEntries(names.map((name) => [name, { type: 'string' as const }])),
-    strict: true,
-    allowPositionals: false,
-  });
+  let values: Record<string, unknown>;
+  try {
+    values = parseArgs({
+      args,
+      options: Object.fromEntries(names.map((name) => [name, { type: 'string' as const }])),
+      strict: true,
+      allowPositionals: false,
+    }).values;
+  } catch (error) {
+    // An unknown option or a stray argument is a usage error, not a crash with a stack trace.
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
   const result: Record<string, string> = {};
   for (const name of names) {
     const value = values[name];

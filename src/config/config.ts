@@ -39,6 +39,8 @@ export interface Config {
    * parsed in one piece on the event loop, so they get a limit of their own, far below uploads'.
    */
   readonly maxBodyBytes: number;
+  /** Slow and silent requests, and connections per client (docs/security.md, H3). */
+  readonly transport: TransportConfig;
   /** How long a worker's claim on a job lasts unless renewed (`JOB_LEASE_MS`, default 60 s). */
   readonly jobLeaseMs: number;
   /** Days finished jobs and sent mail are kept before the worker's sweep removes them (`RETENTION_DAYS`). */
@@ -54,6 +56,25 @@ export interface Config {
   readonly outboundAllowlist: OutboundAllowlist;
   /** How live-proctored exams carry camera, microphone and screen (docs/live-proctoring.md). */
   readonly live: LiveConfig;
+}
+
+/**
+ * Limits on what a client may hold open: a request body is cut when it sends nothing for
+ * `bodyIdleTimeoutMs`, a request other than an upload when its headers and body take longer than
+ * `requestTimeoutMs`, and an upload (a multipart body) when, past `uploadGraceMs`, it has averaged
+ * less than `uploadMinBytesPerSecond`. Time the server itself leaves the body unread does not count.
+ */
+export interface TransportConfig {
+  /** `BODY_IDLE_TIMEOUT_MS`, default 30 s. */
+  readonly bodyIdleTimeoutMs: number;
+  /** `REQUEST_TIMEOUT_MS`, default 60 s; also bounds the time to send the headers, for every request. */
+  readonly requestTimeoutMs: number;
+  /** `UPLOAD_MIN_BYTES_PER_SECOND`, default 4096. */
+  readonly uploadMinBytesPerSecond: number;
+  /** `UPLOAD_GRACE_MS`, default 20 s. */
+  readonly uploadGraceMs: number;
+  /** Open connections one client address may hold (`MAX_CONNECTIONS_PER_ADDRESS`, default 256; 0: no cap). */
+  readonly maxConnectionsPerAddress: number;
 }
 
 /** A TURN or STUN server handed to browsers for live proctoring. */
@@ -257,6 +278,13 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     serverSecret: secret,
     maxUploadBytes: integer(env, 'MAX_UPLOAD_BYTES', 50 * 1024 * 1024, 1, 10 * 1024 * 1024 * 1024),
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    transport: Object.freeze({
+      bodyIdleTimeoutMs: integer(env, 'BODY_IDLE_TIMEOUT_MS', 30_000, 100, 3_600_000),
+      requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 60_000, 100, 3_600_000),
+      uploadMinBytesPerSecond: integer(env, 'UPLOAD_MIN_BYTES_PER_SECOND', 4096, 0, 1024 * 1024 * 1024),
+      uploadGraceMs: integer(env, 'UPLOAD_GRACE_MS', 20_000, 100, 3_600_000),
+      maxConnectionsPerAddress: integer(env, 'MAX_CONNECTIONS_PER_ADDRESS', 256, 0, 1_000_000),
+    }),
     jobLeaseMs: integer(env, 'JOB_LEASE_MS', 60_000, 1000, 60 * 60 * 1000),
     retentionDays: integer(env, 'RETENTION_DAYS', 30, 1, 3650),
     auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 365, 1, 3650),

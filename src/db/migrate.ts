@@ -18,6 +18,8 @@ import * as m0015 from './migrations/0015_live_proctoring.ts';
 import * as m0016 from './migrations/0016_lti_launch.ts';
 import * as m0017 from './migrations/0017_automated_flags.ts';
 import * as m0018 from './migrations/0018_mobile_camera.ts';
+import * as m0019 from './migrations/0019_terms_acceptance.ts';
+import * as m0020 from './migrations/0020_recoverable_tokens_and_deadlines.ts';
 
 /** The migrations in order; each receives the dialect because a few column types differ. */
 function migrationsFor(dialect: Database['dialect']): Record<string, Migration> {
@@ -40,6 +42,8 @@ function migrationsFor(dialect: Database['dialect']): Record<string, Migration> 
     '0016_lti_launch': { up: (db) => m0016.up(db, dialect) },
     '0017_automated_flags': { up: (db) => m0017.up(db) },
     '0018_mobile_camera': { up: (db) => m0018.up(db) },
+    '0019_terms_acceptance': { up: (db) => m0019.up(db) },
+    '0020_recoverable_tokens_and_deadlines': { up: (db) => m0020.up(db) },
   };
 }
 

@@ -50,6 +50,8 @@ export interface UsersTable {
   identity_provider_id: number | null;
   api_token_hash: string;
   secret_key_encrypted: string;
+  /** Since 0020: the API token, encrypted like the secret; null for users created before it. */
+  api_token_encrypted: ColumnType<string | null, string | null | undefined, string | null>;
   /** Since 0005_staff_sign_in: the scrypt hash (src/security/passwords.ts), null without a password. */
   password_hash: ColumnType<string | null, string | null | undefined, string | null>;
   active: Bool;
@@ -229,6 +231,10 @@ export interface StudentSessionsTable {
   mobile_seen_at: ColumnType<Millis | null, Millis | null | undefined, Millis | null>;
   /** Since 0018_mobile_camera: the phone's browser and system, as the phone reported them. */
   mobile_device: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Since 0019_terms_acceptance: when the candidate accepted the exam's terms; null before. */
+  terms_accepted_at: ColumnType<Millis | null, Millis | null | undefined, Millis | null>;
+  /** Since 0019_terms_acceptance: the SHA-256 (hex) of the terms' text the candidate accepted. */
+  terms_sha256: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Millis;
   updated_at: Millis;
 }

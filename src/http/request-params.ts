@@ -256,6 +256,32 @@ export function stringParams(source: Readonly<Record<string, string>>): ParsedPa
   return { values, signing };
 }
 
+/** The character PostgreSQL cannot store in text, and no parameter has a use for. */
+const NUL = '\u0000';
+
+/** Whether a parameter value (a text, or texts nested in arrays and objects, keys included) holds NUL. */
+function holdsNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes(NUL);
+  if (Array.isArray(value)) return value.some(holdsNul);
+  if (typeof value === 'object' && value !== null) {
+    return Object.entries(value).some(([key, item]) => key.includes(NUL) || holdsNul(item));
+  }
+  return false;
+}
+
+/**
+ * The name of the first parameter whose name or value (at any depth) contains a NUL character, a
+ * NUL in the name itself written `\0`; undefined when there is none. Every text a request carries
+ * passes through here before anything reads it, so no NUL reaches either database (PostgreSQL
+ * refuses one in text; SQLite would store it) nor a file name.
+ */
+export function nulParam(params: ParsedParams): string | undefined {
+  for (const [name, value] of Object.entries(params.values)) {
+    if (name.includes(NUL) || holdsNul(value)) return name.replaceAll(NUL, '\\0');
+  }
+  return undefined;
+}
+
 /**
  * Merges sources; a later source wins a name both carry (query, then body, then route). Returns
  * objects without a prototype, holding only the names the sources carry as their own.

@@ -1,5 +1,3 @@
-import { type IncomingHttpHeaders, STATUS_CODES } from 'node:http';
-import type { Duplex } from 'node:stream';
 import type { MultipartFile, MultipartValue } from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -15,11 +13,12 @@ import type { Config } from '../config/config.ts';
 import type { Database } from '../db/database.ts';
 import type { Actor } from '../domain/access.ts';
 import type { Clock } from '../domain/clock.ts';
-import { DomainError, PayloadTooLarge } from '../domain/errors.ts';
+import { DomainError, Invalid, PayloadTooLarge } from '../domain/errors.ts';
 import type { Services } from '../services.ts';
 import type { Upload } from '../storage/upload.ts';
 import { docsPageOptions } from './docs/docs-page.ts';
 import { registerFileRoutes } from './files.routes.ts';
+import { answerClientError, guardConnections, hasBody, nodeServerOptions } from './connection-guard.ts';
 import { completeRouteSchema, ignoredParams, ignoredParamsHeader } from './openapi.ts';
 import { registerRoomPage } from './room/page.routes.ts';
 import { registerMobilePages } from './mobile/pages.routes.ts';
@@ -35,6 +34,7 @@ import { createUnavailableMapper, RETRY_AFTER_SECONDS } from './unavailable.ts';
 import {
   EMPTY_PARAMS,
   mergeParams,
+  nulParam,
   type ParsedParams,
   parseFormParams,
   parseJsonParams,
@@ -69,31 +69,6 @@ export interface ServerDeps {
   readonly clock: Clock;
   /** The live-proctoring sockets' hub (src/live/hub.ts). */
   readonly hub: LiveHub;
-}
-
-/**
- * Answers a request Node could not even parse (a request line or headers over the size limit, bad
- * framing) and drops the connection. Unlike Fastify's default answer it says `Connection: close`, so
- * a keep-alive client does not send its next request down the dropped connection.
- */
-function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
-  if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const status =
-    error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-  const reason = STATUS_CODES[status] ?? 'Bad Request';
-  const body = JSON.stringify({ error: reason });
-  if (socket.writable) {
-    socket.write(
-      `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-    );
-  }
-  socket.destroy();
-}
-
-function hasBody(headers: IncomingHttpHeaders): boolean {
-  const length = headers['content-length'];
-  return (length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined;
 }
 
 /**
@@ -171,6 +146,22 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: D
 }
 
 /**
+ * Refuses a request with a NUL character in any parameter (name or value, query, body or route) or
+ * in an uploaded file's name or field, before authentication and before any route reads it: the
+ * credential itself may carry it, and PostgreSQL cannot store it. Throws Invalid (422 naming the
+ * field; V2 400); returns nothing otherwise.
+ */
+function refuseNul(request: FastifyRequest): void {
+  const name = nulParam(request.input);
+  if (name !== undefined) throw new Invalid(name, 'contains a NUL character');
+  for (const upload of request.uploads ?? []) {
+    const field = upload.field.replaceAll('\u0000', '\\0');
+    if (field !== upload.field) throw new Invalid(field, 'contains a NUL character');
+    if (upload.fileName.includes('\u0000')) throw new Invalid(field, 'has a file name with a NUL character');
+  }
+}
+
+/**
  * Builds the HTTP server: body parsers, parameter merging, error mapping, health, OpenAPI, and the
  * V3 and V2 routes. Returns it ready to listen; the caller owns start and close.
  */
@@ -186,6 +177,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     bodyLimit: config.maxUploadBytes,
     rewriteUrl: (raw) => squeezeSlashes(raw.url ?? '/'),
     clientErrorHandler: answerClientError,
+    // Slow and silent clients: headers within REQUEST_TIMEOUT_MS here, bodies in guardConnections.
+    http: nodeServerOptions(config.transport),
     routerOptions: {
       ignoreTrailingSlash: true,
       // Queries are read like form bodies: tolerant of unencoded values, with their signed texts.
@@ -195,6 +188,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     // describe the API (OpenAPI) and do not validate or reshape anything.
     ajv: { customOptions: { strict: false } },
   });
+  guardConnections(app.server, config.transport, app.log);
   app.setValidatorCompiler(() => () => true);
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
@@ -205,6 +199,13 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
 
   // Multipart: the credential checked before the body, spool files removed however the request ends.
   await registerUploads(app, { config, services: deps.services, now: () => deps.clock.now() });
+
+  // Every answer says nosniff, so no browser runs a JSON answer (which may echo input) as a page or a
+  // script; set first, so refusals from later hooks carry it too.
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.header('x-content-type-options', 'nosniff');
+    done();
+  });
 
   app.removeContentTypeParser(['application/json', 'text/plain']);
   const jsonParser = (
@@ -248,6 +249,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     }
     const route = stringParams((request.params as Record<string, string> | undefined) ?? {});
     request.input = mergeParams(query, body, route);
+    refuseNul(request);
   });
 
   // V3 ignores parameters a route does not know (clients send extras) but names them, so a

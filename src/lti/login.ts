@@ -1,6 +1,8 @@
 import crypto from 'node:crypto';
 import type { Db } from '../db/database.ts';
 import type { Clock } from '../domain/clock.ts';
+import { addressGroup } from '../domain/staff-auth/sign-in-throttle.ts';
+import { countInWindow } from '../domain/staff-auth/staff-auth.repository.ts';
 import { hashToken } from '../security/keys.ts';
 import { LaunchRefused } from './launch.ts';
 
@@ -14,6 +16,33 @@ import { LaunchRefused } from './launch.ts';
 
 /** How long a pending login waits for its launch, in ms. */
 export const LTI_LOGIN_MS = 10 * 60_000;
+/**
+ * Pending logins one client address (IPv6: its /64) may start in LTI_LOGIN_MS. A login needs no
+ * credential, so without a bound anyone could fill the table; an exam hall behind one address
+ * launches a few hundred students at once, which stays below.
+ */
+export const LTI_LOGINS_PER_ADDRESS = 500;
+/**
+ * Pending logins one platform (LTI 1.3 tool provider) may have started in LTI_LOGIN_MS, from all
+ * addresses together: the bound on the table when many addresses send logins for one platform.
+ */
+export const LTI_LOGINS_PER_PLATFORM = 10_000;
+
+/** Too many logins started from one address or for one platform: 429 with Retry-After. */
+export class LoginThrottled extends LaunchRefused {
+  override name = 'LoginThrottled';
+  readonly retryAfterSeconds: number;
+  constructor(waitMs: number, what: string) {
+    const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+    super(
+      'login_throttled',
+      `Too many launches were started ${what} in the last few minutes. Wait a few minutes and try again.`,
+      429,
+    );
+    this.retryAfterSeconds = seconds;
+  }
+}
+
 /** Longest parameter value accepted from a login initiation. */
 const PARAM_MAX = 2048;
 /** The login initiation parameters kept to start the same login again top-level. */
@@ -142,14 +171,40 @@ function param(params: Readonly<Record<string, string>>, name: string): string |
 }
 
 /**
+ * Counts a pending login about to be written against the client's address group and the platform,
+ * each in one statement (countInWindow), before anything is written. Resolves when both allow it;
+ * throws LoginThrottled (429) otherwise.
+ */
+async function countLogin(db: Db, now: number, clientIp: string, toolProviderId: number): Promise<void> {
+  const byAddress = await countInWindow(
+    db,
+    `lti_login:${addressGroup(clientIp)}`,
+    now,
+    LTI_LOGINS_PER_ADDRESS,
+    LTI_LOGIN_MS,
+  );
+  if (byAddress > 0) throw new LoginThrottled(byAddress, 'from your network');
+  const byPlatform = await countInWindow(
+    db,
+    `lti_login_platform:${toolProviderId}`,
+    now,
+    LTI_LOGINS_PER_PLATFORM,
+    LTI_LOGIN_MS,
+  );
+  if (byPlatform > 0) throw new LoginThrottled(byPlatform, 'for your learning platform');
+}
+
+/**
  * Starts a login from the initiation's parameters (query or form): finds the registration, stores
- * the pending login, builds the authentication request. `publicUrl` gives the redirect URI. Returns
- * the started login; throws LaunchRefused (invalid_login 400 for a missing parameter or a target
- * elsewhere, unknown_platform 404, ambiguous_platform 400).
+ * the pending login, builds the authentication request. `publicUrl` gives the redirect URI;
+ * `clientIp` is counted (LTI_LOGINS_PER_ADDRESS), as is the platform (LTI_LOGINS_PER_PLATFORM).
+ * Returns the started login; throws LaunchRefused (invalid_login 400 for a missing parameter or a
+ * target elsewhere, unknown_platform 404, ambiguous_platform 400, LoginThrottled 429).
  */
 export async function startLogin(
   deps: { db: Db; clock: Clock; publicUrl: string },
   params: Readonly<Record<string, string>>,
+  clientIp: string,
 ): Promise<StartedLogin> {
   const { db, clock, publicUrl } = deps;
   const issuer = param(params, 'iss');
@@ -200,6 +255,7 @@ export async function startLogin(
     if (value !== undefined) kept[name] = value;
   }
   const now = clock.now();
+  await countLogin(db, now, clientIp, provider.id);
   // Expired logins go here, so the table holds about the last ten minutes of logins.
   await db.deleteFrom('lti_logins').where('expires_at', '<', now).execute();
   await db

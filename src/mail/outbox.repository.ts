@@ -338,3 +338,86 @@ export async function requeueOutboxMessage(
     .executeTakeFirst();
   return row === undefined ? undefined : messageFromRow(row);
 }
+
+/** The newest exam-link email of one student session, as the exam's students screen shows it. */
+export interface ExamLinkDelivery {
+  readonly studentSessionId: number;
+  readonly outboxId: number;
+  readonly status: OutboxStatus;
+  readonly lastError: string | null;
+  readonly createdAt: number;
+  readonly sentAt: number | null;
+}
+
+/**
+ * The newest exam-link email of each session of exam `examId` that `sessionIds` names (a session
+ * emailed twice, after a redelivery or a new link, counts once, by its latest email). The outbox is
+ * read through its institute index, so the scan is bounded by the institute's unswept mail. Returns
+ * them by session id ascending; sessions without such an email are left out.
+ */
+export async function latestExamLinkDeliveries(
+  db: Db,
+  scope: { readonly examId: number; readonly instituteId: number; readonly sessionIds: readonly number[] },
+): Promise<ExamLinkDelivery[]> {
+  if (scope.sessionIds.length === 0) return [];
+  const latest = db
+    .selectFrom('outbox')
+    .innerJoin('student_sessions', 'student_sessions.id', 'outbox.student_session_id')
+    .select((eb) => eb.fn.max('outbox.id').as('id'))
+    .where('outbox.institute_id', '=', scope.instituteId)
+    .where('outbox.kind', '=', 'exam_link')
+    .where('student_sessions.exam_id', '=', scope.examId)
+    .where('outbox.student_session_id', 'in', [...scope.sessionIds])
+    .groupBy('outbox.student_session_id');
+  const rows = await db
+    .selectFrom('outbox')
+    .select(['id', 'student_session_id', 'status', 'last_error', 'created_at', 'sent_at'])
+    .where('id', 'in', latest)
+    .orderBy('student_session_id')
+    .execute();
+  return rows.flatMap((row) => {
+    const status = OUTBOX_STATUSES.find((known) => known === row.status);
+    if (status === undefined || row.student_session_id === null) return [];
+    return [
+      {
+        studentSessionId: row.student_session_id,
+        outboxId: row.id,
+        status,
+        lastError: row.last_error,
+        createdAt: row.created_at,
+        sentAt: row.sent_at,
+      },
+    ];
+  });
+}
+
+/**
+ * How many of the exam's unarchived sessions have their newest exam-link email in each outbox
+ * status. Returns the counts (a status nobody is in is left out).
+ */
+export async function examLinkStatusCounts(
+  db: Db,
+  scope: { readonly examId: number; readonly instituteId: number },
+): Promise<Partial<Record<OutboxStatus, number>>> {
+  const latest = db
+    .selectFrom('outbox')
+    .innerJoin('student_sessions', 'student_sessions.id', 'outbox.student_session_id')
+    .select((eb) => eb.fn.max('outbox.id').as('id'))
+    .where('outbox.institute_id', '=', scope.instituteId)
+    .where('outbox.kind', '=', 'exam_link')
+    .where('student_sessions.exam_id', '=', scope.examId)
+    .where('student_sessions.archived', '=', false)
+    .groupBy('outbox.student_session_id');
+  const rows = await db
+    .selectFrom('outbox')
+    .select(['status', (eb) => eb.fn.countAll<number>().as('count')])
+    .where('id', 'in', latest)
+    .groupBy('status')
+    .execute();
+  const counts: Partial<Record<OutboxStatus, number>> = {};
+  for (const row of rows) {
+    const status = OUTBOX_STATUSES.find((known) => known === row.status);
+    if (status !== undefined) counts[status] = Number(row.count);
+  }
+  return counts;
+}

@@ -43,6 +43,20 @@ export function outboxStatusesOf(name: string): readonly OutboxStatus[] | undefi
     : undefined;
 }
 
+/**
+ * An email's delivery as staff read it beside a student (docs/mail.md, "Delivery of the exam
+ * emails"): `queued` (pending or sending), `delivered` (sent), `held` (no mail server) or `failed`.
+ */
+export const DELIVERY_STATES = ['queued', 'delivered', 'held', 'failed'] as const;
+export type DeliveryState = (typeof DELIVERY_STATES)[number];
+
+/** The delivery state of an outbox status. Returns it; throws nothing. */
+export function deliveryStateOf(status: OutboxStatus): DeliveryState {
+  if (status === 'sent') return 'delivered';
+  if (status === 'held' || status === 'failed') return status;
+  return 'queued';
+}
+
 /** The kinds of email, one per template. */
 export const MAIL_KINDS = ['exam_link', 'exam_finished', 'staff_invitation', 'password_reset'] as const;
 export type MailKind = (typeof MAIL_KINDS)[number];

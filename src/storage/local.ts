@@ -52,6 +52,42 @@ function writeWhole(
   });
 }
 
+/** A temporary file untouched this long belongs to no write in progress (a killed process left it). */
+export const PART_STALE_MS = 60 * 60 * 1000;
+
+/** Temporary files are named `<key without its folder>.part`; the sweep touches nothing else. */
+const PART_FILE = /^[0-9a-f]+\.part$/;
+
+/**
+ * Removes the temporary `.part` files under `root` (its `.tmp` folder) last written more than
+ * `staleMs` before `now`, which a process killed mid-write leaves behind. Several processes may share
+ * the folder, so a young file (another process's write in progress) is left alone. Returns how many
+ * files were removed; never throws.
+ */
+export async function sweepStaleParts(root: string, now: number, staleMs = PART_STALE_MS): Promise<number> {
+  const tmp = path.join(root, '.tmp');
+  let names: string[];
+  try {
+    names = await fs.promises.readdir(tmp);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) {
+    if (!PART_FILE.test(name)) continue;
+    const file = path.join(tmp, name);
+    try {
+      const stat = await fs.promises.stat(file);
+      if (!stat.isFile() || now - stat.mtimeMs <= staleMs) continue;
+      await fs.promises.rm(file, { force: true });
+      removed += 1;
+    } catch {
+      // Gone already (another process's sweep), or unreadable: the next start tries again.
+    }
+  }
+  return removed;
+}
+
 /**
  * Files on the local disk under `root`. A write goes to a temporary file in the same file system,
  * is flushed, then renamed into place, so a crash never leaves half a file under a real key.

@@ -113,7 +113,8 @@ for (const dialect of DIALECTS) {
     let idp: TestProvider;
 
     before(async () => {
-      world = await startConsoleWorld(dialect);
+      // The test provider is on loopback, which the guarded outbound client refuses unless named.
+      world = await startConsoleWorld(dialect, { env: { OUTBOUND_ALLOWLIST: '127.0.0.1' } });
       idp = await startTestProvider(`${world.baseUrl}/auth/oidc/callback`);
     });
 

@@ -33,6 +33,8 @@ for (const dialect of DIALECTS) {
     let examId: number;
     /** Content Security Policy refusals the browser reported on any page. */
     const cspViolations: string[] = [];
+    /** Uncaught errors of any page (Svelte's effect_update_depth_exceeded among them). */
+    const pageErrors: string[] = [];
 
     before(async () => {
       world = await startConsoleWorld(dialect);
@@ -52,6 +54,7 @@ for (const dialect of DIALECTS) {
       page.on('console', (message) => {
         if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
       });
+      page.on('pageerror', (error) => pageErrors.push(error.message));
       await signIn(page, world.baseUrl, user.email);
       return page;
     }
@@ -64,9 +67,42 @@ for (const dialect of DIALECTS) {
 
     it('creates an exam with every setting, stored exactly, the window read in the viewer’s zone', async () => {
       const page = await amsterdamPage(admin);
+      // No exam yet and no filter: the list says so and points to creating one.
+      const emptyRow = page.locator('table tbody td');
+      await emptyRow.filter({ hasText: 'No exams yet.' }).waitFor();
+      assert.equal(await emptyRow.getByRole('link', { name: 'Create the first exam' }).count(), 1);
+      assert.equal((await emptyRow.innerText()).trim(), 'No exams yet. Create the first exam.');
+      await checkScreen(page, `exam-list-empty-${dialect}`);
+      // With a search set, the same empty list means nothing matched.
+      await page.getByLabel('Search by name').fill('Biology');
+      await page.getByRole('button', { name: 'Search' }).click();
+      await emptyRow.filter({ hasText: 'No exams match. Clear the search or the status filter.' }).waitFor();
+      await page.goto(`${world.baseUrl}/console/exams`);
+
       await page.getByRole('link', { name: 'New exam' }).click();
       await page.getByRole('heading', { name: 'New exam', level: 1 }).waitFor();
       assert.match(await page.locator('#exam-window-zone').innerText(), /Europe\/Amsterdam/);
+      // A new exam starts as a draft of type record and review, recording webcam and screen for reviewers.
+      assert.equal(await page.getByLabel('Status').inputValue(), 'draft');
+      assert.equal(await page.getByLabel('Exam type').inputValue(), 'record_review');
+      const recording = [
+        page.getByLabel('Webcam and microphone'),
+        page.getByLabel('Screen', { exact: true }),
+        page.getByLabel('Send recordings to reviewers'),
+      ];
+      const recordingChecked = async () => Promise.all(recording.map((box) => box.isChecked()));
+      assert.deepEqual(await recordingChecked(), [true, true, true]);
+      // The defaults follow the type while untouched: off for a classroom exam, on again for live proctoring.
+      await page.getByLabel('Exam type').selectOption('classroom');
+      assert.deepEqual(await recordingChecked(), [false, false, false]);
+      await page.getByLabel('Exam type').selectOption('live_proctoring');
+      assert.deepEqual(await recordingChecked(), [true, true, true]);
+      // The phone check exists: the help says what it does.
+      assert.match(
+        await page.locator('#exam-mobile-cam-help').innerText(),
+        /checks the phone's camera before they can start/,
+      );
+      assert.doesNotMatch(await page.locator('#exam-mobile-cam-help').innerText(), /cannot check/);
       // A detail field shows only while its box is ticked.
       assert.equal(await page.getByLabel('Which calculator').count(), 0);
       await checkScreen(page, `exam-new-${dialect}`);
@@ -192,7 +228,19 @@ for (const dialect of DIALECTS) {
       await page.getByLabel('Window closes').fill('2027-03-15T12:30');
       await page.getByLabel('Webcam and microphone').uncheck();
       await page.getByRole('button', { name: 'Save settings' }).click();
-      await page.locator('form .status-message').filter({ hasText: 'Saved.' }).waitFor();
+      // "Saved." is announced next to the button, which keeps the focus, both in view.
+      const saved = page.locator('form .save [role="status"]').filter({ hasText: 'Saved.' });
+      await saved.waitFor();
+      assert.equal(await saved.getAttribute('aria-live'), 'polite');
+      assert.equal(await page.evaluate(() => document.activeElement?.textContent?.trim()), 'Save settings');
+      assert.equal(
+        await saved.evaluate((region) => {
+          const box = region.getBoundingClientRect();
+          return box.top >= 0 && box.bottom <= window.innerHeight;
+        }),
+        true,
+      );
+      await checkScreen(page, `exam-saved-${dialect}`);
       assert.equal(await page.locator('#exam-end-error').count(), 0);
       let exam = await storedExam(examId);
       assert.equal(exam.name, 'Organic chemistry — resit');
@@ -250,6 +298,65 @@ for (const dialect of DIALECTS) {
       await page.getByText(/is no longer a co-manager\./).waitFor();
       await page.getByText('No co-managers yet.').waitFor();
       assert.deepEqual((await storedExam(examId)).comanager_ids, []);
+      await page.context().close();
+    });
+
+    it('asks before saving a recorded exam that records nothing, and saves it only when told to', async () => {
+      const page = await amsterdamPage(admin);
+      await page.goto(`${world.baseUrl}/console/exams/new`);
+      await page.getByLabel('Exam name (required)').fill('Oral exam — nothing recorded');
+      await page.getByLabel('Time limit in minutes').fill('20');
+      await page.getByLabel('Webcam and microphone').uncheck();
+      await page.getByLabel('Screen', { exact: true }).uncheck();
+      await page.getByLabel('Send recordings to reviewers').uncheck();
+      await page.getByRole('button', { name: 'Create exam' }).click();
+
+      // The confirm step, in the page: named, described, and focused so a screen reader reads it.
+      const step = page.getByRole('group', { name: 'Save an exam that records nothing to review?' });
+      await step.waitFor();
+      assert.match(
+        await step.innerText(),
+        /Nothing is recorded: webcam, screen and phone camera are all off/,
+      );
+      assert.match(await step.innerText(), /not sent to reviewers/);
+      assert.equal(await step.evaluate((element) => element === document.activeElement), true);
+      assert.match(String(await step.getAttribute('aria-describedby')), /recording-warning-text/);
+      await checkScreen(page, `exam-records-nothing-${dialect}`);
+      assert.match(page.url(), /\/console\/exams\/new$/);
+
+      // Going back puts the focus on the first recording setting; nothing was created.
+      await step.getByRole('button', { name: 'Back to what is recorded' }).click();
+      await step.waitFor({ state: 'detached' });
+      assert.equal(await page.evaluate(() => document.activeElement?.id), 'exam-web-cam');
+      const listing = async () =>
+        object(
+          (
+            await admin.client.v3('GET', '/exams', {
+              filter: JSON.stringify({ name: { eq: 'Oral exam — nothing recorded' } }),
+            })
+          ).json,
+          'body',
+        ).exams as Json[];
+      assert.deepEqual(await listing(), []);
+
+      // Asked again, "Save anyway" creates it as shown.
+      await page.getByRole('button', { name: 'Create exam' }).click();
+      await step.getByRole('button', { name: 'Save anyway' }).click();
+      await page.waitForURL(/\/console\/exams\/\d+\?created=1$/);
+      const stored = (await listing())[0];
+      assert.ok(stored !== undefined);
+      assert.equal(stored.status, 'draft');
+      assert.equal(stored.web_cam, false);
+      assert.equal(stored.screen_share, false);
+      assert.equal(stored.for_reviewing, false);
+
+      // Recording something again saves without the question.
+      await page.getByLabel('Screen', { exact: true }).check();
+      await page.getByLabel('Send recordings to reviewers').check();
+      await page.getByRole('button', { name: 'Save settings' }).click();
+      await page.locator('form .save [role="status"]').filter({ hasText: 'Saved.' }).waitFor();
+      assert.equal(await step.count(), 0);
+      assert.equal((await listing())[0]?.screen_share, true);
       await page.context().close();
     });
 
@@ -329,6 +436,8 @@ for (const dialect of DIALECTS) {
       await page.keyboard.type('Read every question first.');
       await bold.click();
       await page.keyboard.type(' Then answer.');
+      // Typing raised no error in the page (it once threw effect_update_depth_exceeded on every key).
+      assert.deepEqual(pageErrors, []);
       await page.keyboard.press('Enter');
       await page.getByRole('button', { name: 'Bulleted list' }).click();
       await page.keyboard.type('Formulas: ');
@@ -423,6 +532,7 @@ for (const dialect of DIALECTS) {
         /\[attachment:/,
       );
       assert.deepEqual(cspViolations, []);
+      assert.deepEqual(pageErrors, []);
       await page.context().close();
     });
 

@@ -70,14 +70,18 @@ for (const dialect of DIALECTS) {
       });
       assert.equal(answer.status, 201, answer.text);
       const student = (answer.json as { student: { id: number; token: string } }).student;
-      await room(student.token, 'start');
+      // The exam has terms: the candidate accepts them with the start.
+      await room(student.token, 'start', { terms_accepted: true });
       return { id: student.id, token: student.token };
     }
 
-    async function room(token: string, action: string): Promise<void> {
+    async function room(token: string, action: string, body?: Record<string, unknown>): Promise<void> {
       const answer = await httpRequest({
         url: `${world.baseUrl}/api/room/${token}/${action}`,
         method: 'POST',
+        ...(body === undefined
+          ? {}
+          : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
       });
       assert.equal(answer.status, 200, answer.text);
     }
@@ -212,6 +216,7 @@ for (const dialect of DIALECTS) {
         duration_minutes: 60,
         web_cam: true,
         screen_share: true,
+        terms: 'I work alone.',
       });
       assert.equal(exam.status, 201, exam.text);
       examId = (exam.json as { exam: { id: number } }).exam.id;
@@ -319,6 +324,12 @@ for (const dialect of DIALECTS) {
       await page.getByRole('img', { name: 'Face photo of Ada Lovelace' }).waitFor();
       await page.getByRole('img', { name: 'ID card of Ada Lovelace' }).waitFor();
       await page.getByRole('heading', { name: 'Keyboard shortcuts' }).waitFor();
+      // The candidate accepted the exam's terms with the start: the same time, in the same words.
+      const fact = (name: string) =>
+        page.locator('dl.facts > div', { has: page.locator('dt', { hasText: new RegExp(`^${name}$`) }) });
+      const started = ((await fact('Started').locator('dd').textContent()) ?? '').trim();
+      assert.match(started, /\d/);
+      assert.equal(((await fact('Terms accepted').locator('dd').textContent()) ?? '').trim(), started);
       const slider = page.getByRole('slider', { name: 'Playhead' });
       // The recording lasts as long as the session, within a second.
       assert.match((await slider.getAttribute('aria-valuetext')) ?? '', /^00:00 of 00:5[23]$/);

@@ -29,6 +29,9 @@ type TestUser = Awaited<ReturnType<TestServer['user']>>;
 const EBML_MAGIC = Buffer.from([0x1a, 0x45, 0xdf, 0xa3]);
 const JPEG_MAGIC = Buffer.from([0xff, 0xd8, 0xff]);
 
+/** The exam's terms: plain text whose markup-like part must show as typed, never as markup. */
+const TERMS = 'I work alone & keep my camera on.\n<b>No</b> phones on the desk.';
+
 /** An answer file of about 3 MB, so the upload takes long enough to show progress. */
 const ANSWER_PDF = Buffer.concat([SAMPLE.pdf, crypto.randomBytes(3 * 1024 * 1024)]);
 
@@ -161,6 +164,7 @@ for (const dialect of DIALECTS) {
               allow_calculator: true,
               allowed_calculator_type: 'scientific',
               allow_pen_paper: true,
+              terms: TERMS,
             },
             201,
           )
@@ -254,6 +258,24 @@ for (const dialect of DIALECTS) {
       );
       const timeZone = await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone);
       assert.ok(timeZone.length > 0);
+      // The terms, as text: the <b> shows as typed and is no element; the box is labelled, required, unticked.
+      const terms = page.getByRole('region', { name: 'Terms of this exam' });
+      assert.ok(await terms.isVisible());
+      assert.equal(await page.locator('#terms-text').textContent(), TERMS);
+      assert.equal(await page.locator('#terms-text b').count(), 0);
+      const box = page.getByRole('checkbox', { name: 'I have read and accept these terms' });
+      assert.equal(await box.isChecked(), false);
+      assert.equal(await box.evaluate((input) => (input as HTMLInputElement).required), true);
+      // The terms come before the start.
+      assert.equal(
+        await page.evaluate(() => {
+          const shown = document.getElementById('terms');
+          const start = document.getElementById('start-exam');
+          if (shown === null || start === null) return false;
+          return (shown.compareDocumentPosition(start) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0;
+        }),
+        true,
+      );
       await assertNoSeriousAxeViolations(page, 'setup');
       await screenshot('setup');
       const record = object((await v3('GET', '/student_sessions/:id', { id: sessionId })).student, 'student');
@@ -272,6 +294,8 @@ for (const dialect of DIALECTS) {
       await page.getByRole('button', { name: 'Play a test sound' }).click();
       // The yes button takes the focus: answered from the keyboard.
       await page.getByRole('button', { name: 'Yes, I heard it' }).waitFor();
+      // The question sits in the speaker check it belongs to, not after the last check.
+      assert.equal(await page.locator('#check-speakers #sound-question').count(), 1);
       await page.keyboard.press('Enter');
       await page.getByText('Speakers: passed (optional)').waitFor();
       // The measurement reports its progress as the probe arrives.
@@ -305,6 +329,22 @@ for (const dialect of DIALECTS) {
       assert.equal(await page.locator('#stage-setup img').count(), 2);
       assert.equal(await page.locator('#id_card-frame').getAttribute('aria-hidden'), null);
       assert.ok(await page.getByRole('img', { name: 'Your face photo, as saved' }).isVisible());
+      // Each photo button now takes the photo again, and says so.
+      for (const [kind, which] of [
+        ['id_card', 'of your ID card'],
+        ['face_photo', 'of your face'],
+      ] as const) {
+        // What shows: the button's text without the hidden words for screen readers.
+        const shown = await page.locator(`#take-${kind}`).evaluate((button) =>
+          [...button.childNodes]
+            .filter((node) => !(node instanceof Element && node.classList.contains('visually-hidden')))
+            .map((node) => node.textContent)
+            .join(''),
+        );
+        assert.equal(shown, 'Retake photo');
+        assert.ok(await page.getByRole('button', { name: `Retake photo ${which}`, exact: true }).isVisible());
+      }
+      assert.equal(await page.getByRole('button', { name: /^Take a photo/ }).count(), 0);
       assert.ok(await page.getByRole('button', { name: 'Start the exam' }).isEnabled());
       await assertNoSeriousAxeViolations(page, 'setup, checks done');
       await screenshot('photos');
@@ -315,6 +355,41 @@ for (const dialect of DIALECTS) {
       await assertAccessible();
       await screenshot('setup-200-percent');
       await page.setViewportSize({ width: 1280, height: 900 });
+    });
+
+    it('asks for the terms at the start, and takes them from the keyboard', async () => {
+      assert.match(await page.locator('#start-help').innerText(), /^Accept the terms above, then start\./);
+      await page.getByRole('button', { name: 'Start the exam' }).focus();
+      await page.keyboard.press('Enter');
+      // Not started: the box says why, is marked invalid, is described by the error, and has the focus.
+      const error = page.locator('#terms-error');
+      await error.waitFor();
+      assert.equal(await error.textContent(), 'Tick the box to accept the terms before you start.');
+      const box = page.getByRole('checkbox', { name: 'I have read and accept these terms' });
+      assert.equal(await box.getAttribute('aria-invalid'), 'true');
+      assert.deepEqual(((await box.getAttribute('aria-describedby')) ?? '').split(' '), [
+        'terms-error',
+        'terms-help',
+      ]);
+      assert.equal(await page.evaluate(() => document.activeElement?.id), 'terms-accepted');
+      assert.equal(
+        object((await v3('GET', '/student_sessions/:id', { id: sessionId })).student, 'student').status,
+        'in_setup',
+      );
+      await assertNoSeriousAxeViolations(page, 'setup, terms not accepted');
+      await page.locator('#terms').scrollIntoViewIfNeeded();
+      await page
+        .locator('#terms')
+        .screenshot({ path: path.join(SCREENSHOT_DIR, `room-${dialect}-terms-refused.png`) });
+      await screenshot('terms-refused');
+      await page.keyboard.press('Space');
+      assert.equal(await box.isChecked(), true);
+      assert.ok(!(await error.isVisible()), 'the error goes once the box is ticked');
+      assert.equal(await box.getAttribute('aria-invalid'), null);
+      assert.match(await page.locator('#start-help').innerText(), /^Everything is ready\./);
+      await page
+        .locator('#terms')
+        .screenshot({ path: path.join(SCREENSHOT_DIR, `room-${dialect}-terms-accepted.png`) });
     });
 
     it('starts from the keyboard, counts down, shows the instructions and records', async () => {
@@ -473,6 +548,8 @@ for (const dialect of DIALECTS) {
       const ended = Date.parse(String(record.recording_ended_at));
       assert.ok(started > 0 && ended > started, 'the recording has a start and an end');
       assert.equal(record.start_time, record.recording_started_at);
+      // The terms were accepted with the start.
+      assert.equal(record.terms_accepted_at, record.start_time);
       const comments = (record.incidents as Json[]).map((incident) => incident.comment);
       for (const comment of [
         'The exam window lost focus',

@@ -800,6 +800,10 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
     scope: 'id',
     prepare: (world) => call({ id: world.exam, kind: 'exam_link', student_session_id: world.session }),
   },
+  'GET /exams/:id/email_deliveries': {
+    scope: 'id',
+    prepare: (world) => call({ id: world.exam, student_session_ids: String(world.session) }),
+  },
   'GET /exams/:id/monitor': { scope: 'id', prepare: (world) => examRead(world) },
 
   // Photos
@@ -841,15 +845,15 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
     prepare: async (world, actor) =>
       call({ id: await freshSession(world), verdict: 'passed', comment: `Judged by ${actor}` }),
   },
-  'GET /student_sessions/:token/reviewable': {
-    scope: 'token',
+  'GET /student_sessions/:id/reviewable': {
+    scope: 'id',
     prepare: async (world) => {
       const row = await world.server.app.database.db
         .selectFrom('student_sessions')
         .select('token')
         .where('id', '=', world.session)
         .executeTakeFirstOrThrow();
-      return call({ token: row.token });
+      return call({ id: row.token });
     },
   },
   'GET /exams/:exam_id/review_queue': {

@@ -84,6 +84,7 @@ const EXPECTED: Readonly<Record<string, Row>> = {
   'POST /student_sessions/:id/incidents':                    [OK,   OK,   OK,   HIDE, OK,   OK,   OK,   DENY, HIDE, HIDE],
   'POST /exams/:exam_id/student_sessions/import':            [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],
   'GET /exams/:id/email_preview':                            [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],
+  'GET /exams/:id/email_deliveries':                         [OK,   OK,   OK,   HIDE, OK,   OK,   OK,   OK,   HIDE, HIDE],
   'GET /exams/:id/monitor':                                  [OK,   OK,   OK,   HIDE, OK,   OK,   OK,   OK,   HIDE, HIDE],
 
   'DELETE /student_sessions/:id/id_card':                    [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],
@@ -98,7 +99,7 @@ const EXPECTED: Readonly<Record<string, Row>> = {
   'GET /student_sessions/:id/review':                        [OK,   OK,   OK,   HIDE, OK,   OK,   OK,   OK,   HIDE, HIDE],
   'PUT /student_sessions/:id/review':                        [OK,   OK,   OK,   HIDE, OK,   DENY, OK,   DENY, HIDE, HIDE],
   // Compat, by room token: whoever may not review the session gets the 404 of an unknown token.
-  'GET /student_sessions/:token/reviewable':                 [OK,   OK,   OK,   HIDE, OK,   HIDE, OK,   HIDE, HIDE, HIDE],
+  'GET /student_sessions/:id/reviewable':                    [OK,   OK,   OK,   HIDE, OK,   HIDE, OK,   HIDE, HIDE, HIDE],
   'GET /exams/:exam_id/review_queue':                        [OK,   OK,   OK,   HIDE, OK,   OK,   OK,   OK,   HIDE, HIDE],
   // Automated flags: dismissed and restored by whoever may record a verdict (canReviewSession).
   'POST /student_sessions/:id/incidents/:incident_id/dismiss':   [OK,   OK,   OK,   HIDE, OK,   DENY, OK,   DENY, HIDE, HIDE],

@@ -2991,6 +2991,8 @@ export interface paths {
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
+                                /** @description Plain text (never markup) the candidate accepts before starting: POST start then needs terms_accepted true. Null when the exam has no terms */
+                                terms: string | null;
                                 /** @enum {string} */
                                 type: "demo" | "classroom" | "record_review" | "live_proctoring";
                                 upload_answers: boolean;
@@ -3325,6 +3327,8 @@ export interface paths {
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
+                                /** @description Plain text (never markup) the candidate accepts before starting: POST start then needs terms_accepted true. Null when the exam has no terms */
+                                terms: string | null;
                                 /** @enum {string} */
                                 type: "demo" | "classroom" | "record_review" | "live_proctoring";
                                 upload_answers: boolean;
@@ -3684,6 +3688,8 @@ export interface paths {
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
+                                /** @description Plain text (never markup) the candidate accepts before starting: POST start then needs terms_accepted true. Null when the exam has no terms */
+                                terms: string | null;
                                 /** @enum {string} */
                                 type: "demo" | "classroom" | "record_review" | "live_proctoring";
                                 upload_answers: boolean;
@@ -4269,6 +4275,8 @@ export interface paths {
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
+                                /** @description Plain text (never markup) the candidate accepts before starting: POST start then needs terms_accepted true. Null when the exam has no terms */
+                                terms: string | null;
                                 /** @enum {string} */
                                 type: "demo" | "classroom" | "record_review" | "live_proctoring";
                                 upload_answers: boolean;
@@ -4627,6 +4635,8 @@ export interface paths {
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
+                                /** @description Plain text (never markup) the candidate accepts before starting: POST start then needs terms_accepted true. Null when the exam has no terms */
+                                terms: string | null;
                                 /** @enum {string} */
                                 type: "demo" | "classroom" | "record_review" | "live_proctoring";
                                 upload_answers: boolean;
@@ -5472,6 +5482,8 @@ export interface paths {
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
+                                /** @description Plain text (never markup) the candidate accepts before starting: POST start then needs terms_accepted true. Null when the exam has no terms */
+                                terms: string | null;
                                 /** @enum {string} */
                                 type: "demo" | "classroom" | "record_review" | "live_proctoring";
                                 upload_answers: boolean;
@@ -5830,6 +5842,8 @@ export interface paths {
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
+                                /** @description Plain text (never markup) the candidate accepts before starting: POST start then needs terms_accepted true. Null when the exam has no terms */
+                                terms: string | null;
                                 /** @enum {string} */
                                 type: "demo" | "classroom" | "record_review" | "live_proctoring";
                                 upload_answers: boolean;
@@ -6568,6 +6582,8 @@ export interface paths {
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
+                                /** @description Plain text (never markup) the candidate accepts before starting: POST start then needs terms_accepted true. Null when the exam has no terms */
+                                terms: string | null;
                                 /** @enum {string} */
                                 type: "demo" | "classroom" | "record_review" | "live_proctoring";
                                 upload_answers: boolean;
@@ -7277,7 +7293,7 @@ export interface paths {
         put?: never;
         /**
          * Start the exam
-         * @description Moves to exam_started. 409 before open_time or the exam’s start_time, at or after its end_time, or while a required check has not succeeded (unless skip_requirements); in a live_proctoring exam with live_id_check, only once a proctor admitted the candidate (exam_not_started).
+         * @description Moves to exam_started. 409 before open_time or the exam’s start_time, at or after its end_time, or while a required check has not succeeded (unless skip_requirements); in a live_proctoring exam with live_id_check, only once a proctor admitted the candidate (exam_not_started). When the exam has terms (exam.terms), 422 `Param is missing or the value is empty: 'terms_accepted'` unless terms_accepted is true; the acceptance is stored with its time and the SHA-256 of the terms.
          */
         post: {
             parameters: {
@@ -7289,7 +7305,14 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description true: the candidate accepted exam.terms (needed only when the exam has terms) */
+                        terms_accepted?: boolean;
+                    };
+                };
+            };
             responses: {
                 /** @description OK */
                 200: {
@@ -7363,6 +7386,8 @@ export interface paths {
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
+                                /** @description Plain text (never markup) the candidate accepts before starting: POST start then needs terms_accepted true. Null when the exam has no terms */
+                                terms: string | null;
                                 /** @enum {string} */
                                 type: "demo" | "classroom" | "record_review" | "live_proctoring";
                                 upload_answers: boolean;
@@ -12085,6 +12110,11 @@ export interface paths {
                                 student_id: string | null;
                                 /** @description The LMS's id of the student (LTI user_id / sub) */
                                 student_lms_id: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
+                                 */
+                                terms_accepted_at: string | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -12453,6 +12483,11 @@ export interface paths {
                                 student_id: string | null;
                                 /** @description The LMS's id of the student (LTI user_id / sub) */
                                 student_lms_id: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
+                                 */
+                                terms_accepted_at: string | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -12669,6 +12704,12 @@ export interface paths {
                          * @enum {boolean|string|integer}
                          */
                         dry_run?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
+                        /**
+                         * @description A row whose email and attempt the exam already has: `refuse` it (the row is invalid, nothing is imported), `skip` it, or `update` that session with the row's other fields (name, external_id, individual_info…). Empty reads as refuse.
+                         * @default refuse
+                         * @enum {string}
+                         */
+                        existing?: "refuse" | "skip" | "update" | "";
                         /** @description The rows, at most 5000: a JSON array, or a string holding the same array as JSON (for form bodies, and for files whose JSON array would have more than 10 000 values in all) */
                         students: {
                             /**
@@ -12731,12 +12772,21 @@ export interface paths {
                             /** @description Row fields no rule read, sorted (at most 100) */
                             ignored_fields: string[];
                             rows: {
+                                /**
+                                 * @description With `existing` skip or update: create a session, skip the row, or update the session the exam has
+                                 * @enum {string}
+                                 */
+                                action: "create" | "skip" | "update";
                                 attempt: number;
                                 /** @description As it would be stored: trimmed, lower case */
                                 email: string;
                                 name: string;
                                 row: number;
                             }[];
+                            /** @description With `existing` skip or update: how many rows it would skip (already registered) */
+                            skipped: number;
+                            /** @description With `existing` skip or update: how many existing sessions it would update */
+                            updated: number;
                         };
                     };
                 };
@@ -12753,6 +12803,8 @@ export interface paths {
                             dry_run: false;
                             /** @description Row fields no rule read, sorted (at most 100) */
                             ignored_fields: string[];
+                            /** @description With `existing` skip or update: how many rows were skipped (already registered) */
+                            skipped: number;
                             students: {
                                 archived: boolean;
                                 attempt: number;
@@ -12880,6 +12932,11 @@ export interface paths {
                                 student_id: string | null;
                                 /** @description The LMS's id of the student (LTI user_id / sub) */
                                 student_lms_id: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
+                                 */
+                                terms_accepted_at: string | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -12891,6 +12948,8 @@ export interface paths {
                                 /** @enum {string} */
                                 webcam_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                             }[];
+                            /** @description With `existing` skip or update: how many existing sessions were updated */
+                            updated: number;
                         };
                     };
                 };
@@ -14767,6 +14826,11 @@ export interface paths {
                                 student_id: string | null;
                                 /** @description The LMS's id of the student (LTI user_id / sub) */
                                 student_lms_id: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
+                                 */
+                                terms_accepted_at: string | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -15316,6 +15380,250 @@ export interface paths {
                     };
                     content: {
                         "application/zip": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v3/exams/{id}/email_deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The delivery of an exam's exam-link emails, and its students' room links
+         * @description Read from the outbox, for the console's students screen: counts by delivery state over the exam's unarchived sessions, and for each session of the exam that `student_session_ids` names (comma-separated, at most 300; others are left out) its room link and its newest exam-link email. `mail_server_configured` says whether this process has SMTP_URL. Anyone who may read the exam's student sessions may read this. 404 `Couldn't find Exam with 'id'=ID`; 422 for a bad `student_session_ids`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Comma-separated ids of sessions of the exam */
+                    student_session_ids?: string;
+                };
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Unarchived sessions by the delivery of their newest exam-link email (sessions never emailed aren't counted) */
+                            counts: {
+                                delivered: number;
+                                failed: number;
+                                held: number;
+                                queued: number;
+                            };
+                            mail_server_configured: boolean;
+                            students: {
+                                /** @description The newest exam-link email of the session; null when none was written */
+                                email: {
+                                    /** Format: date-time */
+                                    created_at: string;
+                                    /**
+                                     * @description queued (pending or sending), delivered (sent), held (no SMTP server), failed
+                                     * @enum {string}
+                                     */
+                                    delivery: "queued" | "delivered" | "held" | "failed";
+                                    /** @description Why the last attempt failed */
+                                    last_error: string | null;
+                                    outbox_id: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description When the SMTP server accepted it
+                                     */
+                                    sent_at: string | null;
+                                    /**
+                                     * @description The outbox row's own status
+                                     * @enum {string}
+                                     */
+                                    status: "pending" | "sending" | "sent" | "held" | "failed";
+                                } | null;
+                                /** @description {PUBLIC_URL}/room/<token>: the student's credential */
+                                room_url: string;
+                                student_session_id: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
                             /** @description What went wrong */
                             error: string;
                             /**
@@ -15946,6 +16254,11 @@ export interface paths {
                                 student_id: string | null;
                                 /** @description The LMS's id of the student (LTI user_id / sub) */
                                 student_lms_id: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
+                                 */
+                                terms_accepted_at: string | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -16755,6 +17068,11 @@ export interface paths {
                                 student_id: string | null;
                                 /** @description The LMS's id of the student (LTI user_id / sub) */
                                 student_lms_id: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
+                                 */
+                                terms_accepted_at: string | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -17078,6 +17396,11 @@ export interface paths {
                                 student_id: string | null;
                                 /** @description The LMS's id of the student (LTI user_id / sub) */
                                 student_lms_id: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
+                                 */
+                                terms_accepted_at: string | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -17426,6 +17749,11 @@ export interface paths {
                                 student_id: string | null;
                                 /** @description The LMS's id of the student (LTI user_id / sub) */
                                 student_lms_id: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
+                                 */
+                                terms_accepted_at: string | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -17956,6 +18284,11 @@ export interface paths {
                                 student_id: string | null;
                                 /** @description The LMS's id of the student (LTI user_id / sub) */
                                 student_lms_id: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
+                                 */
+                                terms_accepted_at: string | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -23617,6 +23950,11 @@ export interface paths {
                                 student_id: string | null;
                                 /** @description The LMS's id of the student (LTI user_id / sub) */
                                 student_lms_id: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
+                                 */
+                                terms_accepted_at: string | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -23934,6 +24272,11 @@ export interface paths {
                                 student_id: string | null;
                                 /** @description The LMS's id of the student (LTI user_id / sub) */
                                 student_lms_id: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
+                                 */
+                                terms_accepted_at: string | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -24279,6 +24622,11 @@ export interface paths {
                                 student_id: string | null;
                                 /** @description The LMS's id of the student (LTI user_id / sub) */
                                 student_lms_id: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
+                                 */
+                                terms_accepted_at: string | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -24813,6 +25161,11 @@ export interface paths {
                                 student_id: string | null;
                                 /** @description The LMS's id of the student (LTI user_id / sub) */
                                 student_lms_id: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
+                                 */
+                                terms_accepted_at: string | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -25156,6 +25509,11 @@ export interface paths {
                                 student_id: string | null;
                                 /** @description The LMS's id of the student (LTI user_id / sub) */
                                 student_lms_id: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
+                                 */
+                                terms_accepted_at: string | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -25508,6 +25866,11 @@ export interface paths {
                                 student_id: string | null;
                                 /** @description The LMS's id of the student (LTI user_id / sub) */
                                 student_lms_id: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
+                                 */
+                                terms_accepted_at: string | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -25852,6 +26215,11 @@ export interface paths {
                                 student_id: string | null;
                                 /** @description The LMS's id of the student (LTI user_id / sub) */
                                 student_lms_id: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
+                                 */
+                                terms_accepted_at: string | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -26175,6 +26543,11 @@ export interface paths {
                                 student_id: string | null;
                                 /** @description The LMS's id of the student (LTI user_id / sub) */
                                 student_lms_id: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
+                                 */
+                                terms_accepted_at: string | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -26666,6 +27039,11 @@ export interface paths {
                                 student_id: string | null;
                                 /** @description The LMS's id of the student (LTI user_id / sub) */
                                 student_lms_id: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
+                                 */
+                                terms_accepted_at: string | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -27379,6 +27757,11 @@ export interface paths {
                                 student_id: string | null;
                                 /** @description The LMS's id of the student (LTI user_id / sub) */
                                 student_lms_id: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
+                                 */
+                                terms_accepted_at: string | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -27703,6 +28086,11 @@ export interface paths {
                                 student_id: string | null;
                                 /** @description The LMS's id of the student (LTI user_id / sub) */
                                 student_lms_id: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
+                                 */
+                                terms_accepted_at: string | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -29356,6 +29744,11 @@ export interface paths {
                                 student_id: string | null;
                                 /** @description The LMS's id of the student (LTI user_id / sub) */
                                 student_lms_id: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
+                                 */
+                                terms_accepted_at: string | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -30334,6 +30727,11 @@ export interface paths {
                                 student_id: string | null;
                                 /** @description The LMS's id of the student (LTI user_id / sub) */
                                 student_lms_id: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
+                                 */
+                                terms_accepted_at: string | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -31010,7 +31408,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v3/student_sessions/{token}/reviewable": {
+    "/api/v3/student_sessions/{id}/reviewable": {
         parameters: {
             query?: never;
             header?: never;
@@ -31019,14 +31417,15 @@ export interface paths {
         };
         /**
          * Show the student session with this room token, for a reviewer who may review it (compat)
-         * @description The token is the 32 hex characters of the room link. Anyone else: 404.
+         * @description The route parameter is named `id`, as in the original service, but holds the session’s room token (the 32 hex characters of the room link); it is signed as `id=<token>`. Anyone else: 404.
          */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
-                    token: string;
+                    /** @description The session’s room token (not its numeric id) */
+                    id: string;
                 };
                 cookie?: never;
             };
@@ -31166,6 +31565,11 @@ export interface paths {
                                 student_id: string | null;
                                 /** @description The LMS's id of the student (LTI user_id / sub) */
                                 student_lms_id: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
+                                 */
+                                terms_accepted_at: string | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -32896,7 +33300,7 @@ export interface paths {
         };
         /**
          * My API credentials: what can be shown
-         * @description The API token is kept only as a hash, so it is never shown again after it was issued: rotate the credentials to get a new one. The secret key can be revealed with the password.
+         * @description The console never shows the API token again after it was issued (api_token is always null here): rotate the credentials to get a new one. The secret key can be revealed with the password.
          */
         get: {
             parameters: {
@@ -35252,6 +35656,8 @@ export interface paths {
                              * @description The session ends then unless used
                              */
                             idle_expires_at: string;
+                            /** @description GET /auth/session only: the name of the user's institute, for the console's header */
+                            institute_name?: string;
                             /** @description The user has a second factor (TOTP) */
                             second_factor_enabled: boolean;
                             /** @description The institute requires a second factor of administrators and this one has none: until it is enrolled, the session may only enrol it (its /api/v3 calls answer 403) */
@@ -35418,6 +35824,8 @@ export interface paths {
                              * @description The session ends then unless used
                              */
                             idle_expires_at: string;
+                            /** @description GET /auth/session only: the name of the user's institute, for the console's header */
+                            institute_name?: string;
                             /** @description The user has a second factor (TOTP) */
                             second_factor_enabled: boolean;
                             /** @description The institute requires a second factor of administrators and this one has none: until it is enrolled, the session may only enrol it (its /api/v3 calls answer 403) */
@@ -35645,6 +36053,8 @@ export interface paths {
                              * @description The session ends then unless used
                              */
                             idle_expires_at: string;
+                            /** @description GET /auth/session only: the name of the user's institute, for the console's header */
+                            institute_name?: string;
                             /** @description The user has a second factor (TOTP) */
                             second_factor_enabled: boolean;
                             /** @description The institute requires a second factor of administrators and this one has none: until it is enrolled, the session may only enrol it (its /api/v3 calls answer 403) */
@@ -36239,7 +36649,7 @@ export interface paths {
         put?: never;
         /**
          * Compat: sign in for API credentials (the original service’s Go client)
-         * @description Checks email and password like /auth/sign_in, then issues the user new API credentials: the previous api_token and secret_key stop working.
+         * @description Checks email and password like /auth/sign_in, then answers the user’s existing api_token and secret_key; signing in again changes nothing (rotation is POST /auth/api_credentials/rotate). A user created before migration 0020 has no recoverable token: its first sign-in here issues new credentials once.
          */
         post: {
             parameters: {
@@ -36259,7 +36669,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description The user’s new credentials */
+                /** @description The user’s current credentials */
                 200: {
                     headers: {
                         [name: string]: unknown;

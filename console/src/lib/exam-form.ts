@@ -211,12 +211,59 @@ function flagSettingsValue(form: FlagSettingsForm): FlagSettingsBody | string {
   return unreadable ? JSON.stringify(value) : value;
 }
 
-/** A blank form for a new exam: the service's own defaults, with the viewer's time zone. */
+/** The types whose point is a recording: the console starts them with webcam, screen and review on. */
+export const RECORDED_TYPES: readonly ExamType[] = ['record_review', 'live_proctoring'];
+
+/** The recording settings a new exam of `type` starts with in the console. */
+export type RecordingDefaults = Pick<ExamForm, 'web_cam' | 'screen_share' | 'for_reviewing'>;
+
+/**
+ * What the console proposes for a new exam of `type`: webcam, screen and "send recordings to
+ * reviewers" on for a recorded type, off (the API's defaults) otherwise. The API keeps its own
+ * defaults (all off) for clients that leave the fields out.
+ */
+export function recordingDefaults(type: ExamType): RecordingDefaults {
+  const on = RECORDED_TYPES.includes(type);
+  return { web_cam: on, screen_share: on, for_reviewing: on };
+}
+
+/**
+ * A new exam's type changed from `from` to `to`: the recording settings follow the new type's
+ * defaults while they still are the old type's (nobody changed them by hand); otherwise they stay.
+ */
+export function changeNewExamType(form: ExamForm, from: ExamType, to: ExamType): void {
+  form.type = to;
+  const old = recordingDefaults(from);
+  const untouched = (Object.keys(old) as (keyof RecordingDefaults)[]).every((key) => form[key] === old[key]);
+  if (untouched) Object.assign(form, recordingDefaults(to));
+}
+
+/**
+ * Why saving `form` deserves a second look: a recorded type that records nothing, or a
+ * record-and-review exam whose recordings no reviewer is sent. Returns the sentences (empty: none).
+ */
+export function recordingWarnings(form: ExamForm): string[] {
+  if (!RECORDED_TYPES.includes(form.type)) return [];
+  const warnings: string[] = [];
+  if (!form.web_cam && !form.screen_share && !form.mobile_cam) {
+    warnings.push('Nothing is recorded: webcam, screen and phone camera are all off.');
+  }
+  if (form.type === 'record_review' && !form.for_reviewing) {
+    warnings.push('The recordings are not sent to reviewers, so nobody reviews them.');
+  }
+  return warnings;
+}
+
+/**
+ * A blank form for a new exam, with the viewer's time zone: a draft (opened when it is ready), of
+ * type record and review with that type's recording defaults; every other setting the service's
+ * default.
+ */
 export function newExamForm(zone: string, language = 'en'): ExamForm {
   return {
     name: '',
     type: 'record_review',
-    status: 'open',
+    status: 'draft',
     exam_language: language,
     timezone: zone,
     duration_minutes: '',
@@ -228,6 +275,7 @@ export function newExamForm(zone: string, language = 'en'): ExamForm {
       [K in ExamFlag]: boolean;
     }),
     ...(Object.fromEntries(EXAM_TEXTS.map((text) => [text, ''])) as { [K in ExamText]: string }),
+    ...recordingDefaults('record_review'),
   };
 }
 

@@ -35,6 +35,8 @@ interface SessionAnswer {
   readonly expires_at?: string;
   readonly second_factor_enabled?: boolean;
   readonly second_factor_enrolment_required?: boolean;
+  /** Only GET /auth/session answers it: every member may know their institute's name. */
+  readonly institute_name?: string;
 }
 
 /** Takes the answer of /auth/session or /auth/sign_in as the current session. */
@@ -55,13 +57,17 @@ export function adoptSession(answer: SessionAnswer): void {
     expiresAt: answer.expires_at,
   };
   session.loaded = true;
-  void loadInstituteName(user.institute_id);
+  if (answer.institute_name !== undefined) session.instituteName = answer.institute_name;
+  else void loadInstituteName();
 }
 
-async function loadInstituteName(id: number): Promise<void> {
-  const { data } = await api.GET('/api/v3/institutes/{id}', { params: { path: { id } } });
-  const institute = (data as { institute?: { name?: string } } | undefined)?.institute;
-  session.instituteName = institute?.name ?? '';
+/**
+ * The institute's name for the header, from GET /auth/session (the institute record itself is for
+ * administrators only, so a teacher or proctor could not read it there).
+ */
+async function loadInstituteName(): Promise<void> {
+  const { data } = await api.GET('/auth/session');
+  session.instituteName = data?.institute_name ?? '';
 }
 
 /** Asks the service who is signed in; leaves `current` undefined when nobody is. */

@@ -14,6 +14,9 @@ import type { ListFields } from '../listing.ts';
 import { ianaTimeZone } from '../time-zones.ts';
 import { readFlagSettings, type StoredFlagSettings } from '../flags/settings.ts';
 
+/** The longest exam name accepted (printed in every report and email; docs/security.md, "H1"). */
+export const EXAM_NAME_MAX = 200;
+
 export const EXAM_TYPES = ['demo', 'classroom', 'record_review', 'live_proctoring'] as const;
 export type ExamType = (typeof EXAM_TYPES)[number];
 
@@ -134,6 +137,9 @@ export function readExamChanges(input: Params, mode: 'create' | 'update'): ExamC
   const params = aliased(aliased(input, 'duration_minutes', 'duration'), 'upload_answers', 'upload_exam');
   const changes: ExamChanges = {};
   const name = requiredOnCreate(params, 'name', mode);
+  if (name !== undefined && name.length > EXAM_NAME_MAX) {
+    throw new Invalid('name', `is too long (maximum is ${EXAM_NAME_MAX} characters)`);
+  }
   if (name !== undefined) changes.name = name;
   if (mode === 'create' && (params.type === undefined || params.type === null || params.type === '')) {
     throw new ParamMissing('type');

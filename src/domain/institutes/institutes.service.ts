@@ -37,6 +37,11 @@ export interface InstitutesService {
    * another institute) or Forbidden (a member of it who may not read its settings).
    */
   get(actor: Actor, id: string | number): Promise<Institute>;
+  /**
+   * The name of the actor's own institute, which every member may know (the console's header shows
+   * it; the settings stay for administrators). Returns it, or '' when the institute is gone.
+   */
+  ownName(actor: Actor): Promise<string>;
   /** Applies the sent settings. Returns the institute; throws NotFound, Forbidden, ParamMissing, Invalid or Taken. */
   update(actor: Actor, id: string | number, params: Params): Promise<Institute>;
   /**
@@ -104,6 +109,10 @@ export function createInstitutesService(deps: {
     },
 
     get: (actor, id) => standingFor(actor, id, 'read'),
+
+    async ownName(actor) {
+      return (await findInstitute(db, actor.instituteId))?.name ?? '';
+    },
 
     async update(actor, id, params) {
       const institute = await standingFor(actor, id, 'manage');

@@ -11,7 +11,12 @@ import { findExam } from '../exams/exams.repository.ts';
 import { insertLtiResource } from '../lti-resources/lti-resources.repository.ts';
 import type { RoomService } from '../room/room.service.ts';
 import type { ClientInfo, SignInResult, StaffAuthService } from '../staff-auth/staff-auth.service.ts';
-import { generateFields, newSessionDefaults, normalizeEmail } from '../student-sessions/student-session.ts';
+import {
+  generateFields,
+  newSessionDefaults,
+  normalizeEmail,
+  SESSION_NAME_MAX,
+} from '../student-sessions/student-session.ts';
 import {
   attemptsOf,
   insertStudentSession,
@@ -298,7 +303,11 @@ export function createLtiLaunchService(deps: {
     },
     client: ClientInfo,
   ): Promise<LaunchSession> {
-    const name = fields.name ?? launch.name ?? `Student ${launch.platformUserId}`.slice(0, 200);
+    // A platform's name longer than an API client may send is cut, not refused.
+    const name = (fields.name ?? launch.name ?? `Student ${launch.platformUserId}`).slice(
+      0,
+      SESSION_NAME_MAX,
+    );
     let session;
     try {
       session = await insertSession(examId, { ...fields, name });

@@ -13,9 +13,9 @@ import { listReviewEntries } from '../reviews/reviews.repository.ts';
 import { findVisibleSession } from '../student-sessions/session-access.ts';
 import { CHECK_FIELDS, type StudentSession } from '../student-sessions/student-session.ts';
 import { findStudentSessionWithoutIncidents } from '../student-sessions/student-sessions.repository.ts';
+import { type ReportRenderer, sharedReportRenderer } from './report-renderer.ts';
 import { listReportIncidents } from './session-report.repository.ts';
 import {
-  renderSessionReport,
   type ReportPhoto,
   type ReportVerdict,
   reportFileName,
@@ -36,14 +36,16 @@ export interface SessionReportFile {
 
 export interface SessionReportsService {
   /**
-   * The report of a session (docs/reports.md) for whoever may read the session. Returns the PDF and
-   * its download name. Throws NotFound (Student Session, the id as sent) when the session is
-   * missing, its exam deleted, or out of scope.
+   * The report of a session (docs/reports.md) for whoever may read the session, rendered off the
+   * event loop. Returns the PDF and its download name. Throws NotFound (Student Session, the id as
+   * sent) when the session is missing, its exam deleted, or out of scope; ServiceUnavailable when
+   * the renderer is full or the report ran past its time budget (report-renderer.ts).
    */
   report(actor: Actor, sessionId: string | number): Promise<SessionReportFile>;
   /**
    * The report of session `sessionId` without an actor, for the zip job (whose export was asked for
    * by a manager of the exam). Returns the PDF, or undefined when the session or its exam is gone.
+   * Throws what `report` throws from the renderer.
    */
   render(sessionId: number): Promise<Uint8Array | undefined>;
 }
@@ -61,8 +63,12 @@ function verdictOf(entry: ReviewEntry): ReportVerdict {
   };
 }
 
-/** Reads a whole stream, giving up (undefined) past `limit` bytes. */
-async function readAtMost(stream: Readable, limit: number): Promise<Buffer | undefined> {
+/**
+ * Reads a whole stream, giving up (undefined) past `limit` bytes. Returns a copy that owns its
+ * memory: Buffer.concat may answer a view into Node's shared pool (a file under 32 KiB on Node 24),
+ * and both pdf-lib and a thread's structured clone see the whole pool, not the view.
+ */
+async function readAtMost(stream: Readable, limit: number): Promise<Uint8Array | undefined> {
   const pieces: Buffer[] = [];
   let size = 0;
   for await (const piece of stream) {
@@ -71,19 +77,22 @@ async function readAtMost(stream: Readable, limit: number): Promise<Buffer | und
     if (size > limit) return undefined;
     pieces.push(buffer);
   }
-  return Buffer.concat(pieces);
+  return new Uint8Array(Buffer.concat(pieces));
 }
 
 /**
- * Builds the report use cases over the database, the clock and the files service (the photos are
- * stored files). Returns the service; building it throws nothing.
+ * Builds the report use cases over the database, the clock, the files service (the photos are
+ * stored files) and a renderer (by default the process's shared one). Returns the service;
+ * building it throws nothing.
  */
 export function createSessionReportsService(deps: {
   db: Db;
   clock: Clock;
   files: FilesService;
+  renderer?: ReportRenderer;
 }): SessionReportsService {
   const { db, clock, files } = deps;
+  const renderer = deps.renderer ?? sharedReportRenderer;
 
   async function photoOf(kind: ReportPhoto['kind'], fileId: number | null): Promise<ReportPhoto> {
     const none = { kind, contentType: null, bytes: undefined };
@@ -135,6 +144,7 @@ export function createSessionReportsService(deps: {
         studentId: session.studentId,
         lmsUserId: session.lmsUserId,
         startTime: session.startTime,
+        termsAcceptedAt: session.termsAcceptedAt,
         endTime: session.endTime,
         endReason: session.endReason,
         recordingStartedAt: session.recordingStartedAt,
@@ -167,7 +177,7 @@ export function createSessionReportsService(deps: {
       const { session, exam } = await findVisibleSession(db, actor, sessionId);
       return {
         fileName: reportFileName(session.id),
-        bytes: await renderSessionReport(await gather(session, exam)),
+        bytes: await renderer.render(await gather(session, exam)),
       };
     },
 
@@ -175,7 +185,7 @@ export function createSessionReportsService(deps: {
       const session = await findStudentSessionWithoutIncidents(db, sessionId);
       const exam = session === undefined ? undefined : await findExam(db, session.examId);
       if (session === undefined || exam === undefined) return undefined;
-      return renderSessionReport(await gather(session, exam));
+      return renderer.render(await gather(session, exam));
     },
   };
 }

@@ -3,7 +3,13 @@
  * rendered from a plain data object. Pure apart from the PDF library: no database, no storage, no
  * clock (the moment of generation is part of the data).
  */
-import { PDFDocument, type PDFFont, type PDFImage, type PDFPage, rgb, StandardFonts } from 'pdf-lib';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import fontkit from '@pdf-lib/fontkit';
+import { PDFDocument, type PDFFont, type PDFImage, type PDFPage, type RGB, rgb } from 'pdf-lib';
+
+/** Resolves the font files shipped in npm packages (see readFontFiles). */
+const requireFont = createRequire(import.meta.url);
 
 /** A fact about the session: a label and its value as shown. */
 export interface ReportCheck {
@@ -24,6 +30,8 @@ export interface ReportSession {
   readonly studentId: string | null;
   readonly lmsUserId: string | null;
   readonly startTime: number | null;
+  /** When the candidate accepted the exam's terms (docs/room.md "Terms"); absent or null: not accepted. */
+  readonly termsAcceptedAt?: number | null;
   readonly endTime: number | null;
   readonly endReason: string | null;
   readonly recordingStartedAt: number | null;
@@ -109,23 +117,35 @@ function usableZone(zone: string): string {
   }
 }
 
+/** One formatter per zone: making one costs more than formatting a thousand instants. */
+const instantFormats = new Map<string, Intl.DateTimeFormat>();
+
+function instantFormat(zone: string): Intl.DateTimeFormat {
+  let format = instantFormats.get(zone);
+  if (format === undefined) {
+    format = new Intl.DateTimeFormat('en-GB', {
+      timeZone: usableZone(zone),
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+      timeZoneName: 'shortOffset',
+    });
+    instantFormats.set(zone, format);
+  }
+  return format;
+}
+
 /**
  * An instant in `zone` as `2026-11-21 10:30:00 GMT+1` (24-hour clock, the zone's offset at that
  * moment). Returns `-` for null.
  */
 export function formatInstant(millis: number | null, zone: string): string {
   if (millis === null) return '-';
-  const parts = new Intl.DateTimeFormat('en-GB', {
-    timeZone: usableZone(zone),
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-    hourCycle: 'h23',
-    timeZoneName: 'shortOffset',
-  }).formatToParts(new Date(millis));
+  const parts = instantFormat(zone).formatToParts(new Date(millis));
   const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((item) => item.type === type)?.value ?? '';
   return `${part('year')}-${part('month')}-${part('day')} ${part('hour')}:${part('minute')}:${part('second')} ${part('timeZoneName')}`;
 }
@@ -169,34 +189,45 @@ export function placeIncidents(
     .sort((a, b) => a.at - b.at || a.id - b.id);
 }
 
-// ---- Text the standard fonts can show ----
+// ---- Words and units ----
 
-/** Letters without a WinAnsi form and without a decomposition to one: their nearest Latin letter. */
-const LATIN_FALLBACKS: Readonly<Record<string, string>> = {
-  Ł: 'L',
-  ł: 'l',
-  Đ: 'D',
-  đ: 'd',
-  Ħ: 'H',
-  ħ: 'h',
-  ı: 'i',
-  Ŀ: 'L',
-  ŀ: 'l',
-  ø: 'o',
-  Ø: 'O',
-  '\u2010': '-',
-  '\u2011': '-',
-  '\u2212': '-',
-  '\u00a0': ' ',
+/** Stored values whose plain reading is not just the words of the value. */
+const VALUE_WORDS: Readonly<Record<string, string>> = {
+  after_check_req: 'Requirements checked',
+  exam_not_started: 'Exam not started',
+  not_sent_to_queue: 'Not sent to the queue',
+  in_review: 'In review',
+  webcam: 'Webcam',
+  screen: 'Screen',
+  mobile: 'Phone camera',
 };
 
 /**
- * Makes text showable in a standard PDF font (WinAnsi): control characters become spaces, a
- * character the font has stays, an accented one it lacks loses its accent when the base letter
- * remains (ő → o), a few letters map to their nearest Latin one (Ł → L), anything else becomes `?`.
- * Never throws. Returns the text.
+ * A stored code (`exam_finished`, `not_required`) as words (`Exam finished`, `Not required`): a
+ * few by a table, the rest by their words with the first capitalised. Returns the words.
  */
-export function showableText(text: string, characters: ReadonlySet<number>): string {
+export function inWords(value: string): string {
+  const known = VALUE_WORDS[value];
+  if (known !== undefined) return known;
+  const words = value.replace(/_/g, ' ').trim();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** A bandwidth measured by the room's check, in megabits per second (`12.5 Mbit/s`). */
+export function bandwidthText(megabits: number): string {
+  const rounded = Math.round(megabits * 10) / 10;
+  return `${rounded.toLocaleString('en-GB')} Mbit/s`;
+}
+
+// ---- Text the fonts can show ----
+
+/**
+ * Makes text showable with the report's fonts: control characters become spaces, a character a
+ * font has stays, an accented one no font has loses its accent when the base letter remains, and
+ * anything else is written as its code point (`[U+0627]`), so nothing is lost without a trace.
+ * `covered` says whether a code point has a glyph. Never throws. Returns the text.
+ */
+export function showableText(text: string, covered: (codePoint: number) => boolean): string {
   let result = '';
   for (const character of text.normalize('NFC')) {
     const code = character.codePointAt(0) ?? 0;
@@ -204,23 +235,148 @@ export function showableText(text: string, characters: ReadonlySet<number>): str
       result += ' ';
       continue;
     }
-    if (characters.has(code)) {
+    if (covered(code)) {
       result += character;
       continue;
     }
-    const fallback = LATIN_FALLBACKS[character];
-    if (fallback !== undefined && [...fallback].every((c) => characters.has(c.codePointAt(0) ?? 0))) {
-      result += fallback;
-      continue;
-    }
     const base = character.normalize('NFD').replace(/\p{M}/gu, '');
-    if (base !== '' && [...base].every((c) => characters.has(c.codePointAt(0) ?? 0))) {
+    if (base !== '' && [...base].every((c) => covered(c.codePointAt(0) ?? 0))) {
       result += base;
       continue;
     }
-    result += '?';
+    result += `[U+${code.toString(16).toUpperCase().padStart(4, '0')}]`;
   }
   return result;
+}
+
+/**
+ * One weight of the report's type: the Latin font (Latin, Greek, Cyrillic) and the Chinese one
+ * that draws what the first lacks. Widths are measured once per character, so measuring a text
+ * costs a lookup per character (docs/security.md, "H1").
+ */
+class Face {
+  readonly #fonts: readonly PDFFont[];
+  readonly #covers: readonly ReadonlySet<number>[];
+  /** Advance width at size 1 of each character met, and which font draws it. */
+  readonly #glyphs = new Map<number, { readonly font: number; readonly width: number }>();
+
+  constructor(fonts: readonly PDFFont[]) {
+    this.#fonts = fonts;
+    this.#covers = fonts.map((font) => new Set(font.getCharacterSet()));
+  }
+
+  covers(code: number): boolean {
+    return this.#covers.some((set) => set.has(code));
+  }
+
+  #glyph(code: number): { readonly font: number; readonly width: number } {
+    const known = this.#glyphs.get(code);
+    if (known !== undefined) return known;
+    const index = Math.max(
+      0,
+      this.#covers.findIndex((set) => set.has(code)),
+    );
+    const font = this.#fonts[index] ?? this.#fonts[0];
+    const glyph = {
+      font: index,
+      width: font === undefined ? 0 : font.widthOfTextAtSize(String.fromCodePoint(code), 1),
+    };
+    this.#glyphs.set(code, glyph);
+    return glyph;
+  }
+
+  /** The width of one character at `size`. */
+  advance(character: string, size: number): number {
+    return this.#glyph(character.codePointAt(0) ?? 0).width * size;
+  }
+
+  /** The width of showable text at `size`: the sum of its characters' advances. */
+  width(text: string, size: number): number {
+    let total = 0;
+    for (const character of text) total += this.advance(character, size);
+    return total;
+  }
+
+  /** Draws showable text at (x, y), each stretch in the font that has its characters. */
+  draw(page: PDFPage, text: string, x: number, y: number, size: number, color: RGB): void {
+    let run = '';
+    let runFont = -1;
+    let left = x;
+    const flush = () => {
+      const font = this.#fonts[runFont];
+      if (run === '' || font === undefined) return;
+      page.drawText(run, { x: left, y, size, font, color });
+      left += this.width(run, size);
+    };
+    for (const character of text) {
+      const { font } = this.#glyph(character.codePointAt(0) ?? 0);
+      if (font !== runFont) {
+        flush();
+        run = '';
+        runFont = font;
+      }
+      run += character;
+    }
+    flush();
+  }
+}
+
+/** The font files, read once per thread: Noto Sans (Latin) and Noto Sans SC, regular and bold. */
+let fontFiles: { regular: Uint8Array[]; bold: Uint8Array[] } | undefined;
+
+function readFontFiles(): { regular: Uint8Array[]; bold: Uint8Array[] } {
+  if (fontFiles !== undefined) return fontFiles;
+  const read = (file: string) => new Uint8Array(fs.readFileSync(requireFont.resolve(file)));
+  fontFiles = {
+    regular: [
+      read('@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf'),
+      read('@expo-google-fonts/noto-sans-sc/400Regular/NotoSansSC_400Regular.ttf'),
+    ],
+    bold: [
+      read('@expo-google-fonts/noto-sans/700Bold/NotoSans_700Bold.ttf'),
+      read('@expo-google-fonts/noto-sans-sc/700Bold/NotoSansSC_700Bold.ttf'),
+    ],
+  };
+  return fontFiles;
+}
+
+type Fontkit = Parameters<PDFDocument['registerFontkit']>[0];
+type FontkitFont = ReturnType<Fontkit['create']>;
+
+/**
+ * fontkit whose fonts map text to glyphs through the character map alone, without OpenType
+ * shaping. Shaping every line cost about 20 ms per incident (most of a report's time), and the
+ * scripts the fonts cover (Latin, Greek, Cyrillic, Chinese) need none; only kerning is lost.
+ */
+const unshapedFontkit: Fontkit = {
+  create(buffer, postscriptName) {
+    const font: FontkitFont = fontkit.create(buffer, postscriptName);
+    const unshaped: FontkitFont = Object.create(font) as FontkitFont;
+    const glyphs = new Map<number, ReturnType<FontkitFont['glyphForCodePoint']>>();
+    const glyphOf = (code: number) => {
+      let glyph = glyphs.get(code);
+      if (glyph === undefined) {
+        glyph = font.glyphForCodePoint(code);
+        glyphs.set(code, glyph);
+      }
+      return glyph;
+    };
+    unshaped.layout = (text) => {
+      const run: ReturnType<FontkitFont['glyphForCodePoint']>[] = [];
+      for (const character of text) run.push(glyphOf(character.codePointAt(0) ?? 0));
+      return { glyphs: run } as ReturnType<FontkitFont['layout']>;
+    };
+    return unshaped;
+  },
+};
+
+/**
+ * Embeds one weight, each font subset (only the glyphs drawn are written). Without shaping, what
+ * is measured character by character is what is drawn. Returns the face.
+ */
+async function embedFace(doc: PDFDocument, files: readonly Uint8Array[]): Promise<Face> {
+  const fonts = await Promise.all(files.map((bytes) => doc.embedFont(bytes, { subset: true })));
+  return new Face(fonts);
 }
 
 // ---- Layout ----
@@ -241,17 +397,15 @@ const RULE = rgb(0.75, 0.75, 0.75);
 /** Writes pages top to bottom, starting a new page whenever the next block does not fit. */
 class Writer {
   readonly #doc: PDFDocument;
-  readonly regular: PDFFont;
-  readonly bold: PDFFont;
-  readonly #characters: ReadonlySet<number>;
+  readonly regular: Face;
+  readonly bold: Face;
   page!: PDFPage;
   y = 0;
 
-  constructor(doc: PDFDocument, regular: PDFFont, bold: PDFFont) {
+  constructor(doc: PDFDocument, regular: Face, bold: Face) {
     this.#doc = doc;
     this.regular = regular;
     this.bold = bold;
-    this.#characters = new Set(regular.getCharacterSet());
     this.newPage();
   }
 
@@ -266,30 +420,41 @@ class Writer {
   }
 
   text(value: string): string {
-    return showableText(value, this.#characters);
+    return showableText(value, (code) => this.regular.covers(code) && this.bold.covers(code));
   }
 
-  /** Splits text into lines no wider than `width` (long words are cut). Returns the lines. */
-  wrap(value: string, font: PDFFont, size: number, width: number): string[] {
+  /**
+   * Splits text into lines no wider than `width` (a word wider than that is cut). Each character
+   * is measured once, so the time is linear in the text's length. Returns the lines.
+   */
+  wrap(value: string, face: Face, size: number, width: number): string[] {
     const lines: string[] = [];
+    const space = face.advance(' ', size);
     for (const paragraph of value.split(/\r\n|\r|\n/)) {
       let line = '';
+      let lineWidth = 0;
       for (const word of this.text(paragraph).split(' ')) {
-        const candidate = line === '' ? word : `${line} ${word}`;
-        if (font.widthOfTextAtSize(candidate, size) <= width) {
-          line = candidate;
+        const wordWidth = face.width(word, size);
+        const candidate = line === '' ? wordWidth : lineWidth + space + wordWidth;
+        if (candidate <= width) {
+          line = line === '' ? word : `${line} ${word}`;
+          lineWidth = candidate;
           continue;
         }
         if (line !== '') lines.push(line);
-        // A word wider than the column is cut where it must.
-        let rest = word;
-        while (font.widthOfTextAtSize(rest, size) > width) {
-          let cut = rest.length - 1;
-          while (cut > 1 && font.widthOfTextAtSize(rest.slice(0, cut), size) > width) cut -= 1;
-          lines.push(rest.slice(0, cut));
-          rest = rest.slice(cut);
+        line = '';
+        lineWidth = 0;
+        // A word wider than the column is cut where it must (Chinese text, with no spaces, too).
+        for (const character of word) {
+          const advance = face.advance(character, size);
+          if (line !== '' && lineWidth + advance > width) {
+            lines.push(line);
+            line = '';
+            lineWidth = 0;
+          }
+          line += character;
+          lineWidth += advance;
         }
-        line = rest;
       }
       lines.push(line);
     }
@@ -297,27 +462,24 @@ class Writer {
   }
 
   /** Draws already wrapped lines at `x`, moving down. */
-  lines(lines: readonly string[], x: number, font: PDFFont, size = BODY_SIZE, color = BLACK): void {
+  lines(lines: readonly string[], x: number, face: Face, size = BODY_SIZE, color = BLACK): void {
     for (const line of lines) {
       this.need(LINE);
-      if (line !== '') this.page.drawText(line, { x, y: this.y - size, size, font, color });
+      if (line !== '') face.draw(this.page, line, x, this.y - size, size, color);
       this.y -= LINE;
     }
   }
 
-  paragraph(
-    value: string,
-    options: { font?: PDFFont; size?: number; color?: ReturnType<typeof rgb> } = {},
-  ): void {
-    const font = options.font ?? this.regular;
+  paragraph(value: string, options: { face?: Face; size?: number; color?: RGB } = {}): void {
+    const face = options.face ?? this.regular;
     const size = options.size ?? BODY_SIZE;
-    this.lines(this.wrap(value, font, size, CONTENT_WIDTH), MARGIN, font, size, options.color ?? BLACK);
+    this.lines(this.wrap(value, face, size, CONTENT_WIDTH), MARGIN, face, size, options.color ?? BLACK);
   }
 
   heading(value: string): void {
     this.need(LINE * 3 + 10);
     this.y -= 10;
-    this.page.drawText(this.text(value), { x: MARGIN, y: this.y - 13, size: 13, font: this.bold });
+    this.bold.draw(this.page, this.text(value), MARGIN, this.y - 13, 13, BLACK);
     this.y -= 17;
     this.page.drawLine({
       start: { x: MARGIN, y: this.y },
@@ -343,10 +505,10 @@ class Writer {
       const labelLine = labelLines[row];
       const valueLine = valueLines[row];
       if (labelLine !== undefined && labelLine !== '') {
-        this.page.drawText(labelLine, { x: MARGIN, y, size: BODY_SIZE, font: this.bold });
+        this.bold.draw(this.page, labelLine, MARGIN, y, BODY_SIZE, BLACK);
       }
       if (valueLine !== undefined && valueLine !== '') {
-        this.page.drawText(valueLine, { x: MARGIN + LABEL_WIDTH, y, size: BODY_SIZE, font: this.regular });
+        this.regular.draw(this.page, valueLine, MARGIN + LABEL_WIDTH, y, BODY_SIZE, BLACK);
       }
       this.y -= LINE;
     }
@@ -373,9 +535,12 @@ const PHOTO_TITLES: Readonly<Record<ReportPhoto['kind'], string>> = {
 /** The picture of a photo, or the reason it is not drawn. */
 async function embedPhoto(doc: PDFDocument, photo: ReportPhoto): Promise<PDFImage | string> {
   if (photo.bytes === undefined) return photo.note ?? 'None';
+  // pdf-lib reads an image from the start of its ArrayBuffer, ignoring a view's offset: a Buffer
+  // from Node's pool (Buffer.concat of a small file) would be read from someone else's bytes.
+  const bytes = photo.bytes.byteOffset === 0 ? photo.bytes : new Uint8Array(photo.bytes);
   try {
-    if (photo.contentType === 'image/jpeg') return await doc.embedJpg(photo.bytes);
-    if (photo.contentType === 'image/png') return await doc.embedPng(photo.bytes);
+    if (photo.contentType === 'image/jpeg') return await doc.embedJpg(bytes);
+    if (photo.contentType === 'image/png') return await doc.embedPng(bytes);
   } catch {
     return `Stored as ${photo.contentType}, but the image could not be read.`;
   }
@@ -385,8 +550,11 @@ async function embedPhoto(doc: PDFDocument, photo: ReportPhoto): Promise<PDFImag
 function verdictLine(entry: ReportVerdict, zone: string): string {
   const who =
     entry.reviewerName ?? (entry.reviewerId === null ? 'unknown reviewer' : `user ${entry.reviewerId}`);
-  const standing = entry.secondReview === 'not_required' ? '' : ` (second review: ${entry.secondReview})`;
-  return `${entry.verdict}${standing} by ${who}, ${formatInstant(entry.at, zone)}`;
+  const standing =
+    entry.secondReview === 'not_required'
+      ? ''
+      : ` (second review: ${inWords(entry.secondReview).toLowerCase()})`;
+  return `${inWords(entry.verdict)}${standing} by ${who}, ${formatInstant(entry.at, zone)}`;
 }
 
 function durationText(seconds: number | null): string {
@@ -396,10 +564,12 @@ function durationText(seconds: number | null): string {
 /**
  * Renders the report of one session: its facts, photos, recordings, incidents (ordered by time,
  * each with its time since the session's start and its time in the exam's zone), the verdict and
- * its history, and on every page a footer with the moment of generation and `Page i of n`. Text the
- * standard fonts cannot show is replaced (showableText), and a photo that cannot be drawn is named
- * instead, so any session renders. Returns the PDF's bytes; throws only what the PDF library throws
- * for reasons unrelated to the data.
+ * its history, and on every page a footer with the moment of generation and `Page i of n`. Text is
+ * drawn in embedded, subset Unicode fonts (Latin, Greek, Cyrillic, Chinese); a character neither
+ * has is written as its code point (showableText), and a photo that cannot be drawn is named
+ * instead, so any session renders. The time is linear in the size of the data, but it is CPU work:
+ * the service runs it in a worker thread (report-renderer.ts). Returns the PDF's bytes; throws only
+ * what the PDF library throws for reasons unrelated to the data.
  */
 export async function renderSessionReport(data: SessionReportData): Promise<Uint8Array> {
   const zone = usableZone(data.timeZone);
@@ -413,37 +583,39 @@ export async function renderSessionReport(data: SessionReportData): Promise<Uint
   doc.setProducer('Invigil (pdf-lib)');
   doc.setCreationDate(generated);
   doc.setModificationDate(generated);
-  const regular = await doc.embedFont(StandardFonts.Helvetica);
-  const bold = await doc.embedFont(StandardFonts.HelveticaBold);
+  doc.registerFontkit(unshapedFontkit);
+  const files = readFontFiles();
+  const [regular, bold] = await Promise.all([embedFace(doc, files.regular), embedFace(doc, files.bold)]);
   const out = new Writer(doc, regular, bold);
   const when = (millis: number | null) => formatInstant(millis, zone);
 
-  out.paragraph('Student session report', { font: bold, size: 18 });
+  out.paragraph('Student session report', { face: bold, size: 18 });
   out.space(8);
-  out.paragraph(`${session.name} <${session.email}>`, { font: bold, size: 12 });
-  out.paragraph(`${data.exam.name} - ${data.institute.name}`, { color: GREY });
+  out.paragraph(`${session.name} <${session.email}>`, { face: bold, size: 12 });
+  out.paragraph(`${data.exam.name} – ${data.institute.name}`, { color: GREY });
   out.paragraph(`Times are shown in the exam's time zone, ${zone}.`, { color: GREY });
 
   out.heading('Session');
   out.field('Student', session.name);
   out.field('Email', session.email);
   out.field('Institute', `${data.institute.name} (id ${data.institute.id})`);
-  out.field('Exam', `${data.exam.name} (id ${data.exam.id}, ${data.exam.type})`);
+  out.field('Exam', `${data.exam.name} (id ${data.exam.id}, ${inWords(data.exam.type).toLowerCase()})`);
   out.field('Student session id', String(session.id));
   out.field('Attempt', String(session.attempt));
   if (session.externalId !== null) out.field('External id', session.externalId);
   if (session.studentId !== null) out.field('Student id', session.studentId);
   if (session.lmsUserId !== null) out.field('LMS user id', session.lmsUserId);
-  out.field('Status', session.archived ? `${session.status} (archived)` : session.status);
+  out.field('Status', session.archived ? `${inWords(session.status)} (archived)` : inWords(session.status));
   out.field('Started', when(session.startTime));
+  if (session.termsAcceptedAt != null) out.field('Terms accepted', when(session.termsAcceptedAt));
   out.field('Finished', when(session.endTime));
-  if (session.endReason !== null) out.field('End reason', session.endReason);
+  if (session.endReason !== null) out.field('End reason', inWords(session.endReason));
   out.field('Recording', `${when(session.recordingStartedAt)} to ${when(session.recordingEndedAt)}`);
   const browser = [session.browser, session.browserVersion].filter((part) => part !== null).join(' ');
   out.field('Browser', browser === '' ? '-' : browser);
   out.field('Operating system', session.operatingSystem ?? '-');
-  if (session.bandwidthSpeed !== null) out.field('Bandwidth', String(session.bandwidthSpeed));
-  for (const check of session.checks) out.field(check.name, check.value);
+  if (session.bandwidthSpeed !== null) out.field('Bandwidth', bandwidthText(session.bandwidthSpeed));
+  for (const check of session.checks) out.field(check.name, inWords(check.value));
 
   if (data.photos.length > 0) {
     out.heading('Photos');
@@ -454,22 +626,11 @@ export async function renderSessionReport(data: SessionReportData): Promise<Uint
       const photo = data.photos[index];
       if (photo === undefined) return;
       const x = MARGIN + index * (PHOTO_BOX.width + 15);
-      out.page.drawText(out.text(PHOTO_TITLES[photo.kind]), {
-        x,
-        y: top - BODY_SIZE,
-        size: BODY_SIZE,
-        font: bold,
-      });
+      bold.draw(out.page, out.text(PHOTO_TITLES[photo.kind]), x, top - BODY_SIZE, BODY_SIZE, BLACK);
       if (typeof picture === 'string') {
         const lines = out.wrap(picture, regular, BODY_SIZE, PHOTO_BOX.width);
         lines.forEach((line, row) => {
-          out.page.drawText(line, {
-            x,
-            y: top - BODY_SIZE - LINE * (row + 1) - 4,
-            size: BODY_SIZE,
-            font: regular,
-            color: GREY,
-          });
+          regular.draw(out.page, line, x, top - BODY_SIZE - LINE * (row + 1) - 4, BODY_SIZE, GREY);
         });
         return;
       }
@@ -481,9 +642,10 @@ export async function renderSessionReport(data: SessionReportData): Promise<Uint
   if (data.recordings.length > 0) {
     out.heading('Recordings');
     for (const recording of data.recordings) {
+      const gaps = recording.gaps === 1 ? '1 gap' : `${recording.gaps} gaps`;
       out.field(
-        recording.source,
-        `${recording.status}, duration ${durationText(recording.durationSeconds)}, ${recording.gaps} gap(s)`,
+        inWords(recording.source),
+        `${inWords(recording.status)}, duration ${durationText(recording.durationSeconds)}, ${gaps}`,
       );
     }
   }
@@ -493,17 +655,19 @@ export async function renderSessionReport(data: SessionReportData): Promise<Uint
   if (placed.length === 0) out.paragraph('No incident was recorded.', { color: GREY });
   for (const [index, incident] of placed.entries()) {
     const label = `${index + 1}. ${formatOffset(incident.sinceStart)}`;
-    const kind = incident.kind === null ? '' : ` [${incident.kind}]`;
+    const kind = incident.kind === null ? '' : ` [${inWords(incident.kind)}]`;
     out.field(label, `${when(incident.at)}${kind}\n${incident.comment}`);
     out.space(3);
   }
 
   out.heading('Verdict');
   if (data.verdict === undefined) {
-    out.paragraph(`No verdict recorded (reviewed: ${session.reviewed}).`, { color: GREY });
+    out.paragraph(`No verdict recorded (reviewed: ${inWords(session.reviewed).toLowerCase()}).`, {
+      color: GREY,
+    });
   } else {
-    out.field('Verdict', data.verdict.verdict);
-    out.field('Second review', data.verdict.secondReview);
+    out.field('Verdict', inWords(data.verdict.verdict));
+    out.field('Second review', inWords(data.verdict.secondReview));
     out.field(
       'Reviewer',
       data.verdict.reviewerName ??
@@ -525,18 +689,12 @@ export async function renderSessionReport(data: SessionReportData): Promise<Uint
 
   const pages = doc.getPages();
   const footerStart = out.text(
-    `Generated ${when(data.generatedAt)} by Invigil - student session ${session.id}`,
+    `Generated ${when(data.generatedAt)} by Invigil – student session ${session.id}`,
   );
   pages.forEach((page, index) => {
     const number = `Page ${index + 1} of ${pages.length}`;
-    page.drawText(footerStart, { x: MARGIN, y: MARGIN - 20, size: 8, font: regular, color: GREY });
-    page.drawText(number, {
-      x: PAGE_WIDTH - MARGIN - regular.widthOfTextAtSize(number, 8),
-      y: MARGIN - 20,
-      size: 8,
-      font: regular,
-      color: GREY,
-    });
+    regular.draw(page, footerStart, MARGIN, MARGIN - 20, 8, GREY);
+    regular.draw(page, number, PAGE_WIDTH - MARGIN - regular.width(number, 8), MARGIN - 20, 8, GREY);
   });
 
   return doc.save({ objectsPerTick: Infinity });

@@ -26,6 +26,44 @@ export async function findSessionIdByToken(db: Db, token: string): Promise<numbe
   return row?.id;
 }
 
+/**
+ * Up to `limit` started sessions with an id above `afterId` (of exams not deleted, clock not held
+ * still by a proctor) whose time may be up at `now`: the exam's end_time, or the start plus the
+ * duration where both the session and the exam use it, has passed. A lower bound only: pauses and
+ * any other addition move a deadline later, so the room's own rule (deadlineOf) judges each one.
+ * Returns their ids and room tokens in id order.
+ */
+export async function findTimeUpCandidates(
+  db: Db,
+  now: number,
+  afterId: number,
+  limit: number,
+): Promise<{ id: number; token: string }[]> {
+  return db
+    .selectFrom('student_sessions as s')
+    .innerJoin('exams as e', 'e.id', 's.exam_id')
+    .select(['s.id', 's.token'])
+    .where('s.status', '=', 'exam_started')
+    .where('s.id', '>', afterId)
+    .where('s.start_time', 'is not', null)
+    .where('s.clock_paused_at', 'is', null)
+    .where('e.status', '<>', 'deleted')
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('e.end_time', 'is not', null), eb('e.end_time', '<=', now)]),
+        eb.and([
+          eb('s.use_duration', '=', true),
+          eb('e.use_duration', '=', true),
+          eb('e.duration_minutes', 'is not', null),
+          eb(sql<number>`s.start_time + e.duration_minutes * 60000`, '<=', now),
+        ]),
+      ]),
+    )
+    .orderBy('s.id')
+    .limit(limit)
+    .execute();
+}
+
 /** A status move of the room, with the fields that go with it (unset fields are left as they are). */
 export interface RoomMove {
   readonly from: SessionStatus;
@@ -38,6 +76,9 @@ export interface RoomMove {
   readonly endTime?: number;
   readonly recordingEndedAt?: number;
   readonly endReason?: string;
+  /** The candidate's acceptance of the exam's terms, stored with the start it allowed. */
+  readonly termsAcceptedAt?: number;
+  readonly termsSha256?: string;
 }
 
 /**
@@ -54,6 +95,8 @@ export async function moveRoomSession(db: Db, id: number, change: RoomMove): Pro
   if (change.endTime !== undefined) set.end_time = change.endTime;
   if (change.recordingEndedAt !== undefined) set.recording_ended_at = change.recordingEndedAt;
   if (change.endReason !== undefined) set.end_reason = change.endReason;
+  if (change.termsAcceptedAt !== undefined) set.terms_accepted_at = change.termsAcceptedAt;
+  if (change.termsSha256 !== undefined) set.terms_sha256 = change.termsSha256;
   const finishing = change.to === 'exam_finished' ? pauseEndedColumns(change.now) : {};
   const result = await db
     .updateTable('student_sessions')

@@ -8,7 +8,7 @@ import type { Upload } from '../../storage/upload.ts';
 import { ATTACHMENT_URL_SECONDS } from '../attachments/attachment.ts';
 import type { Clock } from '../clock.ts';
 import { findDocumentOfExam } from '../documents/documents.repository.ts';
-import { Invalid, NotFoundMessage, ParamMissing, StateConflictMessage } from '../errors.ts';
+import { DomainError, Invalid, NotFoundMessage, ParamMissing, StateConflictMessage } from '../errors.ts';
 import type { Exam } from '../exams/exam.ts';
 import { findExam } from '../exams/exams.repository.ts';
 import type { FilesService } from '../files/files.service.ts';
@@ -41,6 +41,7 @@ import { effectiveFlagSettings } from '../flags/settings.ts';
 import {
   attachmentsOfDocument,
   findSessionIdByToken,
+  findTimeUpCandidates,
   findSessionUpload,
   insertRoomIncident,
   insertSessionFile,
@@ -56,9 +57,11 @@ import {
   AWAITING_ADMISSION,
   awaitingAdmission,
   contentWithLinks,
+  assertTermsAccepted,
   deadlineOf,
   END_REASON_FINISHED,
   END_REASON_TIME_UP,
+  examTerms,
   instructionsHtml,
   missingChecks,
   MOBILE_RECORDING_KIND,
@@ -76,6 +79,7 @@ import {
   SCREEN_RECORDING_KIND,
   SESSION_FINISHED,
   type SessionUpload,
+  termsDigest,
   UPLOAD_KIND,
 } from './room.ts';
 
@@ -115,6 +119,9 @@ export type { ChunkBody, ChunkField, ChunkFile, RecordingAck } from './recording
  * Every call throws NotFoundMessage (NO_ROOM) for a token that names no session (or a session of a
  * deleted exam); every write throws StateConflict / StateConflictMessage (409) on a finished session.
  */
+/** How many sessions the time-up sweep reads per query; it pages on until none is left. */
+export const TIME_UP_BATCH = 200;
+
 export interface RoomService {
   /** What the room shows. Returns the view. */
   view(token: string): Promise<RoomView>;
@@ -123,6 +130,12 @@ export interface RoomService {
    * read. Returns it.
    */
   examName(token: string): Promise<string>;
+  /**
+   * Finishes every started session whose deadline has passed though nobody reopened it, exactly as opening the room would (end_reason `time_up`, end and recording end at the
+   * deadline, finalisation and the webhook queued with the move): the worker calls it on a timer
+   * (docs/jobs.md). Returns how many sessions were looked at and how many of them are now finished.
+   */
+  finishTimedOut(): Promise<{ checked: number; finished: number }>;
   /**
    * Records requirement checks and client details (readCheckChanges); a `registered` or
    * `email_sent` session whose required checks have all succeeded moves to `after_check_req`.
@@ -151,9 +164,12 @@ export interface RoomService {
    * forbidden move, StateConflictMessage when the exam is not open, before the session's open_time
    * or the exam's start_time, at or after the exam's end_time, before a proctor admitted the
    * candidate where admissionRequired (AWAITING_ADMISSION: only from `exam_not_started`), or when a
-   * required check has not succeeded and the session does not skip requirements. Returns the view.
+   * required check has not succeeded and the session does not skip requirements. In an exam with
+   * terms (examTerms), `params` must accept them (`terms_accepted` true): the acceptance is stored
+   * with the start, its time and the SHA-256 of the terms as read in the same round. Returns the
+   * view. Throws ParamMissing (`terms_accepted`) or Invalid when the terms are not accepted.
    */
-  start(token: string): Promise<RoomView>;
+  start(token: string, params: Params): Promise<RoomView>;
   /**
    * Moves to `exam_finished` (end_time and recording_ended_at now, end_reason `finished`; a
    * running pause of the clock ends) and tells the live sockets (control `ended`). Returns the view;
@@ -375,7 +391,7 @@ export function createRoomService(deps: {
   async function transition(
     token: string,
     to: SessionStatus,
-    fields: (now: number) => Omit<RoomMove, 'from' | 'to' | 'now'>,
+    fields: (now: number, opened: Opened) => Omit<RoomMove, 'from' | 'to' | 'now'>,
     guard?: (opened: Opened, now: number) => void,
   ): Promise<RoomView> {
     for (let round = 0; round < MAX_ROUNDS; round += 1) {
@@ -384,7 +400,7 @@ export function createRoomService(deps: {
       move(from, to);
       const now = clock.now();
       guard?.(opened, now);
-      if (await moveSession(opened.session, { from, to, now, ...fields(now) })) {
+      if (await moveSession(opened.session, { from, to, now, ...fields(now, opened) })) {
         recordings.forget(token);
         return viewOf({ session: await reread(opened.session.id), exam: opened.exam });
       }
@@ -426,6 +442,28 @@ export function createRoomService(deps: {
   return {
     async view(token) {
       return viewOf(await open(token));
+    },
+
+    async finishTimedOut() {
+      const now = clock.now();
+      let checked = 0;
+      let finished = 0;
+      // Pages by id, so sessions whose time is not up after all never hold back the ones after them.
+      for (let afterId = 0; ;) {
+        const page = await findTimeUpCandidates(db, now, afterId, TIME_UP_BATCH);
+        for (const { id, token } of page) {
+          afterId = id;
+          checked += 1;
+          try {
+            // open() is the room's one rule for a deadline (pauses included) and finishes the session.
+            if ((await open(token)).session.status === 'exam_finished') finished += 1;
+          } catch (error) {
+            // Deleted meanwhile (session or exam): nothing left to finish.
+            if (!(error instanceof DomainError)) throw error;
+          }
+        }
+        if (page.length < TIME_UP_BATCH) return { checked, finished };
+      }
     },
 
     async examName(token) {
@@ -480,12 +518,25 @@ export function createRoomService(deps: {
         },
       ),
 
-    start: (token) =>
+    start: (token, params) =>
       transition(
         token,
         'exam_started',
-        (now) => ({ enteredRoom: true, inSetup: false, startTime: now, recordingStartedAt: now }),
-        assertCanStart,
+        (now, { exam }) => {
+          const terms = examTerms(exam);
+          return {
+            enteredRoom: true,
+            inSetup: false,
+            startTime: now,
+            recordingStartedAt: now,
+            // The text hashed is the one the guard judged acceptance against, read in this round.
+            ...(terms === null ? {} : { termsAcceptedAt: now, termsSha256: termsDigest(terms) }),
+          };
+        },
+        (opened, now) => {
+          assertCanStart(opened, now);
+          if (examTerms(opened.exam) !== null) assertTermsAccepted(params);
+        },
       ),
 
     finish: (token) =>

@@ -1,10 +1,18 @@
+import { createHash } from 'node:crypto';
 import { looksLikeHtml } from '../../security/html-rules.ts';
 import { escapeHtml, sanitizeInstructionsHtml, textToHtml } from '../../security/html.ts';
 import type { ExamDocument } from '../documents/document.ts';
 import { Invalid, ParamMissing } from '../errors.ts';
 import type { Exam } from '../exams/exam.ts';
 import type { RoomMobile } from '../mobile/mobile.service.ts';
-import { has, optionalEnum, optionalInteger, optionalString, type Params } from '../input.ts';
+import {
+  has,
+  optionalBoolean,
+  optionalEnum,
+  optionalInteger,
+  optionalString,
+  type Params,
+} from '../input.ts';
 import { pausedMillis } from '../live/live-clock.ts';
 import { CHECK_VALUES, type CheckValue } from '../student-sessions/status.ts';
 import { CHECK_FIELDS, type CheckField, type StudentSession } from '../student-sessions/student-session.ts';
@@ -337,4 +345,29 @@ export function contentWithLinks(content: string, attachments: readonly RoomAtta
     (text, attachment) => text.split(attachment.placeholder).join(attachment.url),
     content,
   );
+}
+
+/** The parameter of `POST start` that accepts the exam's terms. */
+export const TERMS_ACCEPTED = 'terms_accepted';
+
+/**
+ * The exam's terms as the candidate reads and accepts them: plain text, as staff typed it (the room
+ * shows it as text, never as markup). Returns null when the exam has none (null or blank).
+ */
+export function examTerms(exam: Pick<Exam, 'terms'>): string | null {
+  return exam.terms === null || exam.terms.trim() === '' ? null : exam.terms;
+}
+
+/** Returns the SHA-256 of the terms' text (UTF-8), in lowercase hex: what an acceptance keeps. */
+export function termsDigest(terms: string): string {
+  return createHash('sha256').update(terms, 'utf8').digest('hex');
+}
+
+/**
+ * Judges the candidate's acceptance of the terms sent with `POST start`: only `true` (JSON, or
+ * `true`/`1` as text) accepts. Returns nothing. Throws ParamMissing (`terms_accepted`) when it is
+ * absent, empty or false, Invalid when it is no boolean.
+ */
+export function assertTermsAccepted(params: Params): void {
+  if (optionalBoolean(params, TERMS_ACCEPTED) !== true) throw new ParamMissing(TERMS_ACCEPTED);
 }

@@ -30,9 +30,9 @@ export interface AccountService {
     client: ClientInfo,
   ): Promise<void>;
   /**
-   * What the user may do with its API credentials: the token is kept only as a hash, so it is never
-   * shown again; the secret can be revealed, and both rotated, with the password (so only by a user
-   * who has one). Returns that; throws NotFound for a user gone meanwhile.
+   * What the user may do with its API credentials: the console never shows the token again (only
+   * the compat sign-in answers it); the secret can be revealed, and both rotated, with the password
+   * (so only by a user who has one). Returns that; throws NotFound for a user gone meanwhile.
    */
   credentials(actor: Actor): Promise<{ readonly secretKeyRevealable: boolean }>;
   /**

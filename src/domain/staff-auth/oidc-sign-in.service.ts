@@ -2,6 +2,8 @@ import crypto from 'node:crypto';
 import * as oidc from 'openid-client';
 import type { Db } from '../../db/database.ts';
 import { decryptSecret, encryptSecret, hashToken, type ServerKeys } from '../../security/keys.ts';
+import { fetchThrough } from '../../security/outbound-fetch.ts';
+import type { OutboundHttp } from '../../security/outbound-http.ts';
 import type { Clock } from '../clock.ts';
 import { Unauthorized } from '../errors.ts';
 import {
@@ -30,13 +32,13 @@ import {
 } from './oidc-sign-in.ts';
 import {
   ADDRESS_FREE_FAILURES,
+  ADDRESS_STARTS_PER_WINDOW,
   addressKey,
-  afterFailure,
-  startAllowed,
+  START_WINDOW_MS,
   startKey,
   waitFor,
 } from './sign-in-throttle.ts';
-import { findThrottle, writeThrottle } from './staff-auth.repository.ts';
+import { countInWindow, findThrottle, releaseThrottle, reserveThrottle } from './staff-auth.repository.ts';
 import type { ClientInfo, SignInResult, StaffAuthService, StaffSession } from './staff-auth.service.ts';
 
 /** An OpenID Connect provider one can sign in with, as the sign-in page lists it. */
@@ -168,8 +170,11 @@ export function createOidcSignInService(deps: {
   keys: Pick<ServerKeys, 'encryption'>;
   publicUrl: string;
   staffAuth: Pick<StaffAuthService, 'signInVerified'>;
+  /** The guarded client every request to a provider goes through (discovery, token, user info). */
+  outbound: OutboundHttp;
 }): OidcSignInService {
   const { db, clock, publicUrl, staffAuth } = deps;
+  const providerFetch = fetchThrough(deps.outbound);
   const key = deps.keys.encryption;
   const redirectUri = `${publicUrl}/auth/oidc/callback`;
   /** Discovered configurations by provider id, with the metadata they were made from. */
@@ -184,6 +189,7 @@ export function createOidcSignInService(deps: {
     const insecure = issuer.protocol === 'http:';
     const found = await oidc.discovery(issuer, config.clientId, secret, undefined, {
       timeout: PROVIDER_TIMEOUT_SECONDS,
+      [oidc.customFetch]: providerFetch,
       ...(insecure ? { execute: [oidc.allowInsecureRequests] } : {}),
     });
     const server = found.serverMetadata();
@@ -194,6 +200,7 @@ export function createOidcSignInService(deps: {
       clientAuthFor(server, secret),
     );
     configuration.timeout = PROVIDER_TIMEOUT_SECONDS;
+    configuration[oidc.customFetch] = providerFetch;
     if (insecure) oidc.allowInsecureRequests(configuration);
     return configuration;
   }
@@ -272,29 +279,57 @@ export function createOidcSignInService(deps: {
    * starts are used up, writing nothing then. Resolves otherwise; throws OidcSignInFailed.
    */
   async function countStart(client: ClientInfo, now: number): Promise<void> {
-    const key = startKey(client.ip);
-    const counted = startAllowed(await findThrottle(db, key), now);
-    if (counted.waitMs > 0) {
+    // Counted in one statement (startAllowed's rule), so parallel starts cannot share one count.
+    const waitMs = await countInWindow(
+      db,
+      startKey(client.ip),
+      now,
+      ADDRESS_STARTS_PER_WINDOW,
+      START_WINDOW_MS,
+    );
+    if (waitMs > 0) {
       throw new OidcSignInFailed(
         'throttled',
-        `too many sign-ins started from ${client.ip}: ${counted.waitMs} ms until the window ends`,
+        `too many sign-ins started from ${client.ip}: ${waitMs} ms until the window ends`,
       );
     }
-    await writeThrottle(db, key, counted.state);
   }
 
   /**
-   * Runs a start or a callback, counting a refusal the client could cause as a failed sign-in of
-   * its address before rethrowing it. Returns what `run` returns.
+   * Runs a start, counting a refusal the client could cause as a failed sign-in of its address
+   * before rethrowing it. Returns what `run` returns.
    */
   async function countingFailures<T>(client: ClientInfo, run: () => Promise<T>): Promise<T> {
     try {
       return await run();
     } catch (error) {
       if (error instanceof OidcSignInFailed && countsAsFailedSignIn(error.code)) {
-        const key = addressKey(client.ip);
-        const now = clock.now();
-        await writeThrottle(db, key, afterFailure(await findThrottle(db, key), now, ADDRESS_FREE_FAILURES));
+        await reserveThrottle(db, addressKey(client.ip), clock.now(), ADDRESS_FREE_FAILURES);
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Runs a callback under an attempt of the client address reserved before anything is checked (as
+   * password sign-in does), so parallel forged callbacks get no more checks than sequential ones.
+   * The attempt stays counted for a refusal the client could cause and is given back otherwise.
+   * Returns what `run` returns; throws OidcSignInFailed (throttled while the address is blocked).
+   */
+  async function reservingAttempt<T>(client: ClientInfo, run: () => Promise<T>): Promise<T> {
+    const key = addressKey(client.ip);
+    const now = clock.now();
+    if (!(await reserveThrottle(db, key, now, ADDRESS_FREE_FAILURES))) {
+      const wait = waitFor(await findThrottle(db, key), now);
+      throw new OidcSignInFailed('throttled', `address ${client.ip} blocked for ${wait} ms more`);
+    }
+    try {
+      const result = await run();
+      await releaseThrottle(db, key, now, ADDRESS_FREE_FAILURES);
+      return result;
+    } catch (error) {
+      if (!(error instanceof OidcSignInFailed && countsAsFailedSignIn(error.code))) {
+        await releaseThrottle(db, key, now, ADDRESS_FREE_FAILURES).catch(() => undefined);
       }
       throw error;
     }
@@ -457,8 +492,7 @@ export function createOidcSignInService(deps: {
     },
 
     async finish(query, browserKey, client) {
-      await requireUnblocked(client, clock.now());
-      return countingFailures(client, () => finishUnblocked(query, browserKey, client));
+      return reservingAttempt(client, () => finishUnblocked(query, browserKey, client));
     },
   };
 }

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import net from 'node:net';
 
 /**
@@ -47,9 +48,18 @@ export function waitFor(state: ThrottleState | undefined, now: number): number {
   return Math.max(0, state.blockedUntil - now);
 }
 
-/** The account key of the throttle: the email as typed, trimmed, in lower case. Returns it. */
+/** The longest email kept as it is in an account key (RFC 5321's limit for a whole address). */
+const MAX_KEY_EMAIL = 254;
+
+/**
+ * The account key of the throttle: the email as typed, trimmed, in lower case; one longer than any
+ * real address is kept as its SHA-256 instead, so a key always fits the table's primary-key index
+ * (PostgreSQL refuses an index entry of more than about 2.7 kB). Returns it.
+ */
 export function accountKey(email: string): string {
-  return `account:${email.trim().toLowerCase()}`;
+  const typed = email.trim().toLowerCase();
+  if (typed.length <= MAX_KEY_EMAIL) return `account:${typed}`;
+  return `account:sha256:${crypto.createHash('sha256').update(typed).digest('hex')}`;
 }
 
 /**
@@ -90,10 +100,18 @@ function ipv6Prefix64(ip: string): string | undefined {
  * change address for every start. Returns it.
  */
 export function startKey(ip: string): string {
+  return `oidc_start:${addressGroup(ip)}`;
+}
+
+/**
+ * The group a client address is counted in: the IPv4 address itself (also when mapped into IPv6),
+ * or its /64 network for IPv6. Returns it as text (`192.0.2.1`, `2001:db8:0:1::/64`).
+ */
+export function addressGroup(ip: string): string {
   const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(ip);
-  if (mapped?.[1] !== undefined) return `oidc_start:${mapped[1]}`;
+  if (mapped?.[1] !== undefined) return mapped[1];
   const prefix = ipv6Prefix64(ip);
-  return prefix === undefined ? `oidc_start:${ip}` : `oidc_start:${prefix}::/64`;
+  return prefix === undefined ? ip : `${prefix}::/64`;
 }
 
 /**

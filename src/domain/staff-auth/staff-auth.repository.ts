@@ -1,4 +1,6 @@
+import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import { blockAfter, FORGET_AFTER_MS, MAX_BLOCK_MS } from './sign-in-throttle.ts';
 
 /** All SQL of staff sign-in: password hashes, browser sessions, one-time links, the throttle. */
 
@@ -35,6 +37,22 @@ export async function writePasswordHash(db: Db, userId: number, hash: string, no
     .where('id', '=', userId)
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
+}
+
+/**
+ * Removes a user's password (its email changed: only an invitation to the new address may set one),
+ * ends its sessions and pending second steps, and spends its unused links, in the caller's
+ * transaction. Resolves when written.
+ */
+export async function resetSignInOfUser(db: Db, userId: number, now: number): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({ password_hash: null, updated_at: now })
+    .where('id', '=', userId)
+    .execute();
+  await db.deleteFrom('staff_sessions').where('user_id', '=', userId).execute();
+  await db.deleteFrom('second_factor_challenges').where('user_id', '=', userId).execute();
+  await spendOneTimeLinksOfUser(db, userId, now);
 }
 
 /** Inserts a session row. Resolves when written; throws what the database throws. */
@@ -227,4 +245,123 @@ export async function writeThrottle(
 /** Forgets a throttle key (a successful sign-in clears its account's count). */
 export async function deleteThrottle(db: Db, key: string): Promise<void> {
   await db.deleteFrom('sign_in_throttles').where('key', '=', key).execute();
+}
+
+/** A whole number bound as a 64-bit integer on both databases (PostgreSQL cannot infer a bare parameter's type in CASE). */
+function big(value: number): RawBuilder<number> {
+  return sql<number>`cast(${value} as bigint)`;
+}
+
+/**
+ * SQL for `now + blockAfter(failures, freeFailures)`, with `failures` an SQL expression: one CASE
+ * branch per doubling until the longest block, so both databases compute the rule without pow().
+ */
+function blockedUntilSql(
+  failures: RawBuilder<number>,
+  now: number,
+  freeFailures: number,
+): RawBuilder<number> {
+  const branches: RawBuilder<unknown>[] = [sql`when ${failures} < ${big(freeFailures)} then ${big(now)}`];
+  for (let n = freeFailures; blockAfter(n, freeFailures) < MAX_BLOCK_MS; n += 1) {
+    branches.push(sql`when ${failures} = ${big(n)} then ${big(now + blockAfter(n, freeFailures))}`);
+  }
+  return sql<number>`case ${sql.join(branches, sql` `)} else ${big(now + MAX_BLOCK_MS)} end`;
+}
+
+/**
+ * Reserves one attempt on a throttle key before the password or code is checked, in one statement
+ * (an upsert whose update only happens while the key is not blocked), so parallel requests, in one
+ * process or many, each see the count the others left: once the free failures are reserved, the
+ * key is blocked and the rest are refused. The attempt counts as a failure until released.
+ * Returns true when reserved, false when the key is blocked at `now` (nothing written then).
+ */
+export async function reserveThrottle(
+  db: Db,
+  key: string,
+  now: number,
+  freeFailures: number,
+): Promise<boolean> {
+  const stale = sql<boolean>`sign_in_throttles.last_failure_at <= ${big(now - FORGET_AFTER_MS)}`;
+  const failures = sql<number>`(case when ${stale} then 1 else sign_in_throttles.failures + 1 end)`;
+  const row = await db
+    .insertInto('sign_in_throttles')
+    .values({
+      key,
+      failures: 1,
+      last_failure_at: now,
+      blocked_until: now + blockAfter(1, freeFailures),
+    })
+    .onConflict((conflict) =>
+      conflict
+        .column('key')
+        .doUpdateSet({
+          failures,
+          last_failure_at: big(now),
+          blocked_until: blockedUntilSql(failures, now, freeFailures),
+        })
+        .where(sql<boolean>`${stale} or sign_in_throttles.blocked_until <= ${big(now)}`),
+    )
+    .returning('failures')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * Gives back an attempt reserveThrottle counted at `reservedAt` (the password or code was right, or
+ * nothing was checked): one failure fewer, and the block the reservation may have set lifted, so the
+ * key is as it was before (a reservation is only made while the key is not blocked). A block set by a
+ * later failure past the free count stays. Resolves when written.
+ */
+export async function releaseThrottle(
+  db: Db,
+  key: string,
+  reservedAt: number,
+  freeFailures: number,
+): Promise<void> {
+  const ours = sql<boolean>`(failures - 1 < ${big(freeFailures)} or last_failure_at = ${big(reservedAt)})`;
+  await db
+    .updateTable('sign_in_throttles')
+    .set({
+      failures: sql<number>`case when failures > 0 then failures - 1 else 0 end`,
+      blocked_until: sql<number>`case when blocked_until > ${big(reservedAt)} and ${ours} then ${big(reservedAt)} else blocked_until end`,
+    })
+    .where('key', '=', key)
+    .execute();
+}
+
+/**
+ * Counts one more event (an OpenID Connect start, an LTI login) on a key in fixed windows of
+ * `windowMs`, as `startAllowed` in sign-in-throttle.ts defines it, in one statement so parallel
+ * requests cannot all read the same count. Returns 0 when counted, or the milliseconds until the
+ * window ends when `limit` events were counted already (nothing written then).
+ */
+export async function countInWindow(
+  db: Db,
+  key: string,
+  now: number,
+  limit: number,
+  windowMs: number,
+): Promise<number> {
+  const fresh = sql<boolean>`sign_in_throttles.last_failure_at <= ${big(now - windowMs)}`;
+  const row = await db
+    .insertInto('sign_in_throttles')
+    .values({ key, failures: 1, last_failure_at: now, blocked_until: limit <= 1 ? now + windowMs : now })
+    .onConflict((conflict) =>
+      conflict
+        .column('key')
+        .doUpdateSet({
+          failures: sql<number>`case when ${fresh} then 1 else sign_in_throttles.failures + 1 end`,
+          last_failure_at: sql<number>`case when ${fresh} then ${big(now)} else sign_in_throttles.last_failure_at end`,
+          blocked_until: sql<number>`case
+            when ${fresh} then ${big(limit <= 1 ? now + windowMs : now)}
+            when sign_in_throttles.failures + 1 >= ${big(limit)} then sign_in_throttles.last_failure_at + ${big(windowMs)}
+            else sign_in_throttles.last_failure_at end`,
+        })
+        .where(sql<boolean>`${fresh} or sign_in_throttles.failures < ${big(limit)}`),
+    )
+    .returning('failures')
+    .executeTakeFirst();
+  if (row !== undefined) return 0;
+  const current = await findThrottle(db, key);
+  return Math.max(1, (current?.lastFailureAt ?? now) + windowMs - now);
 }

@@ -42,7 +42,6 @@ import {
   accountKey,
   ADDRESS_FREE_FAILURES,
   addressKey,
-  afterFailure,
   waitFor,
 } from './sign-in-throttle.ts';
 import {
@@ -57,11 +56,12 @@ import {
   insertOneTimeLink,
   insertStaffSession,
   redeemOneTimeLink,
+  releaseThrottle,
+  reserveThrottle,
   spendOneTimeLinksOfUser,
   type StaffSessionRow,
   touchStaffSession,
   writePasswordHash,
-  writeThrottle,
 } from './staff-auth.repository.ts';
 
 /** A session ends this long after its last request. */
@@ -194,8 +194,9 @@ export interface StaffAuthService {
   regenerateRecoveryCodes(userId: number, code: string, client: ClientInfo): Promise<string[]>;
   /**
    * The compat sign-in of the original service's Go client: checks email and password as signIn
-   * does, then issues the user fresh API credentials (the old ones stop working: only their hash is
-   * kept, so they cannot be shown again). Returns the user and the credentials; throws as signIn.
+   * does, then answers the user's current API credentials, as the original service did (a user
+   * created before migration 0020 is issued new ones once: its token was kept only as a
+   * hash). Returns the user and the credentials; throws as signIn.
    */
   signInForCredentials(
     email: string,
@@ -250,7 +251,7 @@ export function createStaffAuthService(deps: {
   clock: Clock;
   jobs: JobQueue;
   publicUrl: string;
-  users: Pick<UsersService, 'rotateCredentials'>;
+  users: Pick<UsersService, 'currentCredentials'>;
   keys: Pick<ServerKeys, 'encryption'>;
 }): StaffAuthService {
   const { db, clock, jobs, publicUrl, users } = deps;
@@ -275,42 +276,80 @@ export function createStaffAuthService(deps: {
     };
   }
 
-  async function throttleCheck(keys: readonly string[], now: number): Promise<void> {
-    const states = await Promise.all(keys.map((key) => findThrottle(db, key)));
-    const wait = Math.max(0, ...states.map((state) => waitFor(state, now)));
-    if (wait > 0) throw new SignInThrottled(wait);
-  }
-
-  async function recordFailure(email: string, ip: string, now: number): Promise<void> {
-    for (const [key, free] of [
+  /**
+   * Reserves one attempt for the account and the client address before anything is checked
+   * (reserveThrottle: atomic in the database, so parallel requests and other processes count too).
+   * The attempt stays counted as a failure unless `settle` gives it back. Returns `settle`, which
+   * releases the address's attempt and, for a right answer, clears the account (`success`) or gives
+   * its attempt back; throws SignInThrottled when either key is blocked (nothing kept reserved).
+   */
+  async function reserveAttempt(
+    email: string,
+    ip: string,
+    now: number,
+  ): Promise<(outcome: 'success' | 'unchecked') => Promise<void>> {
+    const keys = [
       [accountKey(email), ACCOUNT_FREE_FAILURES],
       [addressKey(ip), ADDRESS_FREE_FAILURES],
-    ] as const) {
-      await writeThrottle(db, key, afterFailure(await findThrottle(db, key), now, free));
+    ] as const;
+    const reserved: (readonly [string, number])[] = [];
+    for (const [key, free] of keys) {
+      if (await reserveThrottle(db, key, now, free)) {
+        reserved.push([key, free]);
+        continue;
+      }
+      for (const [done, doneFree] of reserved) await releaseThrottle(db, done, now, doneFree);
+      throw new SignInThrottled(waitFor(await findThrottle(db, key), now));
+    }
+    return async (outcome) => {
+      if (outcome === 'success') await deleteThrottle(db, accountKey(email));
+      else await releaseThrottle(db, accountKey(email), now, ACCOUNT_FREE_FAILURES);
+      await releaseThrottle(db, addressKey(ip), now, ADDRESS_FREE_FAILURES);
+    };
+  }
+
+  /**
+   * Runs `check` under a reserved attempt: a refusal it throws of one of `refusals` stays counted as
+   * a failure; any other error (nothing was decided: the database, say) gives the attempt back.
+   * Returns what `check` returns, the attempt not yet settled; throws what `check` throws.
+   */
+  async function underReservation<T>(
+    settle: (outcome: 'success' | 'unchecked') => Promise<void>,
+    check: () => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await check();
+    } catch (error) {
+      if (!(error instanceof Unauthorized || error instanceof Invalid)) {
+        await settle('unchecked').catch(() => undefined);
+      }
+      throw error;
     }
   }
 
   /** Checks email and password under the throttle. Returns the user; throws SignInThrottled or Unauthorized. */
   async function checkPassword(email: string, password: string, client: ClientInfo): Promise<User> {
     const now = clock.now();
-    await throttleCheck([accountKey(email), addressKey(client.ip)], now);
-    const found = await findSignInUser(db, email.trim());
-    // No password this long can have been set, so it is refused without hashing up to a megabyte.
-    const tooLong = password.length > 4 * MAX_PASSWORD_LENGTH;
-    // Every other refusal spends one scrypt verification, so the time taken does not say which it was.
-    const matches = tooLong
-      ? false
-      : found?.passwordHash !== null && found?.passwordHash !== undefined
-        ? await verifyPassword(password, found.passwordHash)
-        : await verifyAgainstNothing(password);
-    const user = matches && found !== undefined && found.active ? await findUser(db, found.id) : undefined;
-    if (user === undefined || found === undefined) {
-      await recordFailure(email, client.ip, now);
-      throw new Unauthorized(
-        found === undefined ? 'sign-in: unknown email' : `sign-in refused for user ${found.id}`,
-      );
-    }
-    await deleteThrottle(db, accountKey(email));
+    const settle = await reserveAttempt(email, client.ip, now);
+    const { user, found } = await underReservation(settle, async () => {
+      const found = await findSignInUser(db, email.trim());
+      // No password this long can have been set, so it is refused without hashing up to a megabyte.
+      const tooLong = password.length > 4 * MAX_PASSWORD_LENGTH;
+      // Every other refusal spends one scrypt verification, so the time taken does not say which it was.
+      const matches = tooLong
+        ? false
+        : found?.passwordHash !== null && found?.passwordHash !== undefined
+          ? await verifyPassword(password, found.passwordHash)
+          : await verifyAgainstNothing(password);
+      const user = matches && found !== undefined && found.active ? await findUser(db, found.id) : undefined;
+      if (user === undefined || found === undefined) {
+        throw new Unauthorized(
+          found === undefined ? 'sign-in: unknown email' : `sign-in refused for user ${found.id}`,
+        );
+      }
+      return { user, found };
+    });
+    await settle('success');
     if (found.passwordHash !== null && needsRehash(found.passwordHash)) {
       await writePasswordHash(db, user.id, await hashPassword(password), now);
     }
@@ -341,18 +380,19 @@ export function createStaffAuthService(deps: {
     const found = user === undefined ? undefined : await findSignInUser(db, user.email);
     if (user === undefined || found === undefined) throw new NotFound('User', userId);
     const now = clock.now();
-    await throttleCheck([accountKey(user.email), addressKey(client.ip)], now);
-    // As at sign-in, a user without a password costs one scrypt verification too.
-    const matches =
-      password.length > 4 * MAX_PASSWORD_LENGTH
-        ? false
-        : found.passwordHash !== null
-          ? await verifyPassword(password, found.passwordHash)
-          : await verifyAgainstNothing(password);
-    if (!matches) {
-      await recordFailure(user.email, client.ip, now);
-      throw new Invalid(field, 'is not correct');
-    }
+    const settle = await reserveAttempt(user.email, client.ip, now);
+    await underReservation(settle, async () => {
+      // As at sign-in, a user without a password costs one scrypt verification too.
+      const matches =
+        password.length > 4 * MAX_PASSWORD_LENGTH
+          ? false
+          : found.passwordHash !== null
+            ? await verifyPassword(password, found.passwordHash)
+            : await verifyAgainstNothing(password);
+      if (!matches) throw new Invalid(field, 'is not correct');
+    });
+    // A right password gives its attempt back, leaving earlier failures counted (it is no sign-in).
+    await settle('unchecked');
     return user;
   }
 
@@ -455,19 +495,18 @@ export function createStaffAuthService(deps: {
       }
       const user = await findUser(db, found.userId);
       if (user === undefined || !user.active) throw new Unauthorized('second step: user gone');
-      const keysOf = [accountKey(user.email), addressKey(client.ip)];
-      await throttleCheck(keysOf, now);
-      const accepted = looksLikeTotp(code)
-        ? await useTotp(db, key, user.id, code, now)
-        : await useRecoveryCode(db, user.id, code, now);
-      if (!accepted) {
-        await recordFailure(user.email, client.ip, now);
+      const settle = await reserveAttempt(user.email, client.ip, now);
+      await underReservation(settle, async () => {
+        const accepted = looksLikeTotp(code)
+          ? await useTotp(db, key, user.id, code, now)
+          : await useRecoveryCode(db, user.id, code, now);
+        if (accepted) return;
         if (found.attempts + 1 >= CHALLENGE_ATTEMPTS) await deleteChallenge(db, found.id);
         else await countChallengeAttempt(db, found.id, found.attempts + 1);
         throw new SecondStepRefused(user);
-      }
+      });
       await deleteChallenge(db, found.id);
-      await deleteThrottle(db, accountKey(user.email));
+      await settle('success');
       return openSession(user, client);
     },
 
@@ -500,11 +539,13 @@ export function createStaffAuthService(deps: {
       const user = await findUser(db, userId);
       if (user === undefined) throw new NotFound('User', userId);
       const now = clock.now();
-      await throttleCheck([accountKey(user.email), addressKey(client.ip)], now);
-      if (!looksLikeTotp(code) || !(await useTotp(db, key, userId, code, now))) {
-        await recordFailure(user.email, client.ip, now);
-        throw new Invalid('code', 'is not valid');
-      }
+      const settle = await reserveAttempt(user.email, client.ip, now);
+      await underReservation(settle, async () => {
+        if (!looksLikeTotp(code) || !(await useTotp(db, key, userId, code, now))) {
+          throw new Invalid('code', 'is not valid');
+        }
+      });
+      await settle('unchecked');
       return db.transaction().execute((trx) => replaceRecoveryCodes(trx, userId));
     },
 
@@ -514,7 +555,7 @@ export function createStaffAuthService(deps: {
       if (await hasSecondFactor(db, user.id)) {
         throw new Unauthorized(`compat sign-in refused for user ${user.id}: second factor enabled`);
       }
-      return users.rotateCredentials(user.id);
+      return users.currentCredentials(user.id);
     },
 
     async session(token) {

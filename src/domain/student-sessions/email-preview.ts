@@ -99,6 +99,8 @@ export function sampleSession(examId: number, now: number): StudentSession {
     mobileStatus: 'not_paired',
     mobileSeenAt: null,
     mobileDevice: null,
+    termsAcceptedAt: null,
+    termsSha256: null,
     createdAt: now,
     updatedAt: now,
     incidents: [],

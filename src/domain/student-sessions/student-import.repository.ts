@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.ts';
+import { sessionKey } from './student-import.ts';
 
 /**
  * The attempt numbers every email already has in the exam (archived sessions included), in one
@@ -17,4 +18,17 @@ export async function attemptsByEmail(db: Db, examId: number): Promise<Map<strin
     attempts.set(row.email, list);
   }
   return attempts;
+}
+
+/**
+ * The id of every session the exam already has (archived ones included), by its email and attempt
+ * (sessionKey), in one query. Returns the map.
+ */
+export async function sessionIdsByKey(db: Db, examId: number): Promise<Map<string, number>> {
+  const rows = await db
+    .selectFrom('student_sessions')
+    .select(['id', 'email', 'attempt'])
+    .where('exam_id', '=', examId)
+    .execute();
+  return new Map(rows.map((row) => [sessionKey(row.email, row.attempt), row.id]));
 }

@@ -8,16 +8,19 @@ import { optionalBoolean, type Params } from '../input.ts';
 import { withLtiResource } from '../lti-resources/session-link.ts';
 import {
   type CheckedRow,
+  type ExistingRowChoice,
   ignoredFieldList,
   ImportRejected,
+  readExistingChoice,
   readImportRows,
+  type RowAction,
   type RowError,
   rowErrorOf,
   rowParams,
   sessionKey,
   unreadFields,
 } from './student-import.ts';
-import { attemptsByEmail } from './student-import.repository.ts';
+import { attemptsByEmail, sessionIdsByKey } from './student-import.repository.ts';
 import {
   checkNewAttempt,
   checkOpenTime,
@@ -27,19 +30,31 @@ import {
   readAttempt,
   readSessionChanges,
   type StudentSession,
+  type StudentSessionChanges,
 } from './student-session.ts';
-import { insertStudentSessions, uniqueViolationOn } from './student-sessions.repository.ts';
+import {
+  insertStudentSessions,
+  uniqueViolationOn,
+  updateStudentSession,
+} from './student-sessions.repository.ts';
 
-/** What an import did: checked only (`dry_run`), or created every row's session. */
+/**
+ * What an import did: checked only (`dry_run`, every valid row with its action), or created the new
+ * rows' sessions, updated the existing ones (`existing: update`) and counted the skipped ones.
+ */
 export type ImportOutcome =
   | {
       readonly dryRun: true;
+      readonly existing: ExistingRowChoice;
       readonly rows: readonly CheckedRow[];
       readonly ignoredFields: readonly string[];
     }
   | {
       readonly dryRun: false;
+      readonly existing: ExistingRowChoice;
       readonly sessions: readonly StudentSession[];
+      readonly updated: readonly StudentSession[];
+      readonly skipped: number;
       readonly ignoredFields: readonly string[];
     };
 
@@ -48,7 +63,8 @@ export interface StudentImportService {
   /**
    * Checks every row of `students` (params; an array, or a string holding one) with the rules of
    * creating one session, plus duplicates within the file, then creates them all in one transaction,
-   * or with `dry_run` only checks. Returns what was checked or created, in row order, with the row
+   * or with `dry_run` only checks. A row whose email and attempt the exam already has is refused,
+   * skipped or updates that session, as `existing` says (refuse, skip, update). Returns what was checked or created, in row order, with the row
    * fields no rule read. Throws NotFound (Exam) or Forbidden (the actor may not manage the exam),
    * ParamMissing or Invalid on `students` or `dry_run`, and ImportRejected naming every bad row
    * (nothing is created then).
@@ -56,10 +72,16 @@ export interface StudentImportService {
   importStudents(actor: Actor, examId: string | number, params: Params): Promise<ImportOutcome>;
 }
 
-/** A row that passed the checks, with what it creates. */
+/**
+ * A row that passed the checks, with what it creates, or for an existing session (`sessionId`) the
+ * changes an update writes (the row's fields but the email and attempt, which found the session).
+ */
 interface AcceptedRow {
   readonly row: number;
   readonly attributes: NewStudentSession;
+  readonly action: RowAction;
+  readonly sessionId?: number;
+  readonly changes?: StudentSessionChanges;
 }
 
 /** How many times the transaction is tried when a unique index refuses it (see create). */
@@ -83,16 +105,20 @@ export function createStudentImportService(deps: { db: Db; clock: Clock }): Stud
    * same functions in the same order, up to the attempt rule (checkRows applies it after looking for
    * the same session earlier in the file). Returns what the row would create.
    */
-  async function readRow(exam: Exam, params: Params): Promise<NewStudentSession> {
+  async function readRow(
+    exam: Exam,
+    params: Params,
+  ): Promise<{ attributes: NewStudentSession; changes: StudentSessionChanges }> {
     const changes = await withLtiResource(db, exam, params, readSessionChanges(params, 'create'));
     const attempt = readAttempt(params);
     const attributes = { ...newSessionDefaults(), ...changes, attempt } as NewStudentSession;
     checkOpenTime(attributes.openTime, exam);
-    return attributes;
+    return { attributes, changes };
   }
 
-  async function checkRows(exam: Exam, rows: readonly unknown[]) {
+  async function checkRows(exam: Exam, rows: readonly unknown[], existing: ExistingRowChoice) {
     const attempts = await attemptsByEmail(db, exam.id);
+    const stored = existing === 'refuse' ? new Map<string, number>() : await sessionIdsByKey(db, exam.id);
     const firstRowOf = new Map<string, number>();
     const accepted: AcceptedRow[] = [];
     const errors: RowError[] = [];
@@ -106,18 +132,27 @@ export function createStudentImportService(deps: { db: Db; clock: Clock }): Stud
           errors.push({ row, field: null, message: 'must be an object' });
           continue;
         }
-        const attributes = await readRow(exam, params);
+        const { attributes, changes } = await readRow(exam, params);
         const key = sessionKey(attributes.email, attributes.attempt);
         const earlier = firstRowOf.get(key);
         if (earlier !== undefined) {
           errors.push({ row, field: 'email', message: `has already been taken by row ${earlier}` });
           continue;
         }
+        const sessionId = stored.get(key);
+        if (sessionId !== undefined && existing !== 'refuse') {
+          // The exam has this student already: skipped, or updated with the row's other fields.
+          const { email: _sameEmail, ...update } = changes;
+          firstRowOf.set(key, row);
+          accepted.push({ row, attributes, action: existing, sessionId, changes: update });
+          for (const name of unreadFields(raw, read)) ignored.add(name);
+          continue;
+        }
         // Against the exam's sessions and the rows before: a second attempt may follow the first.
         checkNewAttempt(attributes.attempt, attempts.get(attributes.email) ?? []);
         firstRowOf.set(key, row);
         attempts.set(attributes.email, [...(attempts.get(attributes.email) ?? []), attributes.attempt]);
-        accepted.push({ row, attributes });
+        accepted.push({ row, attributes, action: 'create' });
         for (const name of unreadFields(raw, read)) ignored.add(name);
       } catch (error) {
         const problem = rowErrorOf(error);
@@ -128,16 +163,24 @@ export function createStudentImportService(deps: { db: Db; clock: Clock }): Stud
     return { accepted, errors, ignored: ignoredFieldList(ignored) };
   }
 
-  async function insertAll(trx: Db, examId: number, accepted: readonly AcceptedRow[]) {
+  /** Creates the new rows' sessions and updates the existing ones in `trx`. Returns both, in row order. */
+  async function writeAll(trx: Db, examId: number, accepted: readonly AcceptedRow[]) {
     const now = clock.now();
+    const created = accepted.filter((row) => row.action === 'create');
     const sessions: StudentSession[] = [];
-    for (let at = 0; at < accepted.length; at += ROWS_PER_STATEMENT) {
-      const chunk = accepted
+    for (let at = 0; at < created.length; at += ROWS_PER_STATEMENT) {
+      const chunk = created
         .slice(at, at + ROWS_PER_STATEMENT)
         .map(({ attributes }) => ({ ...attributes, ...generateFields() }));
       sessions.push(...(await insertStudentSessions(trx, examId, chunk, now)));
     }
-    return sessions;
+    const updated: StudentSession[] = [];
+    for (const row of accepted) {
+      if (row.action !== 'update' || row.sessionId === undefined) continue;
+      const saved = await updateStudentSession(trx, row.sessionId, row.changes ?? {}, now);
+      if (saved !== undefined) updated.push(saved);
+    }
+    return { sessions, updated };
   }
 
   /**
@@ -146,17 +189,22 @@ export function createStudentImportService(deps: { db: Db; clock: Clock }): Stud
    * the rows are checked again so the answer names them, or a fresh room token existed, and new
    * tokens are drawn. Returns the sessions in row order.
    */
-  async function create(exam: Exam, rows: readonly unknown[], checked: readonly AcceptedRow[]) {
+  async function create(
+    exam: Exam,
+    rows: readonly unknown[],
+    checked: readonly AcceptedRow[],
+    existing: ExistingRowChoice,
+  ) {
     let accepted = checked;
     for (let tries = 1; ; tries += 1) {
       try {
-        return await db.transaction().execute((trx) => insertAll(trx, exam.id, accepted));
+        return await db.transaction().execute((trx) => writeAll(trx, exam.id, accepted));
       } catch (error) {
         const violated = uniqueViolationOn(error);
         if (violated === undefined) throw error;
         if (tries >= CREATE_TRIES) throw violated === 'attempt' ? new Taken('email') : error;
         if (violated === 'attempt') {
-          const again = await checkRows(exam, rows);
+          const again = await checkRows(exam, rows, existing);
           if (again.errors.length > 0) throw new ImportRejected(again.errors, rows.length);
           accepted = again.accepted;
         }
@@ -169,21 +217,26 @@ export function createStudentImportService(deps: { db: Db; clock: Clock }): Stud
       const exam = await findManageableExam(db, actor, examId);
       const rows = readImportRows(params);
       const dryRun = optionalBoolean(params, 'dry_run') ?? false;
-      const { accepted, errors, ignored } = await checkRows(exam, rows);
+      const existing = readExistingChoice(params);
+      const { accepted, errors, ignored } = await checkRows(exam, rows, existing);
       if (errors.length > 0) throw new ImportRejected(errors, rows.length);
       if (dryRun) {
         return {
           dryRun,
+          existing,
           ignoredFields: ignored,
-          rows: accepted.map(({ row, attributes }) => ({
+          rows: accepted.map(({ row, attributes, action }) => ({
             row,
             name: attributes.name,
             email: attributes.email,
             attempt: attributes.attempt,
+            action,
           })),
         };
       }
-      return { dryRun, ignoredFields: ignored, sessions: await create(exam, rows, accepted) };
+      const { sessions, updated } = await create(exam, rows, accepted, existing);
+      const skipped = accepted.filter((row) => row.action === 'skip').length;
+      return { dryRun, existing, ignoredFields: ignored, sessions, updated, skipped };
     },
   };
 }

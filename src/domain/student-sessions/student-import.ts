@@ -21,12 +21,34 @@ export interface RowError {
   readonly message: string;
 }
 
-/** A row that passed every check, as the dry run shows it: the values a session would be created with. */
+/**
+ * What an import does with a row whose email and attempt the exam already has (`existing`):
+ * `refuse` it (the default: the row is invalid, nothing is imported), `skip` it, or `update` that
+ * session with the row's fields.
+ */
+export const EXISTING_ROW_CHOICES = ['refuse', 'skip', 'update'] as const;
+export type ExistingRowChoice = (typeof EXISTING_ROW_CHOICES)[number];
+
+/** What the import does with one valid row: create a session, skip it, or update the exam's session. */
+export type RowAction = 'create' | 'skip' | 'update';
+
+/** A row that passed every check, as the dry run shows it: the values it carries and what it will do. */
 export interface CheckedRow {
   readonly row: number;
   readonly name: string;
   readonly email: string;
   readonly attempt: number;
+  readonly action: RowAction;
+}
+
+/** Reads `existing` (absent or empty: `refuse`). Throws Invalid naming the choices. */
+export function readExistingChoice(params: Params): ExistingRowChoice {
+  const value = optionalString(params, 'existing');
+  if (value === undefined || value === null || value === '') return 'refuse';
+  const choice = EXISTING_ROW_CHOICES.find((known) => known === value);
+  if (choice === undefined)
+    throw new Invalid('existing', `must be one of ${EXISTING_ROW_CHOICES.join(', ')}`);
+  return choice;
 }
 
 /**

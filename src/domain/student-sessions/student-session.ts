@@ -121,6 +121,10 @@ export type StudentSession = {
   readonly mobileSeenAt: number | null;
   /** The phone's browser and system as it reported them, or null. */
   readonly mobileDevice: string | null;
+  /** When the candidate accepted the exam's terms in the room (epoch ms); null before, or without terms. */
+  readonly termsAcceptedAt: number | null;
+  /** The SHA-256 (hex) of the terms' text the candidate accepted; null with termsAcceptedAt. */
+  readonly termsSha256: string | null;
   readonly createdAt: number;
   readonly updatedAt: number;
   /** Oldest first. */
@@ -191,6 +195,13 @@ export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
+/**
+ * The longest student name and incident comment accepted (in UTF-16 code units, as `length` counts):
+ * what is accepted is printed in reports and lists, so it is bounded (docs/security.md, "H1").
+ */
+export const SESSION_NAME_MAX = 200;
+export const INCIDENT_COMMENT_MAX = 2000;
+
 /** A required text that was sent blank counts as missing; returns undefined when not sent at all. */
 function requiredText(params: Params, name: string, mode: 'create' | 'update'): string | undefined {
   const value = optionalString(params, name);
@@ -219,6 +230,9 @@ function readEmail(params: Params, mode: 'create' | 'update'): string | undefine
 export function readSessionChanges(params: Params, mode: 'create' | 'update'): StudentSessionChanges {
   const changes: StudentSessionChanges = {};
   const name = requiredText(params, 'name', mode);
+  if (name !== undefined && name.length > SESSION_NAME_MAX) {
+    throw new Invalid('name', `is too long (maximum is ${SESSION_NAME_MAX} characters)`);
+  }
   if (name !== undefined) changes.name = name;
   const email = readEmail(params, mode);
   if (email !== undefined) changes.email = email;
@@ -334,12 +348,16 @@ export function withEmailFiltersNormalized(list: ListQuery): ListQuery {
 }
 
 /**
- * Reads what an incident request carries: `comment` (required) and `offset_time` (a whole number
- * from 0, null when absent). Throws ParamMissing on `comment` or Invalid on `offset_time`.
+ * Reads what an incident request carries: `comment` (required, at most INCIDENT_COMMENT_MAX
+ * characters) and `offset_time` (a whole number from 0, null when absent). Throws ParamMissing on
+ * `comment`, or Invalid on a too long `comment` or on `offset_time`.
  */
 export function readIncident(params: Params): { comment: string; offsetTime: number | null } {
   const comment = optionalString(params, 'comment');
   if (comment === undefined || comment === null || comment.trim() === '') throw new ParamMissing('comment');
+  if (comment.length > INCIDENT_COMMENT_MAX) {
+    throw new Invalid('comment', `is too long (maximum is ${INCIDENT_COMMENT_MAX} characters)`);
+  }
   return { comment, offsetTime: optionalInteger(params, 'offset_time', 0, MAX_INT) ?? null };
 }
 

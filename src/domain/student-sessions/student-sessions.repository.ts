@@ -130,6 +130,8 @@ function sessionFromRow(row: SessionRow, incidents: readonly Incident[]): Studen
     mobileStatus: parseMobileStatus(row.mobile_status),
     mobileSeenAt: row.mobile_seen_at === null ? null : Number(row.mobile_seen_at),
     mobileDevice: row.mobile_device,
+    termsAcceptedAt: row.terms_accepted_at === null ? null : Number(row.terms_accepted_at),
+    termsSha256: row.terms_sha256,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     incidents,

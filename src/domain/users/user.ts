@@ -16,7 +16,10 @@ export interface User {
   readonly updatedAt: number;
 }
 
-/** Credentials are shown once, at creation or rotation; only a hash and a ciphertext are kept. */
+/**
+ * A user's API credentials. The token is kept hashed (the lookup key) and both are kept encrypted, so
+ * the compat sign-in can answer them again (docs/staff-sign-in.md).
+ */
 export interface Credentials {
   readonly apiToken: string;
   readonly secretKey: string;

@@ -30,6 +30,7 @@ export interface NewUserRow {
   readonly role: string;
   readonly identityProviderId?: number | null;
   readonly apiTokenHash: string;
+  readonly apiTokenEncrypted: string;
   readonly secretKeyEncrypted: string;
 }
 
@@ -44,6 +45,7 @@ export async function insertUser(db: Db, input: NewUserRow, now: number): Promis
       role: input.role,
       identity_provider_id: input.identityProviderId ?? null,
       api_token_hash: input.apiTokenHash,
+      api_token_encrypted: input.apiTokenEncrypted,
       secret_key_encrypted: input.secretKeyEncrypted,
       active: true,
       created_at: now,
@@ -52,6 +54,12 @@ export async function insertUser(db: Db, input: NewUserRow, now: number): Promis
     .returningAll()
     .executeTakeFirstOrThrow();
   return userFromRow(row);
+}
+
+/** True when the installation has at least one user (of any institute, active or not). */
+export async function anyUserExists(db: Db): Promise<boolean> {
+  const row = await db.selectFrom('users').select('id').limit(1).executeTakeFirst();
+  return row !== undefined;
 }
 
 /** Returns the user, or undefined. */
@@ -76,19 +84,53 @@ export async function findUserByTokenHash(
     : { user: userFromRow(row), secretKeyEncrypted: row.secret_key_encrypted };
 }
 
-/** Replaces a user's credentials. Returns false when there is no such user. */
+/** A user's credentials as stored: the token's hash (the lookup key) and both encrypted values. */
+export interface StoredCredentials {
+  readonly apiTokenHash: string;
+  /** Null for a user created before migration 0020 whose token was never reissued. */
+  readonly apiTokenEncrypted: string | null;
+  readonly secretKeyEncrypted: string;
+}
+
+/** The user's stored credentials, or undefined when there is no such user. */
+export async function findStoredCredentials(db: Db, id: number): Promise<StoredCredentials | undefined> {
+  const row = await db
+    .selectFrom('users')
+    .select(['api_token_hash', 'api_token_encrypted', 'secret_key_encrypted'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row === undefined
+    ? undefined
+    : {
+        apiTokenHash: row.api_token_hash,
+        apiTokenEncrypted: row.api_token_encrypted,
+        secretKeyEncrypted: row.secret_key_encrypted,
+      };
+}
+
+/**
+ * Replaces a user's credentials; with `onlyIfUnrecoverable`, only while its token is not stored
+ * encrypted (so two first sign-ins at once issue one set, not two). Returns false when no row
+ * changed (no such user, or the condition did not hold).
+ */
 export async function replaceCredentials(
   db: Db,
   id: number,
-  apiTokenHash: string,
-  secretKeyEncrypted: string,
+  credentials: Omit<StoredCredentials, 'apiTokenEncrypted'> & { readonly apiTokenEncrypted: string },
   now: number,
+  onlyIfUnrecoverable = false,
 ): Promise<boolean> {
-  const result = await db
+  let query = db
     .updateTable('users')
-    .set({ api_token_hash: apiTokenHash, secret_key_encrypted: secretKeyEncrypted, updated_at: now })
-    .where('id', '=', id)
-    .executeTakeFirst();
+    .set({
+      api_token_hash: credentials.apiTokenHash,
+      api_token_encrypted: credentials.apiTokenEncrypted,
+      secret_key_encrypted: credentials.secretKeyEncrypted,
+      updated_at: now,
+    })
+    .where('id', '=', id);
+  if (onlyIfUnrecoverable) query = query.where('api_token_encrypted', 'is', null);
+  const result = await query.executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
 

@@ -24,8 +24,10 @@ import {
   type User,
 } from './user.ts';
 import {
+  anyUserExists,
   deleteUser,
   findUser,
+  findStoredCredentials,
   findUserByTokenHash,
   insertUser,
   listUsers,
@@ -33,7 +35,7 @@ import {
   updateUser,
 } from './users.repository.ts';
 import { findIdentityProvider } from '../identity-providers/identity-providers.repository.ts';
-import { deleteStaffSessionsOfUser } from '../staff-auth/staff-auth.repository.ts';
+import { deleteStaffSessionsOfUser, resetSignInOfUser } from '../staff-auth/staff-auth.repository.ts';
 
 /** How many decrypted signing secrets are kept in memory (one per active user). */
 const SECRET_CACHE_SIZE = 10_000;
@@ -47,6 +49,14 @@ export interface UsersService {
   create(instituteId: number, params: Params): Promise<{ user: User; credentials: Credentials }>;
   /** Issues new credentials, invalidating the old. Throws NotFound when there is no such user. */
   rotateCredentials(id: number): Promise<{ user: User; credentials: Credentials }>;
+  /**
+   * The user's current credentials, decrypted. A user created before migration 0020 has
+   * no recoverable token: it is issued new credentials once, stored encrypted from then on. Returns
+   * the user and its credentials; throws NotFound when there is no such user.
+   */
+  currentCredentials(id: number): Promise<{ user: User; credentials: Credentials }>;
+  /** True when there is at least one user: false on a new installation. Throws only what the database throws. */
+  anyExists(): Promise<boolean>;
   /**
    * Looks up the active user holding `apiToken`. Returns the actor and its signing secret, or
    * undefined for an unknown token or a deactivated user.
@@ -69,9 +79,11 @@ export interface UsersService {
   get(actor: Actor, instituteId: string | number, id: string | number): Promise<User>;
   /**
    * Applies the sent changes (`active: false` deactivates: the user's signed requests are refused
-   * until it is true again, and its browser sessions end for good). Returns the user; throws
-   * NotFound, Forbidden, ParamMissing, Invalid (including a caller deactivating itself or changing
-   * its own role) or Taken.
+   * until it is true again, and its browser sessions end for good). A changed email of another user
+   * removes that user's password and ends its sessions, so only an invitation to the new address
+   * signs it in again; an administrator may not change another administrator's (or a superuser's)
+   * email. Returns the user; throws NotFound, Forbidden, ParamMissing, Invalid (including a caller
+   * deactivating itself or changing its own role) or Taken.
    */
   update(actor: Actor, instituteId: string | number, id: string | number, params: Params): Promise<User>;
   /**
@@ -95,6 +107,19 @@ export function createUsersService(deps: { db: Db; clock: Clock; keys: ServerKey
     }
   }
 
+  /** How credentials are kept: the token hashed (the lookup key) and, like the secret, encrypted. */
+  function stored(credentials: Credentials): {
+    apiTokenHash: string;
+    apiTokenEncrypted: string;
+    secretKeyEncrypted: string;
+  } {
+    return {
+      apiTokenHash: hashToken(credentials.apiToken),
+      apiTokenEncrypted: encryptSecret(keys.encryption, credentials.apiToken),
+      secretKeyEncrypted: encryptSecret(keys.encryption, credentials.secretKey),
+    };
+  }
+
   async function insert(
     instituteId: number,
     user: NewUser,
@@ -106,8 +131,7 @@ export function createUsersService(deps: { db: Db; clock: Clock; keys: ServerKey
         {
           instituteId,
           ...user,
-          apiTokenHash: hashToken(credentials.apiToken),
-          secretKeyEncrypted: encryptSecret(keys.encryption, credentials.secretKey),
+          ...stored(credentials),
         },
         clock.now(),
       );
@@ -170,6 +194,22 @@ export function createUsersService(deps: { db: Db; clock: Clock; keys: ServerKey
     return secret;
   }
 
+  async function currentCredentials(id: number): Promise<{ user: User; credentials: Credentials }> {
+    const user = await findUser(db, id);
+    const found = user === undefined ? undefined : await findStoredCredentials(db, id);
+    if (user === undefined || found === undefined) throw new NotFound('User', id);
+    if (found.apiTokenEncrypted !== null) {
+      const apiToken = decryptSecret(keys.encryption, found.apiTokenEncrypted);
+      return { user, credentials: { apiToken, secretKey: secretOf(found.secretKeyEncrypted) } };
+    }
+    // Created before 0020: the token was kept only as a hash, so a new set is issued once.
+    const credentials = newCredentials();
+    if (await replaceCredentials(db, id, stored(credentials), clock.now(), true))
+      return { user, credentials };
+    // Another first sign-in stored its set meanwhile: answer that one.
+    return currentCredentials(id);
+  }
+
   return {
     async create(instituteId, params) {
       const user = readNewUser(params);
@@ -180,17 +220,15 @@ export function createUsersService(deps: { db: Db; clock: Clock; keys: ServerKey
 
     async rotateCredentials(id) {
       const credentials = newCredentials();
-      const done = await replaceCredentials(
-        db,
-        id,
-        hashToken(credentials.apiToken),
-        encryptSecret(keys.encryption, credentials.secretKey),
-        clock.now(),
-      );
+      const done = await replaceCredentials(db, id, stored(credentials), clock.now());
       const user = done ? await findUser(db, id) : undefined;
       if (user === undefined) throw new NotFound('User', id);
       return { user, credentials };
     },
+
+    currentCredentials,
+
+    anyExists: () => anyUserExists(db),
 
     async authenticate(apiToken) {
       const found = await findUserByTokenHash(db, hashToken(apiToken));
@@ -231,9 +269,27 @@ export function createUsersService(deps: { db: Db; clock: Clock; keys: ServerKey
         }
       }
       await checkIdentityProvider(user.instituteId, changes.identityProviderId);
+      // Someone else's email is how that account is reached (invitations, password resets), so a
+      // change of it must not hand the account over (docs/staff-sign-in.md, "Changing a colleague's email").
+      const emailChanged =
+        user.id !== actor.id &&
+        changes.email !== undefined &&
+        changes.email.toLowerCase() !== user.email.toLowerCase();
+      if (
+        emailChanged &&
+        actor.role === 'administrator' &&
+        (user.role === 'administrator' || user.role === 'superuser')
+      ) {
+        throw new Forbidden("an administrator may not change another administrator's email");
+      }
       let saved: User | undefined;
       try {
-        saved = await updateUser(db, user.id, changes, clock.now());
+        const now = clock.now();
+        saved = await db.transaction().execute(async (trx) => {
+          const updated = await updateUser(trx, user.id, changes, now);
+          if (updated !== undefined && emailChanged) await resetSignInOfUser(trx, user.id, now);
+          return updated;
+        });
       } catch (error) {
         if (isUniqueViolation(error)) throw new Taken('email');
         throw error;

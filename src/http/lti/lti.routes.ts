@@ -2,7 +2,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SIGN_IN_PAGE } from '../../domain/staff-auth/oidc-sign-in.ts';
 import { verifyIdToken } from '../../lti/id-token.ts';
 import { LaunchRefused, type LtiLaunch } from '../../lti/launch.ts';
-import { bindingName, LTI_LOGIN_MS, matchesHash, startLogin, type TakenLogin } from '../../lti/login.ts';
+import {
+  bindingName,
+  LoginThrottled,
+  LTI_LOGIN_MS,
+  matchesHash,
+  startLogin,
+  type TakenLogin,
+} from '../../lti/login.ts';
 import { createPlatformKeys } from '../../lti/platform-keys.ts';
 import { consumeTicket, createTicket } from '../../lti/tickets.ts';
 import { createOutboundHttp } from '../../security/outbound-http.ts';
@@ -136,6 +143,7 @@ export async function registerLtiRoutes(app: FastifyInstance, deps: ServerDeps):
       );
     }
     request.log.warn({ code: error.code, toolProvider, reason: error.message }, 'lti launch refused');
+    if (error instanceof LoginThrottled) reply.header('retry-after', String(error.retryAfterSeconds));
     return sendPage(reply, messagePage(refusalTitle(error.status), error.message, { status: error.status }));
   }
 
@@ -316,7 +324,7 @@ export async function registerLtiRoutes(app: FastifyInstance, deps: ServerDeps):
 
   const login = async (request: FastifyRequest, reply: FastifyReply) => {
     try {
-      const started = await startLogin({ db, clock, publicUrl }, textParams(request));
+      const started = await startLogin({ db, clock, publicUrl }, textParams(request), request.ip);
       reply.header('set-cookie', bindingCookie(started.bindingName, started.binding, publicUrl));
       if (started.storageTarget !== null) {
         return sendPage(

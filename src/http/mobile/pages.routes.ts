@@ -12,9 +12,11 @@ import { ROOM_RATE_FLUSH_MS } from '../room/rate-limit.ts';
 import type { ServerDeps } from '../server.ts';
 
 /**
- * PIN tries allowed per email and window. Six digits are a million codes; ten tries in ten minutes
- * make guessing one student's PIN take years, while a student who mistypes a few times is not locked
- * out. Counted in the room's shared table, so every process of the service adds to the same counts.
+ * PIN tries allowed per email and client address together, per window. Six digits are a million
+ * codes; ten tries in ten minutes make guessing one student's PIN from one address take years, while
+ * a student who mistypes a few times is not locked out. Counted per pair rather than per email, so
+ * someone who knows a student's email cannot use up the student's tries from elsewhere and block the
+ * pairing. Counted in the room's shared table, so every process of the service adds to the same counts.
  */
 export const PIN_RATE_LIMIT = { max: 10, windowMs: 10 * 60_000 } as const;
 
@@ -205,7 +207,7 @@ function minutesText(seconds: number): string {
  * (422 wrong PIN, 409 finished exam, 429 too many tries, with Retry-After); `GET /m/:token`, the phone
  * page (404 with a readable page for a token that names no session); and `/m/assets/*`, its script
  * and style sheet. The phone page works only through the phone API (`/api/mobile`). The PIN tries
- * are counted per client IP and per email across every process; the counts are flushed when the
+ * are counted per client IP and per (client IP, email) pair across every process; the counts are flushed when the
  * server closes.
  */
 export function registerMobilePages(app: FastifyInstance, deps: ServerDeps): void {
@@ -237,11 +239,11 @@ export function registerMobilePages(app: FastifyInstance, deps: ServerDeps): voi
     app.addHook('onClose', () => limiter.stop());
   }
 
-  /** Counts one PIN try against the IP and then the email; the first refusal decides. */
+  /** Counts one PIN try against the IP and then the (IP, email) pair; the first refusal decides. */
   function pinTry(request: FastifyRequest, email: string): RateDecision {
     const byIp = byIpLimiter.hit(`pin-ip:${request.ip}`);
     if (!byIp.allowed) return byIp;
-    return byEmailLimiter.hit(`pin-email:${email.toLowerCase()}`);
+    return byEmailLimiter.hit(`pin-email:${request.ip} ${email.toLowerCase()}`);
   }
 
   function sendPinPage(

@@ -2,7 +2,7 @@ import type { Exam } from '../../domain/exams/exam.ts';
 import type { RoomMobile } from '../../domain/mobile/mobile.service.ts';
 import type { StoredFlag } from '../../domain/flags/flags.ts';
 import type { RecordedEvent } from '../../domain/room/room.service.ts';
-import type { RoomDocument, RoomView, SessionUpload } from '../../domain/room/room.ts';
+import { examTerms, type RoomDocument, type RoomView, type SessionUpload } from '../../domain/room/room.ts';
 import { individualInfoHtml } from '../../security/html.ts';
 import { CHECK_FIELDS } from '../../domain/student-sessions/student-session.ts';
 import { effectiveFlagSettings } from '../../domain/flags/settings.ts';
@@ -73,6 +73,8 @@ export function presentRoomExam(exam: Exam): Record<string, unknown> {
     allowed_textbooks: exam.allowedTextbooks,
     allowed_calculator_type: exam.allowedCalculatorType,
     allowed_additional: exam.allowedAdditional,
+    // Plain text the candidate accepts before starting; null when the exam has none (or blank).
+    terms: examTerms(exam),
   };
 }
 

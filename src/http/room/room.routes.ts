@@ -68,7 +68,7 @@ export async function registerRoomRoutes(app: FastifyInstance, deps: ServerDeps)
   );
 
   app.post<TokenRoute>('/:token/start', { schema: roomStartSchema }, async (request) =>
-    presentRoomView(await room.start(request.params.token)),
+    presentRoomView(await room.start(request.params.token, request.input.values)),
   );
 
   app.post<TokenRoute>('/:token/finish', { schema: roomFinishSchema }, async (request) =>

@@ -88,6 +88,12 @@ const roomExam = {
     allowed_textbooks: text,
     allowed_calculator_type: text,
     allowed_additional: text,
+    terms: {
+      type: ['string', 'null'],
+      description:
+        'Plain text (never markup) the candidate accepts before starting: POST start then needs ' +
+        'terms_accepted true. Null when the exam has no terms',
+    },
   },
 } as const;
 
@@ -284,12 +290,25 @@ export const roomLeaveSchema = viewRoute(
   'Moves to exam_not_started. 409 `Your proctor has to check your ID before you can continue` in a ' +
     'live_proctoring exam with live_id_check: there a proctor admits the candidate instead.',
 );
-export const roomStartSchema = viewRoute(
-  'Start the exam',
-  'Moves to exam_started. 409 before open_time or the exam’s start_time, at or after its end_time, ' +
-    'or while a required check has not succeeded (unless skip_requirements); in a live_proctoring exam ' +
-    'with live_id_check, only once a proctor admitted the candidate (exam_not_started).',
-);
+export const roomStartSchema = {
+  ...viewRoute(
+    'Start the exam',
+    'Moves to exam_started. 409 before open_time or the exam’s start_time, at or after its end_time, ' +
+      'or while a required check has not succeeded (unless skip_requirements); in a live_proctoring exam ' +
+      'with live_id_check, only once a proctor admitted the candidate (exam_not_started). When the exam ' +
+      'has terms (exam.terms), 422 `Param is missing or the value is empty: \'terms_accepted\'` unless ' +
+      'terms_accepted is true; the acceptance is stored with its time and the SHA-256 of the terms.',
+  ),
+  body: {
+    type: 'object',
+    properties: {
+      terms_accepted: {
+        type: 'boolean',
+        description: 'true: the candidate accepted exam.terms (needed only when the exam has terms)',
+      },
+    },
+  },
+} as const;
 export const roomFinishSchema = viewRoute('Finish the exam', 'Moves to exam_finished, end_reason finished.');
 
 export const roomRecordingSchema = {

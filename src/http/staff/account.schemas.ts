@@ -48,8 +48,8 @@ export const changePasswordSchema = {
 export const apiCredentialsSchema = {
   summary: 'My API credentials: what can be shown',
   description:
-    'The API token is kept only as a hash, so it is never shown again after it was issued: rotate the ' +
-    'credentials to get a new one. The secret key can be revealed with the password.',
+    'The console never shows the API token again after it was issued (api_token is always null here): ' +
+    'rotate the credentials to get a new one. The secret key can be revealed with the password.',
   tags,
   response: {
     200: {

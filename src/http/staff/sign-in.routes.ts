@@ -114,8 +114,9 @@ export function registerStaffSignInRoutes(app: FastifyInstance, deps: ServerDeps
 
   app.get('/auth/session', { schema: sessionSchema }, async (request, reply) => {
     const { session } = await requireSession(services, request);
+    const instituteName = await services.institutes.ownName(session.actor);
     reply.header('cache-control', 'no-store');
-    return reply.send(presentSession(session));
+    return reply.send({ ...presentSession(session), institute_name: instituteName });
   });
 
   app.post('/auth/sign_out', { schema: signOutSchema }, async (request, reply) => {

@@ -40,6 +40,10 @@ export const sessionAnswer = {
         'The institute requires a second factor of administrators and this one has none: until it is ' +
         'enrolled, the session may only enrol it (its /api/v3 calls answer 403)',
     },
+    institute_name: {
+      type: 'string',
+      description: "GET /auth/session only: the name of the user's institute, for the console's header",
+    },
   },
   required: [
     'user',
@@ -173,8 +177,9 @@ export const acceptInvitationSchema = {
 export const compatSignInSchema = {
   summary: 'Compat: sign in for API credentials (the original service’s Go client)',
   description:
-    'Checks email and password like /auth/sign_in, then issues the user new API credentials: the previous ' +
-    'api_token and secret_key stop working.',
+    'Checks email and password like /auth/sign_in, then answers the user’s existing api_token and ' +
+    'secret_key; signing in again changes nothing (rotation is POST /auth/api_credentials/rotate). A user ' +
+    'created before migration 0020 has no recoverable token: its first sign-in here issues new credentials once.',
   tags: ['staff sign-in'],
   body: {
     type: 'object',
@@ -189,7 +194,7 @@ export const compatSignInSchema = {
   },
   response: {
     200: {
-      description: 'The user’s new credentials',
+      description: 'The user’s current credentials',
       type: 'object',
       properties: {
         id: { type: 'integer' },

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { StudentSession } from '../../domain/student-sessions/student-session.ts';
+import { parseId } from '../../domain/ids.ts';
 import { actorOf } from '../actor.ts';
 import { setPaginationHeaders } from '../pagination.ts';
 import type { ServerDeps } from '../server.ts';
@@ -17,18 +18,22 @@ type IdRoute = { Params: { id: string } };
 /** Where the successor of a deprecated call lives, from its request. */
 type Successor = (request: FastifyRequest) => string;
 
-/** `/api/v3/student_sessions/ID` for the `student_session_id` sent, or the collection when none is. */
+/**
+ * `/api/v3/student_sessions/ID` for the `student_session_id` sent, or the collection when none is.
+ * The header is written before authentication, so it echoes only a well-formed id (parseId), never
+ * other text a caller sent.
+ */
 const sessionSuccessor: Successor = (request) => {
-  const id = request.input.values.student_session_id;
-  const text = typeof id === 'string' || typeof id === 'number' ? String(id).trim() : '';
-  // toWellFormed: a lone surrogate sent in JSON would make encodeURIComponent throw (a 500).
-  return text === ''
-    ? '/api/v3/student_sessions'
-    : `/api/v3/student_sessions/${encodeURIComponent(text.toWellFormed())}`;
+  const raw = request.input.values.student_session_id;
+  const id = parseId(typeof raw === 'string' ? raw.trim() : raw);
+  return id === undefined ? '/api/v3/student_sessions' : `/api/v3/student_sessions/${id}`;
 };
 
-const examSessionsSuccessor: Successor = (request) =>
-  `/api/v3/exams/${encodeURIComponent((request.params as { id: string }).id)}/student_sessions`;
+/** `/api/v3/exams/ID/student_sessions`, or the exam list for a path id that names no record. */
+const examSessionsSuccessor: Successor = (request) => {
+  const id = parseId((request.params as { id: string }).id);
+  return id === undefined ? '/api/v3/exams' : `/api/v3/exams/${id}/student_sessions`;
+};
 
 /**
  * A route hook that marks every answer of a deprecated call (errors included) with `Deprecation:

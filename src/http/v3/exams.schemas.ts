@@ -167,7 +167,7 @@ const examInput = {
   type: 'object',
   properties: {
     ...signedParams,
-    name: { type: 'string', minLength: 1 },
+    name: { type: 'string', minLength: 1, description: 'At most 200 characters (longer: 422)' },
     type: { type: 'string', enum: EXAM_TYPES },
     status: { type: 'string', enum: ['draft', 'open', 'closed'], default: 'open' },
     duration_minutes: {

@@ -1,6 +1,8 @@
-import type { FastifyInstance } from 'fastify';
-import { NotAcceptable } from '../../domain/errors.ts';
-import { tokenFromHeader } from '../auth/authenticate.ts';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Actor } from '../../domain/access.ts';
+import { NotAcceptable, Unauthorized } from '../../domain/errors.ts';
+import { type TokenUser, tokenFromHeader } from '../auth/authenticate.ts';
+import { hasBody } from '../connection-guard.ts';
 import { cookieActor } from '../staff/session-cookie.ts';
 import type { ServerDeps } from '../server.ts';
 import { v3Answer } from '../errors.ts';
@@ -25,6 +27,7 @@ import { registerAuditHook } from '../audit.ts';
 import { registerAuditEventRoutes } from './audit-events.routes.ts';
 import { registerStudentImportRoutes } from './student-import.routes.ts';
 import { registerEmailPreviewRoutes } from './email-preview.routes.ts';
+import { registerEmailDeliveryRoutes } from './email-deliveries.routes.ts';
 import { registerMonitorRoutes } from './monitor.routes.ts';
 import { registerOutboxRoutes } from './outbox.routes.ts';
 import { registerUserInvitationRoutes } from './user-invitations.routes.ts';
@@ -56,9 +59,36 @@ export function acceptsV3(header: string | undefined): boolean {
 }
 
 /**
+ * The credential a V3 request shows in its headers, checked before its body is read, so a large
+ * JSON or form body from a caller without one is never parsed: the staff session cookie in full (the
+ * actor), else the token of the Authorization header, which must name an active user. Returns what
+ * it found; throws Unauthorized (403, the answer the full check would give) after asking for the
+ * connection to be closed when the unread body is larger than MAX_BODY_BYTES (or of unknown size).
+ */
+async function credentialBeforeBody(
+  deps: ServerDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<{ actor: Actor } | { user: TokenUser }> {
+  try {
+    const actor = await cookieActor(deps.services, request);
+    if (actor !== undefined) return { actor };
+    const token = tokenFromHeader(request.headers.authorization);
+    if (token === undefined || token === '') throw new Unauthorized('before the body: no api token');
+    const user = await deps.services.users.authenticate(token);
+    if (user === undefined) throw new Unauthorized('before the body: unknown token or inactive user');
+    return { user };
+  } catch (error) {
+    const length = Number(request.headers['content-length']);
+    if (!(length <= deps.config.maxBodyBytes)) reply.header('connection', 'close');
+    throw error;
+  }
+}
+
+/**
  * The V3 scope: every route needs an Accept naming V3 (406 otherwise) and either a signed request
  * with the token header or a staff session cookie (with X-CSRF-Token unless GET or HEAD), 403
- * otherwise, checked before any handler runs.
+ * otherwise, checked before any handler runs (and, as far as the headers show, before a body is read).
  */
 export function registerV3(app: FastifyInstance, deps: ServerDeps): void {
   app.addHook('onRequest', async (request, reply) => {
@@ -68,14 +98,29 @@ export function registerV3(app: FastifyInstance, deps: ServerDeps): void {
     }
     return undefined;
   });
+  // What the headers already prove, per request with a body: its cookie's actor, or the user its
+  // token names (the signature covers the body's parameters, so it is checked after the body).
+  const beforeBody = new WeakMap<FastifyRequest, { actor: Actor } | { user: TokenUser }>();
+  app.addHook('preParsing', async (request, reply, payload) => {
+    // Multipart bodies are checked the same way by src/http/uploads.ts.
+    if (!hasBody(request.headers) || request.isMultipart()) return payload;
+    beforeBody.set(request, await credentialBeforeBody(deps, request, reply));
+    return payload;
+  });
   app.addHook('preHandler', async (request) => {
+    const known = beforeBody.get(request);
+    if (known !== undefined && 'actor' in known) {
+      request.actor = known.actor;
+      return;
+    }
     // The console's requests carry the staff session cookie (and X-CSRF-Token on changes) instead
     // of a signature; a request with an Authorization header is always judged by its signature.
     request.actor =
-      (await cookieActor(deps.services, request)) ??
+      (known === undefined ? await cookieActor(deps.services, request) : undefined) ??
       (await deps.services.authenticator.authenticate(
         tokenFromHeader(request.headers.authorization),
         request.input.signing,
+        known?.user,
       ));
   });
   // Successful writes of any authenticated caller, signed or cookie, go into the audit log.
@@ -87,6 +132,7 @@ export function registerV3(app: FastifyInstance, deps: ServerDeps): void {
   registerStudentSessionRoutes(app, deps);
   registerStudentImportRoutes(app, deps);
   registerEmailPreviewRoutes(app, deps);
+  registerEmailDeliveryRoutes(app, deps);
   registerMonitorRoutes(app, deps);
   registerPhotoRoutes(app, deps);
   registerSessionFileRoutes(app, deps);

@@ -10,7 +10,6 @@ import { putReviewSchema, reviewableSchema, reviewQueueSchema, showReviewSchema 
 import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
 
 type IdRoute = { Params: { id: string } };
-type TokenRoute = { Params: { token: string } };
 type ExamRoute = { Params: { exam_id: string } };
 
 /** The audit action of a verdict change, whichever route carried it (docs/audit-log.md). */
@@ -56,17 +55,14 @@ export function registerReviewRoutes(app: FastifyInstance, { services, clock }: 
     return { review: presentReviewV3(review) };
   });
 
-  // ProctorExam's own client names the session by its room token here, not by its id.
-  app.get<TokenRoute>(
-    '/student_sessions/:token/reviewable',
-    { schema: reviewableSchema },
-    async (request) => ({
-      student: presentStudentSessionV3(
-        await reviews.reviewable(actorOf(request), request.params.token),
-        clock.now(),
-      ),
-    }),
-  );
+  // ProctorExam's own clients put the session's room token in the `id` segment here and sign it as
+  // `id=<token>` (the original route's parameter name), so the parameter is `id` though it is no id.
+  app.get<IdRoute>('/student_sessions/:id/reviewable', { schema: reviewableSchema }, async (request) => ({
+    student: presentStudentSessionV3(
+      await reviews.reviewable(actorOf(request), request.params.id),
+      clock.now(),
+    ),
+  }));
 
   app.get<ExamRoute>(
     '/exams/:exam_id/review_queue',

@@ -125,10 +125,16 @@ export const reviewableSchema = showRouteSchema(
   {
     tags,
     summary: 'Show the student session with this room token, for a reviewer who may review it (compat)',
-    description: 'The token is the 32 hex characters of the room link. Anyone else: 404.',
+    description:
+      'The route parameter is named `id`, as in the original service, but holds the session’s room token ' +
+      '(the 32 hex characters of the room link); it is signed as `id=<token>`. Anyone else: 404.',
   },
   { type: 'object', properties: { student: studentRecord } },
-  { type: 'object', properties: { token: { type: 'string' } }, required: ['token'] },
+  {
+    type: 'object',
+    properties: { id: { type: 'string', description: 'The session’s room token (not its numeric id)' } },
+    required: ['id'],
+  },
 );
 
 const queueList = listRouteSchema(

@@ -7,17 +7,24 @@ import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
  * The answer to an import: for a dry run `{dry_run: true, count, rows, ignored_fields}`, else
  * `{dry_run: false, count, students, ignored_fields}` with the created records (without
  * `is_email_sent`, as the single create answers); `now` is the time the records are presented at.
+ * With `existing` skip or update (never by default, so older clients get the answer they know),
+ * `updated` and `skipped` follow `count` (which counts created sessions only), and each dry-run row
+ * says its `action`.
  */
 export function presentImportV3(outcome: ImportOutcome, now: number): Record<string, unknown> {
+  const choosing = outcome.existing !== 'refuse';
   if (outcome.dryRun) {
+    const counted = (action: string) => outcome.rows.filter((row) => row.action === action).length;
     return {
       dry_run: true,
-      count: outcome.rows.length,
+      count: counted('create'),
+      ...(choosing ? { updated: counted('update'), skipped: counted('skip') } : {}),
       rows: outcome.rows.map((row) => ({
         row: row.row,
         name: row.name,
         email: row.email,
         attempt: row.attempt,
+        ...(choosing ? { action: row.action } : {}),
       })),
       ignored_fields: outcome.ignoredFields,
     };
@@ -25,6 +32,7 @@ export function presentImportV3(outcome: ImportOutcome, now: number): Record<str
   return {
     dry_run: false,
     count: outcome.sessions.length,
+    ...(choosing ? { updated: outcome.updated.length, skipped: outcome.skipped } : {}),
     students: outcome.sessions.map((session) => presentStudentSessionV3(session, now, { created: true })),
     ignored_fields: outcome.ignoredFields,
   };

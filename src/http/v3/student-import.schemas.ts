@@ -40,6 +40,15 @@ const importInput = {
         { type: 'string', description: 'A JSON array of rows' },
       ],
     },
+    existing: {
+      type: 'string',
+      enum: ['refuse', 'skip', 'update', ''],
+      default: 'refuse',
+      description:
+        'A row whose email and attempt the exam already has: `refuse` it (the row is invalid, nothing is ' +
+        "imported), `skip` it, or `update` that session with the row's other fields (name, external_id, " +
+        'individual_info…). Empty reads as refuse.',
+    },
     dry_run: {
       type: ['boolean', 'string', 'integer'],
       enum: [true, false, 'true', 'false', '1', '0', 1, 0],
@@ -113,6 +122,14 @@ export const importStudentsSchema = {
       properties: {
         dry_run: { type: 'boolean', enum: [true] },
         count: { type: 'integer', description: 'How many sessions the import would create' },
+        updated: {
+          type: 'integer',
+          description: 'With `existing` skip or update: how many existing sessions it would update',
+        },
+        skipped: {
+          type: 'integer',
+          description: 'With `existing` skip or update: how many rows it would skip (already registered)',
+        },
         rows: {
           type: 'array',
           items: {
@@ -122,6 +139,12 @@ export const importStudentsSchema = {
               name: { type: 'string' },
               email: { type: 'string', description: 'As it would be stored: trimmed, lower case' },
               attempt: { type: 'integer' },
+              action: {
+                type: 'string',
+                enum: ['create', 'skip', 'update'],
+                description:
+                  'With `existing` skip or update: create a session, skip the row, or update the session the exam has',
+              },
             },
           },
         },
@@ -134,6 +157,14 @@ export const importStudentsSchema = {
       properties: {
         dry_run: { type: 'boolean', enum: [false] },
         count: { type: 'integer', description: 'How many sessions were created' },
+        updated: {
+          type: 'integer',
+          description: 'With `existing` skip or update: how many existing sessions were updated',
+        },
+        skipped: {
+          type: 'integer',
+          description: 'With `existing` skip or update: how many rows were skipped (already registered)',
+        },
         students: { type: 'array', items: createdRecord },
         ignored_fields: ignoredFields,
       },

@@ -105,6 +105,7 @@ export function presentStudentSessionV3(
     paused_seconds: pausedSeconds(session, now),
     mobile_status: settledStatus(session, now).status,
     mobile_device: session.mobileDevice,
+    terms_accepted_at: isoTime(session.termsAcceptedAt),
     incidents_count: session.incidents.length,
     incidents: session.incidents.map(presentIncidentV3),
   });

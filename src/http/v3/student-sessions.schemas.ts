@@ -167,6 +167,12 @@ export const studentRecord = {
         '(sending video) or lost (not heard from for 15 seconds); not_paired for other exams',
     },
     mobile_device: { ...nullableString, description: 'The phone’s browser and system, as it reported them' },
+    terms_accepted_at: {
+      ...nullableTime,
+      description:
+        'When the candidate accepted the exam\'s terms in the room (docs/room.md "Terms"); null until ' +
+        'then, and for an exam without terms',
+    },
     incidents_count: { type: 'integer' },
     incidents: { type: 'array', items: incidentRecord },
   },
@@ -196,7 +202,7 @@ const createInput = {
   type: 'object',
   properties: {
     ...signedParams,
-    name: { type: 'string' },
+    name: { type: 'string', description: 'At most 200 characters (longer: 422)' },
     email: { type: 'string', description: 'Compared case-insensitively' },
     attempt: {
       type: 'integer',
@@ -213,7 +219,7 @@ const updateInput = {
   type: 'object',
   properties: {
     ...signedParams,
-    name: { type: 'string' },
+    name: { type: 'string', description: 'At most 200 characters (longer: 422)' },
     email: { type: 'string' },
     ...sessionFields,
     reviewed: {
@@ -296,7 +302,7 @@ export const addIncidentSchema = createRouteSchema(
     type: 'object',
     properties: {
       ...signedParams,
-      comment: { type: 'string' },
+      comment: { type: 'string', description: 'At most 2000 characters (longer: 422)' },
       offset_time: { type: 'integer', minimum: 0, description: 'Seconds from the start of the recording' },
     },
     required: ['comment', 'timestamp', 'nonce', 'signature'],

@@ -232,30 +232,43 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(json.json, { error: PHONE_NOT_NEEDED });
     });
 
-    it('refuses guessing beyond 10 tries per email in 10 minutes, from any IP, with 429 and Retry-After', async () => {
+    it('refuses guessing beyond 10 tries per email and IP in 10 minutes, with 429 and Retry-After', async () => {
       const target = await student(phoneExamId, 'Guessed@example.org');
       const wrong = target.pin === '999999' ? '999998' : '999999';
+      const ip = newIp();
       for (let attempt = 0; attempt < PIN_RATE_LIMIT.max; attempt += 1) {
-        // Each from its own IP: only the email's count can reach the limit.
-        const answer = await postPin(newIp(), { pin: wrong, email: 'guessed@example.org' });
+        const answer = await postPin(ip, { pin: wrong, email: 'guessed@example.org' });
         assert.equal(answer.status, 422, `try ${attempt + 1}`);
       }
-      // Now even the right PIN, from yet another IP, in another case of the same email.
-      const limited = await postPin(newIp(), { pin: target.pin, email: 'GUESSED@example.org' });
+      // Now even the right PIN, from the same IP, in another case of the same email.
+      const limited = await postPin(ip, { pin: target.pin, email: 'GUESSED@example.org' });
       assert.equal(limited.status, 429, limited.text);
       const retryAfter = Number(limited.headers['retry-after']);
       assert.ok(retryAfter >= 1 && retryAfter <= PIN_RATE_LIMIT.windowMs / 1000, `Retry-After ${retryAfter}`);
       assert.match(limited.headers['content-type'] ?? '', /^text\/html/);
       assert.match(limited.text, /Too many tries\. Please wait \d+ minutes? and try again/);
-      const json = await postPin(newIp(), { pin: target.pin, email: 'guessed@example.org' }, true);
+      const json = await postPin(ip, { pin: target.pin, email: 'guessed@example.org' }, true);
       assert.equal(json.status, 429);
       assert.match(String(object(json.json, 'body').error), /^Too many tries/);
-      // Another student's email is not held back.
+      // Another student's email is not held back, even from that IP.
       const other = await student(phoneExamId, 'not-guessed@example.org');
+      assert.equal((await postPin(ip, { pin: other.pin, email: 'not-guessed@example.org' })).status, 303);
+    });
+
+    it('lets the student pair from their own address while someone elsewhere used up the tries of their email', async () => {
+      const target = await student(phoneExamId, 'blocked-elsewhere@example.org');
+      const wrong = target.pin === '999999' ? '999998' : '999999';
+      const attacker = newIp();
+      for (let attempt = 0; attempt < PIN_RATE_LIMIT.max; attempt += 1) {
+        await postPin(attacker, { pin: wrong, email: 'blocked-elsewhere@example.org' });
+      }
       assert.equal(
-        (await postPin(newIp(), { pin: other.pin, email: 'not-guessed@example.org' })).status,
-        303,
+        (await postPin(attacker, { pin: target.pin, email: 'blocked-elsewhere@example.org' })).status,
+        429,
       );
+      // The student's own phone, on another address, pairs at once.
+      const paired = await postPin(newIp(), { pin: target.pin, email: 'blocked-elsewhere@example.org' });
+      assert.equal(paired.status, 303, paired.text);
     });
 
     it('refuses more than 60 tries per IP in 10 minutes, whatever the emails', async () => {
@@ -274,7 +287,8 @@ for (const dialect of DIALECTS) {
 
     it('counts the tries in the shared table every process reads', async () => {
       await student(phoneExamId, 'shared@example.org');
-      await postPin(newIp(), { pin: '111111', email: 'Shared@example.org' });
+      const ip = newIp();
+      await postPin(ip, { pin: '111111', email: 'Shared@example.org' });
       // The counts are flushed every second; wait for this one's.
       let rows: { key: string; hits: number }[] = [];
       for (let round = 0; round < 50 && rows.length === 0; round += 1) {
@@ -282,12 +296,12 @@ for (const dialect of DIALECTS) {
         rows = await server.app.database.db
           .selectFrom('room_rate_limits')
           .select(['key', 'hits'])
-          .where('key', '=', 'pin-email:shared@example.org')
+          .where('key', '=', `pin-email:${ip} shared@example.org`)
           .execute();
       }
       assert.deepEqual(
         rows.map((row) => [row.key, Number(row.hits)]),
-        [['pin-email:shared@example.org', 1]],
+        [[`pin-email:${ip} shared@example.org`, 1]],
       );
       const ipRows = await server.app.database.db
         .selectFrom('room_rate_limits')

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { base32Decode, hotp, totpStep } from '../../../src/security/totp.ts';
 import { hashToken } from '../../../src/security/keys.ts';
+import { invalid } from '../../helpers/answers.ts';
 import { type HttpAnswer, httpRequest } from '../../helpers/http.ts';
 import { object } from '../../helpers/json.ts';
 import { freePort } from '../../helpers/processes.ts';
@@ -111,7 +112,12 @@ for (const dialect of DIALECTS) {
       const port = await freePort();
       publicUrl = `http://127.0.0.1:${port}`;
       idp = await startTestProvider(`${publicUrl}/auth/oidc/callback`);
-      server = await startTestServer(dialect, { clock, port, env: { PUBLIC_URL: publicUrl } });
+      // The test provider is on loopback, which the guarded outbound client refuses unless named.
+      server = await startTestServer(dialect, {
+        clock,
+        port,
+        env: { PUBLIC_URL: publicUrl, OUTBOUND_ALLOWLIST: '127.0.0.1' },
+      });
       home = await server.institute('Home University');
       other = await server.institute('Other College');
       const created = await server.app.services.identityProviders.createOidc({
@@ -226,11 +232,17 @@ for (const dialect of DIALECTS) {
       });
 
       it('answers hostile ids and return_to values with a redirect, keeping only a plain path', async () => {
-        for (const id of ['0', '-1', '18446744073709551616', '%00', '__proto__', '💥']) {
+        for (const id of ['0', '-1', '18446744073709551616', '__proto__', '💥']) {
           refused(await start(encodeURIComponent(id)), 'unknown_provider');
         }
+        // A NUL is refused before any route reads it, as in every request (docs/security.md).
+        const nulId = await start('%00');
+        assert.equal(nulId.status, 422, nulId.text);
+        assert.deepEqual(nulId.json, invalid('id', 'contains a NUL character'));
+        const nulReturn = await start(providerId, '?return_to=%00');
+        assert.equal(nulReturn.status, 422, nulReturn.text);
+        assert.deepEqual(nulReturn.json, invalid('return_to', 'contains a NUL character'));
         for (const query of [
-          '?return_to=%00',
           `?return_to=/${'x'.repeat(5000)}`,
           '?return_to[]=/a&return_to[]=/b',
           '?return_to[a]=/x',
@@ -265,6 +277,31 @@ for (const dialect of DIALECTS) {
         const event = await lastEvent();
         assert.equal(event.action, 'sign_in_failed');
         assert.equal(event.status, 502);
+      });
+
+      it('reaches providers only through the guarded client: a loopback provider not allowlisted is unavailable', async () => {
+        const guardedPort = await freePort();
+        const guardedUrl = `http://127.0.0.1:${guardedPort}`;
+        const guarded = await startTestServer(dialect, {
+          clock,
+          port: guardedPort,
+          env: { PUBLIC_URL: guardedUrl },
+        });
+        try {
+          const institute = await guarded.institute('Guarded University');
+          const provider = await guarded.app.services.identityProviders.createOidc({
+            instituteId: institute,
+            name: 'Home Login',
+            issuer: idp.issuer,
+            clientId: idp.clientId,
+            clientSecret: idp.clientSecret,
+          });
+          const answer = await httpRequest({ url: `${guardedUrl}/auth/oidc/${provider.id}/start` });
+          assert.equal(answer.status, 302, answer.text);
+          assert.equal(answer.headers.location, `${guardedUrl}/console/sign-in?error=provider_unavailable`);
+        } finally {
+          await guarded.close();
+        }
       });
     });
 

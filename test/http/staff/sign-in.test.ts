@@ -74,7 +74,13 @@ for (const dialect of DIALECTS) {
 
         const session = await sessionOf(setCookieOf(answer) ?? '');
         assert.equal(session.status, 200);
-        assert.deepEqual(session.json, body);
+        // GET /auth/session adds the institute's name, which a teacher may not read otherwise.
+        const institute = await server.app.database.db
+          .selectFrom('institutes')
+          .select('name')
+          .where('id', '=', instituteId)
+          .executeTakeFirstOrThrow();
+        assert.deepEqual(session.json, { ...body, institute_name: institute.name });
       });
 
       it('finds the user whatever the case of the email', async () => {
@@ -408,21 +414,74 @@ for (const dialect of DIALECTS) {
     });
 
     describe('POST /users/sign_in.json (compat)', () => {
-      it('answers fresh API credentials that sign V3 requests; the previous ones stop working', async () => {
-        const user = await staffUser(server, instituteId);
+      /** Signs in on the compat endpoint; returns the credentials it answered. */
+      const compatSignIn = async (email: string): Promise<{ api_token: string; secret_key: string }> => {
         const answer = await postJson(server, '/users/sign_in.json', {
-          user: { email: user.email, password: GOOD_PASSWORD },
+          user: { email, password: GOOD_PASSWORD },
         });
         assert.equal(answer.status, 200, answer.text);
+        assert.equal(answer.headers['cache-control'], 'no-store');
         const body = answer.json as Json;
         assert.deepEqual(Object.keys(body).sort(), ['api_token', 'email', 'id', 'secret_key']);
-        assert.equal(body.id, user.id);
-        const fresh = new ApiClient(server.baseUrl, {
-          apiToken: String(body.api_token),
-          secretKey: String(body.secret_key),
+        assert.equal(body.email, email);
+        return { api_token: String(body.api_token), secret_key: String(body.secret_key) };
+      };
+      const clientFor = (credentials: { api_token: string; secret_key: string }) =>
+        new ApiClient(server.baseUrl, { apiToken: credentials.api_token, secretKey: credentials.secret_key });
+
+      it('answers the user’s existing credentials on every sign-in, and they keep working', async () => {
+        const user = await staffUser(server, instituteId);
+        const first = await compatSignIn(user.email);
+        assert.deepEqual(first, {
+          api_token: user.credentials.apiToken,
+          secret_key: user.credentials.secretKey,
         });
-        assert.equal((await fresh.v3('GET', '/exams')).status, 200);
+        const second = await compatSignIn(user.email);
+        assert.deepEqual(second, first);
+        assert.equal((await clientFor(first).v3('GET', '/exams')).status, 200);
+        assert.equal((await user.client.v3('GET', '/exams')).status, 200);
+      });
+
+      it('answers the new credentials after a rotation, and the old ones stop working', async () => {
+        const user = await staffUser(server, instituteId);
+        const before = await compatSignIn(user.email);
+        const browser = await signIn(server, user.email);
+        const rotated = await postJson(
+          server,
+          '/auth/api_credentials/rotate',
+          { password: GOOD_PASSWORD },
+          { cookie: browser.cookie, 'x-csrf-token': browser.csrf },
+        );
+        assert.equal(rotated.status, 200, rotated.text);
+        const after = await compatSignIn(user.email);
+        assert.deepEqual(after, rotated.json);
+        assert.notEqual(after.api_token, before.api_token);
+        assert.notEqual(after.secret_key, before.secret_key);
+        assert.equal((await clientFor(before).v3('GET', '/exams')).status, 403);
+        assert.equal((await clientFor(after).v3('GET', '/exams')).status, 200);
+        assert.deepEqual(await compatSignIn(user.email), after);
+      });
+
+      it('issues a user from before migration 0020 new credentials once, then answers those', async () => {
+        const user = await staffUser(server, instituteId);
+        // What a row written before 0020 holds: the token only as its hash.
+        await server.app.database.db
+          .updateTable('users')
+          .set({ api_token_encrypted: null })
+          .where('id', '=', user.id)
+          .execute();
+        const [one, two] = await Promise.all([compatSignIn(user.email), compatSignIn(user.email)]);
+        assert.deepEqual(two, one);
+        assert.notEqual(one.api_token, user.credentials.apiToken);
         assert.equal((await user.client.v3('GET', '/exams')).status, 403);
+        assert.equal((await clientFor(one).v3('GET', '/exams')).status, 200);
+        assert.deepEqual(await compatSignIn(user.email), one);
+        const row = await server.app.database.db
+          .selectFrom('users')
+          .select('api_token_encrypted')
+          .where('id', '=', user.id)
+          .executeTakeFirstOrThrow();
+        assert.ok(row.api_token_encrypted !== null && !row.api_token_encrypted.includes(one.api_token));
       });
 
       it('refuses a wrong password with the generic 403 and changes nothing', async () => {

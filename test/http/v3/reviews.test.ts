@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Actor } from '../../../src/domain/access.ts';
 import { invalid, missing, NOT_AUTHORIZED, notFound } from '../../helpers/answers.ts';
-import type { HttpAnswer } from '../../helpers/http.ts';
+import { type HttpAnswer, httpRequest } from '../../helpers/http.ts';
 import { DIALECTS, startTestServer, type TestServer } from '../../helpers/server.ts';
 import { type Browser, consoleV3, signIn, staffUser } from '../staff/support.ts';
 
@@ -379,7 +379,7 @@ for (const dialect of DIALECTS) {
       });
     });
 
-    describe('GET /api/v3/student_sessions/:token/reviewable (compat)', () => {
+    describe('GET /api/v3/student_sessions/:id/reviewable (compat)', () => {
       const tokenOf = async (id: number) =>
         (
           await server.app.database.db
@@ -392,8 +392,8 @@ for (const dialect of DIALECTS) {
       it('answers the student record by its room token to a reviewer who may review it', async () => {
         const id = await finishedSession(1);
         const token = await tokenOf(id);
-        const path = '/student_sessions/:token/reviewable';
-        const student = recordOf(await reviewer.client.v3('GET', path, { token }), 'student');
+        const path = '/student_sessions/:id/reviewable';
+        const student = recordOf(await reviewer.client.v3('GET', path, { id: token }), 'student');
         assert.equal(student.id, id);
         assert.equal(student.token, token);
         assert.equal(student.incidents_count, 1);
@@ -408,19 +408,61 @@ for (const dialect of DIALECTS) {
         assert.equal(recordOf(fromConsole, 'student').id, id);
       });
 
+      it('accepts the original Go client’s exact request: the token signed as id=<token>', async () => {
+        const id = await finishedSession();
+        const token = await tokenOf(id);
+        // As the public Go client builds it: route parameter first under its original name `id`,
+        // then nonce and timestamp, joined by `?`, HMAC-SHA256 hex; only nonce, timestamp and
+        // signature travel, in the query string.
+        const timestamp = String(Date.now());
+        const nonce = `${timestamp}${String(id).padStart(6, '0')}`;
+        const message = `id=${token}?nonce=${nonce}?timestamp=${timestamp}`;
+        const signature = crypto
+          .createHmac('sha256', reviewer.credentials.secretKey)
+          .update(message)
+          .digest('hex');
+        const query = new URLSearchParams({ nonce, timestamp, signature });
+        const answer = await httpRequest({
+          url: `${server.baseUrl}/api/v3/student_sessions/${token}/reviewable?${query.toString()}`,
+          headers: {
+            accept: 'application/vnd.procwise.v3',
+            authorization: `Token token=${reviewer.credentials.apiToken}`,
+          },
+        });
+        assert.equal(recordOf(answer, 'student').id, id);
+        // The name this route once had is no longer what is signed.
+        const asToken = new URLSearchParams({
+          nonce: `${nonce}1`,
+          timestamp,
+          signature: crypto
+            .createHmac('sha256', reviewer.credentials.secretKey)
+            .update(`nonce=${nonce}1?timestamp=${timestamp}?token=${token}`)
+            .digest('hex'),
+        });
+        const refused = await httpRequest({
+          url: `${server.baseUrl}/api/v3/student_sessions/${token}/reviewable?${asToken.toString()}`,
+          headers: {
+            accept: 'application/vnd.procwise.v3',
+            authorization: `Token token=${reviewer.credentials.apiToken}`,
+          },
+        });
+        assert.equal(refused.status, 403);
+        assert.deepEqual(refused.json, NOT_AUTHORIZED);
+      });
+
       it('answers 404 naming the token to anyone who may not review it, and for an unknown token', async () => {
         const id = await finishedSession();
         const token = await tokenOf(id);
-        const path = '/student_sessions/:token/reviewable';
+        const path = '/student_sessions/:id/reviewable';
         for (const user of [proctor, auditor, outsider]) {
-          const answer = await user.client.v3('GET', path, { token });
+          const answer = await user.client.v3('GET', path, { id: token });
           assert.equal(answer.status, 404, answer.text);
           assert.deepEqual(answer.json, { error: `Couldn't find Student Session with 'token'=${token}` });
         }
-        const unknown = await reviewer.client.v3('GET', path, { token: 'f'.repeat(32) });
+        const unknown = await reviewer.client.v3('GET', path, { id: 'f'.repeat(32) });
         assert.equal(unknown.status, 404);
         // A session id is no token.
-        const byId = await reviewer.client.v3('GET', path, { token: String(id) });
+        const byId = await reviewer.client.v3('GET', path, { id: String(id) });
         assert.equal(byId.status, 404);
       });
     });

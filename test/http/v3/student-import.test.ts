@@ -243,6 +243,98 @@ for (const dialect of DIALECTS) {
       ]);
     });
 
+    it('skips or updates students already registered when `existing` says so, listing each row’s action', async () => {
+      const exam = await createExam();
+      const first = await importAsConsole(exam, {
+        students: [
+          { name: 'Ann Old', email: 'ann@example.org', external_id: 'A-1' },
+          { name: 'Ben', email: 'ben@example.org' },
+        ],
+      });
+      assert.equal(first.status, 201, first.text);
+      const [ann] = object(first.json, 'body').students as Json[];
+      const file = [
+        { name: 'Ann New', email: 'ANN@example.org', external_id: 'A-2' },
+        { name: 'Cleo', email: 'cleo@example.org' },
+        { name: 'Ben', email: 'ben@example.org' },
+      ];
+
+      // By default the file is refused whole, as before (no new fields in the answer).
+      const refused = await importAsConsole(exam, { students: file });
+      assert.equal(refused.status, 422, refused.text);
+      assert.deepEqual(object(refused.json, 'body').row_errors, [
+        { row: 1, field: 'email', message: 'has already been taken' },
+        { row: 3, field: 'email', message: 'has already been taken' },
+      ]);
+
+      // The dry run lists what each row will do.
+      const preview = await importAsConsole(exam, { students: file, existing: 'skip', dry_run: true });
+      assert.equal(preview.status, 200, preview.text);
+      assert.deepEqual(preview.json, {
+        dry_run: true,
+        count: 1,
+        updated: 0,
+        skipped: 2,
+        rows: [
+          { row: 1, name: 'Ann New', email: 'ann@example.org', attempt: 0, action: 'skip' },
+          { row: 2, name: 'Cleo', email: 'cleo@example.org', attempt: 0, action: 'create' },
+          { row: 3, name: 'Ben', email: 'ben@example.org', attempt: 0, action: 'skip' },
+        ],
+        ignored_fields: [],
+      });
+      const updating = await importAsConsole(exam, { students: file, existing: 'update', dry_run: true });
+      assert.deepEqual(
+        (object(updating.json, 'body').rows as Json[]).map((row) => row.action),
+        ['update', 'create', 'update'],
+      );
+      assert.equal(await sessionCount(exam), 2);
+
+      // Skip: only the new student is created; the registered one keeps her name.
+      const skipped = await importAsConsole(exam, { students: file, existing: 'skip' });
+      assert.equal(skipped.status, 201, skipped.text);
+      const skippedBody = object(skipped.json, 'body');
+      assert.equal(skippedBody.count, 1);
+      assert.equal(skippedBody.updated, 0);
+      assert.equal(skippedBody.skipped, 2);
+      assert.deepEqual(
+        (skippedBody.students as Json[]).map((student) => student.email),
+        ['cleo@example.org'],
+      );
+      const stored = async () =>
+        object(
+          object(
+            (await owner.client.v3('GET', '/student_sessions/:id', { id: Number(ann?.id) })).json,
+            'body',
+          ).student,
+          'student',
+        );
+      assert.equal((await stored()).name, 'Ann Old');
+
+      // Update: the registered sessions take the file's fields; Cleo is now registered too.
+      const updated = await importAsConsole(exam, { students: file, existing: 'update' });
+      assert.equal(updated.status, 201, updated.text);
+      const updatedBody = object(updated.json, 'body');
+      assert.equal(updatedBody.count, 0);
+      assert.equal(updatedBody.updated, 3);
+      assert.equal(updatedBody.skipped, 0);
+      const ann2 = await stored();
+      assert.equal(ann2.name, 'Ann New');
+      assert.equal(ann2.external_id, 'A-2');
+      assert.equal(ann2.token, ann?.token, 'the same session, its room link unchanged');
+      assert.equal(await sessionCount(exam), 3);
+
+      // A row twice in the file is still refused, and an unknown choice is named.
+      const twice = await importAsConsole(exam, { students: [file[0], file[0]], existing: 'skip' });
+      assert.deepEqual(object(twice.json, 'body').row_errors, [
+        { row: 2, field: 'email', message: 'has already been taken by row 1' },
+      ]);
+      const unknown = await importAsConsole(exam, { students: file, existing: 'overwrite' });
+      assert.equal(unknown.status, 422, unknown.text);
+      assert.deepEqual(object(unknown.json, 'body').errors, {
+        existing: ['must be one of refuse, skip, update'],
+      });
+    });
+
     it('never imports half a file when a single create races it for one of its emails', async () => {
       for (let round = 0; round < 4; round += 1) {
         const exam = await createExam();

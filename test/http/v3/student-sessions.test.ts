@@ -86,6 +86,8 @@ const STUDENT_FIELDS = [
   // The phone of a mobile_cam exam (docs/room-api.md)
   'mobile_status',
   'mobile_device',
+  // Step 14: the candidate's acceptance of the exam's terms (docs/room.md)
+  'terms_accepted_at',
 ] as const;
 
 const CHECKS = [

@@ -42,7 +42,7 @@ import {
  *   allow_calculator: boolean, allow_pen_paper: boolean, allow_additional: boolean,
  *   allowed_websites: string | null, allowed_external_applications: string | null,
  *   allowed_textbooks: string | null, allowed_calculator_type: string | null,
- *   allowed_additional: string | null
+ *   allowed_additional: string | null, terms: string | null
  * }} RoomExam
  * @typedef {{ content_html: string }} RoomDocument
  * @typedef {{ enabled: boolean, socket: string, awaiting_admission: boolean, clock_paused: boolean }} RoomLive
@@ -439,6 +439,109 @@ function checkItem(
   ]);
 }
 
+/** The question asked after the test tone (hidden until it plays): heard it, or not. */
+function soundQuestion() {
+  const sound = h(
+    'div',
+    {
+      id: 'sound-question',
+      class: 'question',
+      role: 'group',
+      'aria-labelledby': 'sound-question-text',
+      hidden: true,
+    },
+    [h('p', { id: 'sound-question-text' }, ['Did you hear the tone?'])],
+  );
+  const heard = h('button', { type: 'button', id: 'sound-yes' }, ['Yes, I heard it']);
+  const notHeard = h('button', { type: 'button', id: 'sound-no' }, ['No']);
+  heard.addEventListener('click', () => void act(heard, () => answerSound(true)));
+  notHeard.addEventListener('click', () => void act(notHeard, () => answerSound(false)));
+  sound.append(heard, ' ', notHeard);
+  return sound;
+}
+
+/**
+ * The exam's terms and the box that accepts them (docs/room.md "Terms"). The terms are plain text
+ * and shown as text (textContent), never as markup. The box is required: starting without it
+ * shows the error below it, tied to the box by aria-describedby, and moves the focus to it.
+ * @param {string} terms
+ */
+function termsSection(terms) {
+  // Whole, never in a scrolling box: nothing to reach by keyboard before the box below it.
+  const text = h('div', { class: 'terms-text', id: 'terms-text' });
+  text.textContent = terms;
+  const box = h('input', {
+    type: 'checkbox',
+    id: 'terms-accepted',
+    required: true,
+    'aria-describedby': 'terms-help',
+  });
+  box.addEventListener('change', () => {
+    if (box.checked) showTermsError(undefined);
+    updateSetup();
+  });
+  return h('section', { class: 'terms', id: 'terms', 'aria-labelledby': 'terms-heading' }, [
+    h('h3', { id: 'terms-heading' }, ['Terms of this exam']),
+    h('p', { class: 'help', id: 'terms-help' }, ['Read these terms. You accept them to start the exam.']),
+    text,
+    h('p', { class: 'accept' }, [
+      box,
+      ' ',
+      h('label', { for: 'terms-accepted' }, ['I have read and accept these terms']),
+    ]),
+    h('p', { class: 'field-error', id: 'terms-error', hidden: true }),
+  ]);
+}
+
+/**
+ * Shows `message` as the terms box's error (aria-invalid, described by it), or clears it.
+ * @param {string | undefined} message
+ */
+function showTermsError(message) {
+  const box = document.getElementById('terms-accepted');
+  const error = document.getElementById('terms-error');
+  if (box === null || error === null) return;
+  error.textContent = message ?? '';
+  error.hidden = message === undefined;
+  if (message === undefined) {
+    box.removeAttribute('aria-invalid');
+    box.setAttribute('aria-describedby', 'terms-help');
+  } else {
+    box.setAttribute('aria-invalid', 'true');
+    box.setAttribute('aria-describedby', 'terms-error terms-help');
+  }
+}
+
+/**
+ * Keeps the terms on screen as the latest view has them: added when the exam office added terms
+ * after the page was built, removed when it removed them, and when their text changed, shown anew
+ * with the box unticked (the candidate accepts the text the server will record).
+ */
+function syncTerms() {
+  const terms = view?.exam.terms ?? null;
+  const shown = document.getElementById('terms');
+  if (terms === null) {
+    shown?.remove();
+    return;
+  }
+  if (shown === null) {
+    document.getElementById('begin-heading')?.closest('section')?.before(termsSection(terms));
+    return;
+  }
+  const text = byId('terms-text');
+  if (text.textContent === terms) return;
+  text.textContent = terms;
+  const box = byId('terms-accepted');
+  if (box instanceof HTMLInputElement) box.checked = false;
+}
+
+/** True when the exam has terms and the candidate has not ticked the box yet. */
+function termsPending() {
+  if (!view?.exam.terms) return false;
+  const box = document.getElementById('terms-accepted');
+  return !(box instanceof HTMLInputElement && box.checked);
+}
+
 function setupStage() {
   if (view === undefined) throw new Error('no view');
   const { session, exam } = view;
@@ -508,15 +611,16 @@ function setupStage() {
       ),
     );
   }
-  list.append(
-    checkItem(
-      'speakers',
-      'Play a test sound',
-      'A short tone plays; then tell us whether you heard it.',
-      ['speakers_check'],
-      checkSpeakers,
-    ),
+  // The question about the tone belongs to the speaker check: it shows right under its button.
+  const speakers = checkItem(
+    'speakers',
+    'Play a test sound',
+    'A short tone plays; then tell us whether you heard it.',
+    ['speakers_check'],
+    checkSpeakers,
   );
+  speakers.append(soundQuestion());
+  list.append(speakers);
   if (exam.web_cam || exam.screen_share || exam.mobile_cam) {
     const item = checkItem(
       'bandwidth',
@@ -545,23 +649,6 @@ function setupStage() {
   }
   if (view.mobile) list.append(phoneCheckItem(view.mobile));
   checks.append(list);
-  const sound = h(
-    'div',
-    {
-      id: 'sound-question',
-      class: 'question',
-      role: 'group',
-      'aria-labelledby': 'sound-question-text',
-      hidden: true,
-    },
-    [h('p', { id: 'sound-question-text' }, ['Did you hear the tone?'])],
-  );
-  const heard = h('button', { type: 'button', id: 'sound-yes' }, ['Yes, I heard it']);
-  const notHeard = h('button', { type: 'button', id: 'sound-no' }, ['No']);
-  heard.addEventListener('click', () => void act(heard, () => answerSound(true)));
-  notHeard.addEventListener('click', () => void act(notHeard, () => answerSound(false)));
-  sound.append(heard, ' ', notHeard);
-  checks.append(sound);
   section.append(checks);
 
   if (exam.web_cam) {
@@ -617,6 +704,7 @@ function setupStage() {
     section.append(photos);
   }
 
+  // The terms (if any) come in before the start by syncTerms, which keeps them as the view has them.
   const begin = h('section', { 'aria-labelledby': 'begin-heading' }, [
     h('h3', { id: 'begin-heading' }, ['Start']),
   ]);
@@ -681,11 +769,13 @@ function updateSetup() {
     item.className = `result ${value}`;
   }
   updateBandwidthAdvice();
+  syncTerms();
   for (const kind of /** @type {const} */ (['id_card', 'face_photo'])) {
     const state = document.getElementById(`${kind}-state`);
     if (state === null) continue;
     const has = kind === 'id_card' ? session.has_id_card : session.has_face_photo;
     state.textContent = has ? 'Photo saved.' : 'No photo yet.';
+    updatePhotoButton(kind, has);
   }
   const missing = missingForStart();
   const start = /** @type {HTMLButtonElement} */ (byId('start-exam'));
@@ -699,9 +789,11 @@ function updateSetup() {
       ? `Still needed before you can start: ${missing.join('; ')}.`
       : awaiting
         ? 'Everything is ready. Your proctor checks your ID before you can start.'
-        : slowConnectionAccepted() && !session.skip_requirements
-          ? 'You can start, but your connection is slow: parts of your recording may reach the server late. Keep this page open until the end. When you start, the clock runs and the instructions appear.'
-          : 'Everything is ready. When you start, the clock runs and the instructions appear.';
+        : termsPending()
+          ? 'Accept the terms above, then start. When you start, the clock runs and the instructions appear.'
+          : slowConnectionAccepted() && !session.skip_requirements
+            ? 'You can start, but your connection is slow: parts of your recording may reach the server late. Keep this page open until the end. When you start, the clock runs and the instructions appear.'
+            : 'Everything is ready. When you start, the clock runs and the instructions appear.';
 }
 
 /**
@@ -930,8 +1022,43 @@ async function takePhoto(/** @type {'id_card' | 'face_photo'} */ kind) {
 /** True once this page itself started the exam (not a reload of a started one). */
 let startedHere = false;
 
+/**
+ * The photo button says what pressing it does: take the photo, or once there is one, take it again.
+ * The visible words come first in the button's name; the hidden rest says which photo.
+ * @param {'id_card' | 'face_photo'} kind
+ * @param {boolean} has
+ */
+function updatePhotoButton(kind, has) {
+  const button = document.getElementById(`take-${kind}`);
+  if (button === null || button.dataset.has === String(has)) return;
+  button.dataset.has = String(has);
+  const which = kind === 'id_card' ? 'of your ID card' : 'of your face';
+  button.replaceChildren(
+    ...(has
+      ? ['Retake photo', h('span', { class: 'visually-hidden' }, [` ${which}`])]
+      : [`Take a photo ${which}`]),
+  );
+}
+
 async function startExam() {
-  const started = await callView('POST', '/start');
+  if (termsPending()) {
+    showTermsError('Tick the box to accept the terms before you start.');
+    byId('terms-accepted').focus();
+    return;
+  }
+  let started;
+  try {
+    started = await callView('POST', '/start', view?.exam.terms ? { terms_accepted: true } : {});
+  } catch (error) {
+    // Terms the exam office added after this page loaded: show them, and ask for them.
+    if (error instanceof ApiError && error.status === 422 && error.message.includes("'terms_accepted'")) {
+      await reload();
+      showTermsError('Read the terms and tick the box to accept them before you start.');
+      document.getElementById('terms-accepted')?.focus();
+      return;
+    }
+    throw error;
+  }
   startedHere = true;
   accept(started);
   announce('The exam has started.');

@@ -1,0 +1,58 @@
+/**
+ * Reads a PDF back the way a person would see it, with poppler-utils (`pdftotext`, `pdfimages`;
+ * scripts/ensure-chromium.sh installs them): its text per page and the images it holds.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+/** An image of the PDF as `pdfimages -list` lists it. */
+export interface PdfImage {
+  readonly page: number;
+  readonly width: number;
+  readonly height: number;
+  /** `jpeg` (DCT), `image` (Flate), ... as pdfimages names the encoding. */
+  readonly encoding: string;
+}
+
+function withFile<T>(bytes: Uint8Array, read: (file: string) => T): T {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'invigil-pdf-'));
+  const file = path.join(dir, 'report.pdf');
+  try {
+    fs.writeFileSync(file, bytes);
+    return read(file);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The text of each page as pdftotext extracts it (`-layout`: a label and its value stay on one
+ * line). Returns the pages in order.
+ */
+export function pdfPages(bytes: Uint8Array): string[] {
+  const text = withFile(bytes, (file) =>
+    execFileSync('pdftotext', ['-layout', '-enc', 'UTF-8', file, '-'], { encoding: 'utf8' }),
+  );
+  const pages = text.split('\f');
+  if (pages.at(-1)?.trim() === '') pages.pop();
+  return pages;
+}
+
+/** The images the PDF draws, from `pdfimages -list`. Returns them in page order. */
+export function pdfImages(bytes: Uint8Array): PdfImage[] {
+  const listing = withFile(bytes, (file) => execFileSync('pdfimages', ['-list', file], { encoding: 'utf8' }));
+  // Two heading lines, then: page num type width height color comp bpc enc ...
+  return listing
+    .split('\n')
+    .slice(2)
+    .map((line) => line.trim().split(/\s+/))
+    .filter((columns) => columns.length >= 9)
+    .map((columns) => ({
+      page: Number(columns[0]),
+      width: Number(columns[3]),
+      height: Number(columns[4]),
+      encoding: columns[8] ?? '',
+    }));
+}
