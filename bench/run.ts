@@ -21,6 +21,7 @@ import { flagsAccuracy } from './flags-accuracy.ts';
 import { flagsCost } from './flags-cost.ts';
 import { liveCapacity } from './live-capacity.ts';
 import { recordingFinalize } from './recording-finalize.ts';
+import { reportRender } from './report-render.ts';
 import { roomCapacity } from './room-capacity.ts';
 import { sessionListing } from './session-listing.ts';
 import { signedGet } from './signed-get.ts';
@@ -37,6 +38,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   flagsCost,
   flagsAccuracy,
   consoleTyping,
+  reportRender,
 ];
 
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');

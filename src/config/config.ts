@@ -73,7 +73,7 @@ export interface TransportConfig {
   readonly uploadMinBytesPerSecond: number;
   /** `UPLOAD_GRACE_MS`, default 20 s. */
   readonly uploadGraceMs: number;
-  /** Open connections one client address may hold (`MAX_CONNECTIONS_PER_ADDRESS`, default 256; 0: no cap). */
+  /** Open connections one client address may hold (`MAX_CONNECTIONS_PER_ADDRESS`, default 1024; 0: no cap). */
   readonly maxConnectionsPerAddress: number;
 }
 
@@ -283,7 +283,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 60_000, 100, 3_600_000),
       uploadMinBytesPerSecond: integer(env, 'UPLOAD_MIN_BYTES_PER_SECOND', 4096, 0, 1024 * 1024 * 1024),
       uploadGraceMs: integer(env, 'UPLOAD_GRACE_MS', 20_000, 100, 3_600_000),
-      maxConnectionsPerAddress: integer(env, 'MAX_CONNECTIONS_PER_ADDRESS', 256, 0, 1_000_000),
+      maxConnectionsPerAddress: integer(env, 'MAX_CONNECTIONS_PER_ADDRESS', 1024, 0, 1_000_000),
     }),
     jobLeaseMs: integer(env, 'JOB_LEASE_MS', 60_000, 1000, 60 * 60 * 1000),
     retentionDays: integer(env, 'RETENTION_DAYS', 30, 1, 3650),

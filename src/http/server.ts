@@ -179,6 +179,13 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     clientErrorHandler: answerClientError,
     // Slow and silent clients: headers within REQUEST_TIMEOUT_MS here, bodies in guardConnections.
     http: nodeServerOptions(config.transport),
+    // The router's own refusals (a path parameter over 100 characters, a broken percent escape)
+    // answer without quoting the path back, as every other error does.
+    frameworkErrors: (error, _request, reply) => {
+      const answer = reply as FastifyReply;
+      if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') void answer.code(414).send({ error: 'URI Too Long' });
+      else void answer.code(400).send({ error: 'Bad Request' });
+    },
     routerOptions: {
       ignoreTrailingSlash: true,
       // Queries are read like form bodies: tolerant of unencoded values, with their signed texts.

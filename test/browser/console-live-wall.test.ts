@@ -98,8 +98,8 @@ for (const dialect of DIALECTS) {
       return room;
     }
 
-    /** A candidate's tile: a button named by all it says, the name first. */
-    const tile = (name: string) => page.getByRole('button', { name: new RegExp(`^${name} ,`) });
+    /** A candidate's tile: a button named by all it says, the name first, the facts after commas. */
+    const tile = (name: string) => page.getByRole('button', { name: new RegExp(`^${name}, `) });
     const tileVideo = (name: string) => page.locator(`video[data-session="${candidates[name]?.id ?? 0}"]`);
     const enlarged = () => page.locator('dialog.live-focus');
 
@@ -181,10 +181,13 @@ for (const dialect of DIALECTS) {
       await openWall(page);
       await page.getByRole('heading', { name: /Live chemistry/ }).waitFor();
       await tile('Ada Lovelace').waitFor();
-      const names = (await page.locator('button.live-tile .tile-name').allTextContents()).map((name) =>
-        name.replace(/,$/, ''),
-      );
+      // The names as shown and as read out carry no stray punctuation.
+      const names = await page.locator('button.live-tile .tile-name').allTextContents();
       assert.deepEqual(names, ['Ada Lovelace', 'Bob Babbage', 'Cleo Curie', 'Dan Darwin', 'Eve Euler']);
+      const label = (await page.locator('button.live-tile').first().getAttribute('aria-label')) ?? '';
+      assert.match(label, /^Ada Lovelace, [A-Z]/);
+      assert.doesNotMatch(label, /\s,|,,|,\s*$/);
+      assert.equal(await page.locator('button.live-tile .visually-hidden').count(), 0);
       assert.equal(await page.getByLabel('Only mine').count(), 0, 'a proctor sees only their own anyway');
       await page.getByText('Video and chat: connected.').waitFor({ timeout: MEDIA_TIMEOUT });
       for (const name of ['Ada Lovelace', 'Bob Babbage']) {

@@ -33,7 +33,10 @@ function withFile<T>(bytes: Uint8Array, read: (file: string) => T): T {
  */
 export function pdfPages(bytes: Uint8Array): string[] {
   const text = withFile(bytes, (file) =>
-    execFileSync('pdftotext', ['-layout', '-enc', 'UTF-8', file, '-'], { encoding: 'utf8' }),
+    execFileSync('pdftotext', ['-layout', '-enc', 'UTF-8', file, '-'], {
+      encoding: 'utf8',
+      maxBuffer: 256 * 1024 * 1024,
+    }),
   );
   const pages = text.split('\f');
   if (pages.at(-1)?.trim() === '') pages.pop();
@@ -55,4 +58,36 @@ export function pdfImages(bytes: Uint8Array): PdfImage[] {
       height: Number(columns[4]),
       encoding: columns[8] ?? '',
     }));
+}
+
+/**
+ * How much of a rectangle of page `page` is ink: the share of its pixels darker than mid grey when
+ * pdftoppm draws the page in grey at 72 dpi (one pixel a point). `box` is in points from the top
+ * left. Text whose font lost its glyph outlines still extracts (pdfPages), but draws nothing: this
+ * tells the two apart. Returns a number from 0 to 1.
+ */
+export function pdfInk(
+  bytes: Uint8Array,
+  page: number,
+  box: { readonly x: number; readonly y: number; readonly width: number; readonly height: number },
+): number {
+  const image = withFile(bytes, (file) =>
+    execFileSync('pdftoppm', ['-gray', '-r', '72', '-f', String(page), '-l', String(page), file], {
+      maxBuffer: 64 * 1024 * 1024,
+    }),
+  );
+  // Binary PGM: "P5", width, height, the largest value (255), then one byte per pixel.
+  const header = /^P5\s+(\d+)\s+(\d+)\s+255\s/.exec(image.subarray(0, 64).toString('latin1'));
+  if (header === null) throw new Error('pdftoppm did not answer a PGM image');
+  const width = Number(header[1]);
+  const pixels = image.subarray(header[0].length);
+  let dark = 0;
+  let all = 0;
+  for (let y = Math.round(box.y); y < Math.round(box.y + box.height); y += 1) {
+    for (let x = Math.round(box.x); x < Math.round(box.x + box.width); x += 1) {
+      all += 1;
+      if ((pixels[y * width + x] ?? 255) < 128) dark += 1;
+    }
+  }
+  return all === 0 ? 0 : dark / all;
 }

@@ -8520,6 +8520,7 @@ export interface paths {
                          * @enum {boolean|string|integer}
                          */
                         mobile_cam?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
+                        /** @description At most 200 characters (longer: 422) */
                         name: string;
                         /**
                          * @description Instructions for the reviewer; empty or null clears it
@@ -12327,6 +12328,7 @@ export interface paths {
                         is_individual_info_html?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
                         /** @description An LTI resource of the exam's institute, linked to this exam or to none; null unlinks */
                         lti_resource_id?: number | null;
+                        /** @description At most 200 characters (longer: 422) */
                         name: string;
                         /** @description Earliest start; within the exam's start_time..end_time */
                         open_time?: string;
@@ -12735,6 +12737,7 @@ export interface paths {
                             last_name?: string;
                             /** @description An LTI resource of the exam's institute, linked to this exam or to none; null unlinks */
                             lti_resource_id?: number | null;
+                            /** @description At most 200 characters (longer: 422) */
                             name?: string;
                             /** @description Earliest start; within the exam's start_time..end_time */
                             open_time?: string;
@@ -12776,7 +12779,7 @@ export interface paths {
                                  * @description With `existing` skip or update: create a session, skip the row, or update the session the exam has
                                  * @enum {string}
                                  */
-                                action: "create" | "skip" | "update";
+                                action?: "create" | "skip" | "update";
                                 attempt: number;
                                 /** @description As it would be stored: trimmed, lower case */
                                 email: string;
@@ -12784,9 +12787,9 @@ export interface paths {
                                 row: number;
                             }[];
                             /** @description With `existing` skip or update: how many rows it would skip (already registered) */
-                            skipped: number;
+                            skipped?: number;
                             /** @description With `existing` skip or update: how many existing sessions it would update */
-                            updated: number;
+                            updated?: number;
                         };
                     };
                 };
@@ -12804,7 +12807,7 @@ export interface paths {
                             /** @description Row fields no rule read, sorted (at most 100) */
                             ignored_fields: string[];
                             /** @description With `existing` skip or update: how many rows were skipped (already registered) */
-                            skipped: number;
+                            skipped?: number;
                             students: {
                                 archived: boolean;
                                 attempt: number;
@@ -12949,7 +12952,7 @@ export interface paths {
                                 webcam_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                             }[];
                             /** @description With `existing` skip or update: how many existing sessions were updated */
-                            updated: number;
+                            updated?: number;
                         };
                     };
                 };
@@ -13504,6 +13507,7 @@ export interface paths {
                          * @enum {boolean|string|integer}
                          */
                         mobile_cam?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
+                        /** @description At most 200 characters (longer: 422) */
                         name?: string;
                         /** @description Instructions for the reviewer; empty or null clears it */
                         restrictions?: string | null;
@@ -14087,6 +14091,7 @@ export interface paths {
                          * @enum {boolean|string|integer}
                          */
                         mobile_cam?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
+                        /** @description At most 200 characters (longer: 422) */
                         name?: string;
                         /** @description Instructions for the reviewer; empty or null clears it */
                         restrictions?: string | null;
@@ -14667,6 +14672,7 @@ export interface paths {
                         is_individual_info_html?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
                         /** @description An LTI resource of the exam's institute, linked to this exam or to none; null unlinks */
                         lti_resource_id?: number | null;
+                        /** @description At most 200 characters (longer: 422) */
                         name: string;
                         /** @description Earliest start; within the exam's start_time..end_time */
                         open_time?: string;
@@ -24461,6 +24467,7 @@ export interface paths {
                         is_individual_info_html?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
                         /** @description An LTI resource of the exam's institute, linked to this exam or to none; null unlinks */
                         lti_resource_id?: number | null;
+                        /** @description At most 200 characters (longer: 422) */
                         name?: string;
                         /** @description Earliest start; within the exam's start_time..end_time */
                         open_time?: string;
@@ -25000,6 +25007,7 @@ export interface paths {
                         is_individual_info_html?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
                         /** @description An LTI resource of the exam's institute, linked to this exam or to none; null unlinks */
                         lti_resource_id?: number | null;
+                        /** @description At most 200 characters (longer: 422) */
                         name?: string;
                         /** @description Earliest start; within the exam's start_time..end_time */
                         open_time?: string;
@@ -27945,6 +27953,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description At most 2000 characters (longer: 422) */
                         comment: string;
                         /** @description Seconds from the start of the recording */
                         offset_time?: number;

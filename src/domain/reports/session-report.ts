@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import fontkit from '@pdf-lib/fontkit';
+import fontkit from '@foliojs-fork/fontkit';
 import { PDFDocument, type PDFFont, type PDFImage, type PDFPage, type RGB, rgb } from 'pdf-lib';
 
 /** Resolves the font files shipped in npm packages (see readFontFiles). */
@@ -350,7 +350,9 @@ type FontkitFont = ReturnType<Fontkit['create']>;
  */
 const unshapedFontkit: Fontkit = {
   create(buffer, postscriptName) {
-    const font: FontkitFont = fontkit.create(buffer, postscriptName);
+    // This fontkit recognises a font by Buffer methods: hand it the bytes as a Buffer (no copy).
+    const bytes = Buffer.from(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+    const font: FontkitFont = fontkit.create(bytes, postscriptName);
     const unshaped: FontkitFont = Object.create(font) as FontkitFont;
     const glyphs = new Map<number, ReturnType<FontkitFont['glyphForCodePoint']>>();
     const glyphOf = (code: number) => {

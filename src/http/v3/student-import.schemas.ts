@@ -119,6 +119,8 @@ export const importStudentsSchema = {
     200: {
       description: 'Dry run: every row is valid; nothing was created',
       type: 'object',
+      // `updated`, `skipped` and each row's `action` only with `existing` skip or update.
+      required: ['dry_run', 'count', 'rows', 'ignored_fields'],
       properties: {
         dry_run: { type: 'boolean', enum: [true] },
         count: { type: 'integer', description: 'How many sessions the import would create' },
@@ -134,6 +136,7 @@ export const importStudentsSchema = {
           type: 'array',
           items: {
             type: 'object',
+            required: ['row', 'name', 'email', 'attempt'],
             properties: {
               row: { type: 'integer', minimum: 1 },
               name: { type: 'string' },
@@ -154,6 +157,7 @@ export const importStudentsSchema = {
     201: {
       description: 'Every row was created, in one transaction',
       type: 'object',
+      required: ['dry_run', 'count', 'students', 'ignored_fields'],
       properties: {
         dry_run: { type: 'boolean', enum: [false] },
         count: { type: 'integer', description: 'How many sessions were created' },

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { BANDWIDTH_PROBE_BYTES } from '../../../src/http/room/page.routes.ts';
+import { invalid } from '../../helpers/answers.ts';
 import { type HttpAnswer, httpRequest } from '../../helpers/http.ts';
 import { object } from '../../helpers/json.ts';
 import { DIALECTS, startTestServer, type TestServer } from '../../helpers/server.ts';
@@ -177,7 +178,6 @@ for (const dialect of DIALECTS) {
       for (const [what, token] of [
         ['a traversal (../etc)', '..%2Fetc'],
         ['an encoded traversal', '%2E%2E%2Fetc%2Fpasswd'],
-        ['a NUL byte (which PostgreSQL text cannot hold)', `${'a'.repeat(31)}%00`],
         ['quotes and angle brackets', '%22%3E%3Cscript%3Ealert(1)%3C%2Fscript%3E'],
         ['a non-ASCII token', '%C3%A9t%C3%A9'],
         ['a token of 100 characters (the longest the router takes)', 'a'.repeat(100)],
@@ -189,15 +189,22 @@ for (const dialect of DIALECTS) {
         });
       }
 
-      // The router refuses these before the route runs, so they get fastify's JSON client errors.
+      it('refuses a NUL byte (which PostgreSQL text cannot hold) with 422 naming the token, as every input', async () => {
+        const answer = await get(`/room/${'a'.repeat(31)}%00`);
+        assert.equal(answer.status, 422, answer.text);
+        assert.deepEqual(answer.json, invalid('token', 'contains a NUL character'));
+      });
+
+      // The router refuses these before the route runs: short JSON errors that do not echo the path.
       for (const [what, token, status] of [
         ['a token of 101 characters', 'a'.repeat(101), 414],
         ['a very long token', 'a'.repeat(5000), 414],
         ['an invalid percent escape', '%E0%A4%A', 400],
       ] as const) {
-        it(`answers ${status}, not a server error, for ${what}`, async () => {
+        it(`answers ${status}, not a server error, for ${what}, without quoting the path`, async () => {
           const answer = await get(`/room/${token}`);
           assert.equal(answer.status, status, answer.text);
+          assert.deepEqual(answer.json, { error: status === 414 ? 'URI Too Long' : 'Bad Request' });
         });
       }
     });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { invalid } from '../../helpers/answers.ts';
 import { assertStored, fetchAddress } from '../../helpers/files.ts';
 import { type HttpAnswer, httpRequest } from '../../helpers/http.ts';
 import { type FilePart, multipartBody, SAMPLE, v3Multipart } from '../../helpers/multipart.ts';
@@ -543,9 +544,10 @@ for (const dialect of DIALECTS) {
       assertAnswer(await room(unknown, 'GET', 'nothing-here'), 404, { error: 'Not Found' });
     });
 
-    it('answers 404, not a failure, for a token holding a NUL byte', async () => {
-      assertAnswer(await room(`${'a'.repeat(31)}%00`, 'GET'), 404, NO_ROOM);
-      assertAnswer(await room(`${'a'.repeat(31)}%00`, 'POST', 'start'), 404, NO_ROOM);
+    it('refuses a token holding a NUL byte with 422 naming it, as every input (never a failure)', async () => {
+      const nul = invalid('token', 'contains a NUL character');
+      assertAnswer(await room(`${'a'.repeat(31)}%00`, 'GET'), 422, nul);
+      assertAnswer(await room(`${'a'.repeat(31)}%00`, 'POST', 'start'), 422, nul);
     });
 
     it('answers 404 once the exam is destroyed', async () => {

@@ -16,7 +16,7 @@ import { invalid, NOT_AUTHORIZED, notFound } from '../../helpers/answers.ts';
 import { V3_ACCEPT } from '../../helpers/client.ts';
 import type { HttpAnswer } from '../../helpers/http.ts';
 import { SAMPLE } from '../../helpers/multipart.ts';
-import { pdfImages, pdfPages } from '../../helpers/pdf.ts';
+import { pdfImages, pdfInk, pdfPages } from '../../helpers/pdf.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import { consoleV3, signIn, staffUser } from '../staff/support.ts';
 
@@ -157,7 +157,12 @@ describe('renderSessionReport', () => {
         },
       ],
     };
-    const text = readPdf(await renderSessionReport(named)).pages.join('\n');
+    const pdf = await renderSessionReport(named);
+    const text = readPdf(pdf).pages.join('\n');
+    // The title and the name are drawn, not only extractable: a subset font that lost its glyph
+    // outlines (as @pdf-lib/fontkit's did for Noto Sans) left about a fifth of this ink.
+    const ink = pdfInk(pdf, 1, { x: 50, y: 40, width: 250, height: 60 });
+    assert.ok(ink > 0.07, `ink in the heading: ${ink.toFixed(3)}`);
     for (const expected of [
       'Łukasz Żółć 王芳',
       'Uniwersytet Łódzki',
