@@ -366,6 +366,13 @@ for (const dialect of DIALECTS) {
 
     it('previews the exam email, then sends it to every student not emailed yet', async () => {
       const small = await createExam('Statistics retake');
+      // With instructions, the confirmation asks plainly (without, it warns: console-email-delivery).
+      await v3(
+        'POST',
+        '/exams/:exam_id/documents',
+        { exam_id: small, exam_content: '<p>Bring a pen.</p>' },
+        201,
+      );
       for (const [name, email] of [
         ['Florence Nightingale', 'florence@example.org'],
         ['Emmy Noether', 'emmy@example.org'],

@@ -296,7 +296,7 @@ export const roomStartSchema = {
     'Moves to exam_started. 409 before open_time or the exam’s start_time, at or after its end_time, ' +
       'or while a required check has not succeeded (unless skip_requirements); in a live_proctoring exam ' +
       'with live_id_check, only once a proctor admitted the candidate (exam_not_started). When the exam ' +
-      'has terms (exam.terms), 422 `Param is missing or the value is empty: \'terms_accepted\'` unless ' +
+      "has terms (exam.terms), 422 `Param is missing or the value is empty: 'terms_accepted'` unless " +
       'terms_accepted is true; the acceptance is stored with its time and the SHA-256 of the terms.',
   ),
   body: {
