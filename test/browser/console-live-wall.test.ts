@@ -430,7 +430,7 @@ for (const dialect of DIALECTS) {
     it('shows a manager every candidate, with “Only mine” to narrow it', async () => {
       const manager = await signedInPage(world, teacher);
       await openWall(manager);
-      await manager.getByRole('button', { name: /^Zed Zuse ,/ }).waitFor();
+      await manager.getByRole('button', { name: /^Zed Zuse, / }).waitFor();
       assert.equal(await manager.locator('button.live-tile').count(), 5, 'Bob has finished');
       await framesAdvance(manager.locator(`video[data-session="${candidates['Ada Lovelace']?.id ?? 0}"]`));
       await manager.getByLabel('Only mine').check();

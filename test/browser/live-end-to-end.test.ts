@@ -255,7 +255,8 @@ for (const dialect of DIALECTS) {
       const dropped = Date.now();
       await dan.room.context().setOffline(true);
       await tileSays(wall, dan.id, 'offline', DROP_MS - 1000);
-      await danTile.getByText('Not in the exam room').waitFor();
+      // Drawn on the picture as generated content (LiveTile.svelte), so found by its attribute.
+      await danTile.locator('.tile-placeholder[data-words="Not in the exam room"]').waitFor();
       await liveStatusBecomes('Dan Darwin', 'offline');
       await dan.room.locator('#live-state', { hasText: 'Connecting to your proctor…' }).waitFor();
       await checkScreen(wall, `live-e2e-dropped-${dialect}`);
