@@ -26,7 +26,7 @@ import { createMonitorService } from './domain/monitor/monitor.service.ts';
 import { createOidcSignInService } from './domain/staff-auth/oidc-sign-in.service.ts';
 import { createAccountService } from './domain/staff-auth/account.service.ts';
 import { createInvitationsService } from './domain/staff-auth/invitations.service.ts';
-import { createOutboxService } from './mail/outbox.service.ts';
+import { createOutboxService } from './domain/mail/outbox.service.ts';
 import { createReviewsService } from './domain/reviews/reviews.service.ts';
 import { createFlagsService } from './domain/flags/flags.service.ts';
 import { createRecordingsService } from './domain/recordings/recordings.service.ts';
@@ -41,7 +41,7 @@ import { createExamExportsService } from './domain/exports/exam-exports.service.
 import { loadServerKeys } from './security/keys.ts';
 import { createUrlSigner } from './storage/signed-url.ts';
 import { emitStudentSessionReviewed } from './domain/webhooks/emit.ts';
-import { queueAcsAction } from './lti/acs.ts';
+import { queueAcsAction } from './domain/lti/acs.ts';
 import { createWebhooksService } from './domain/webhooks/webhooks.service.ts';
 import { createRetentionService } from './domain/retention/retention.service.ts';
 import { createOutboundHttp } from './security/outbound-http.ts';
@@ -55,6 +55,7 @@ import { resetLiveStatuses } from './domain/live/live-status.repository.ts';
 import { createLiveEvents } from './live/events.ts';
 import { createLiveService } from './domain/live/live.service.ts';
 import { createToolKeys } from './lti/keys.ts';
+import { verifyLti11Launch } from './lti/oauth1.ts';
 import { createLtiLaunchService } from './domain/lti/launch.service.ts';
 
 export interface AppOptions {
@@ -156,7 +157,7 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
     identityProviders: createIdentityProvidersService({ db, clock, keys }),
     photos,
     sessionFiles: createSessionFilesService({ db, files }),
-    room: createRoomService({ db, clock, files, photos, storage, liveEvents, mobile }),
+    room: createRoomService({ db, clock, files, photos, storage, liveEvents, jobs, mobile }),
     mobile,
     authenticator: createAuthenticator({
       db,
@@ -183,10 +184,10 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
       dialect: database.dialect,
       clock,
       onReviewed: async (trx, event) => {
-        await emitStudentSessionReviewed(trx, event);
+        await emitStudentSessionReviewed(jobs, trx, event);
         // LTI Proctoring Services: a violation is flagged to the platform when it takes `flag`.
         if (event.verdict === 'violation') {
-          await queueAcsAction(trx, event.studentSessionId, 'flag', event.reviewedAt);
+          await queueAcsAction(jobs, trx, event.studentSessionId, 'flag', event.reviewedAt);
         }
       },
     }),
@@ -196,6 +197,7 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
       clock,
       storage,
       files,
+      jobs,
       logger,
       keepChunks: config.keepRecordingChunks,
       storageConfig: config.storage,
@@ -223,8 +225,8 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
       staffAuth,
       // LtiEndAssessment finishes a session as the room does; the room service is built above.
       room: { finish: (token) => services.room.finish(token) },
-      serverKey: keys.encryption,
-      publicUrl: config.publicUrl,
+      verifyLti11: (request) =>
+        verifyLti11Launch({ db, clock, serverKey: keys.encryption, publicUrl: config.publicUrl }, request),
     }),
   };
   const handlers = jobHandlers({ config, logger, db, clock, services });

@@ -24,17 +24,17 @@ import type { MonitorService } from './domain/monitor/monitor.service.ts';
 import type { OidcSignInService } from './domain/staff-auth/oidc-sign-in.service.ts';
 import type { AccountService } from './domain/staff-auth/account.service.ts';
 import type { InvitationsService } from './domain/staff-auth/invitations.service.ts';
-import type { OutboxService } from './mail/outbox.service.ts';
+import type { OutboxService } from './domain/mail/outbox.service.ts';
 import type { ReviewsService } from './domain/reviews/reviews.service.ts';
 import type { FlagsService } from './domain/flags/flags.service.ts';
 import type { RecordingsService } from './domain/recordings/recordings.service.ts';
 import type { SessionReportsService } from './domain/reports/session-report.service.ts';
 import type { Authenticator } from './http/auth/authenticate.ts';
-import type { JobQueue } from './jobs/queue.ts';
+import type { JobQueue } from './domain/ports/jobs.ts';
 import type { WebhooksService } from './domain/webhooks/webhooks.service.ts';
 import type { RetentionService } from './domain/retention/retention.service.ts';
 import type { UrlSigner } from './storage/signed-url.ts';
-import type { LiveEvents } from './live/events.ts';
+import type { LiveEvents } from './domain/ports/live-events.ts';
 import type { LiveService } from './domain/live/live.service.ts';
 import type { ToolKeys } from './lti/keys.ts';
 import type { LtiLaunchService } from './domain/lti/launch.service.ts';
@@ -97,7 +97,10 @@ export interface Services {
   readonly webhooks: WebhooksService;
   /** Legal holds, the purge log and the sweep of session media past retention (docs/retention.md). */
   readonly retention: RetentionService;
-  /** What the domain tells the live sockets: chat messages and proctor controls (src/live/events.ts). */
+  /**
+   * What the domain tells the live sockets: chat messages and proctor controls (the LiveEvents port,
+   * src/domain/ports/live-events.ts; the bus is src/live/events.ts).
+   */
   readonly liveEvents: LiveEvents;
   /** A proctor's live actions: chat, admit, pause and resume the clock (docs/api-live.md). */
   readonly live: LiveService;

@@ -2,13 +2,17 @@ import { parseArgs } from 'node:util';
 import { createCore } from '../app.ts';
 import type { Config } from '../config/config.ts';
 import { NotFoundMessage } from '../domain/errors.ts';
-import { findOutboxMessage, listOutboxMessages, type OutboxSummary } from '../mail/outbox.repository.ts';
+import {
+  findOutboxMessage,
+  listOutboxMessages,
+  type OutboxSummary,
+} from '../domain/mail/outbox.repository.ts';
 import {
   OUTBOX_STATUS_FILTER_NAMES,
   type OutboxMessage,
   type OutboxStatus,
   outboxStatusesOf,
-} from '../mail/outbox.ts';
+} from '../domain/mail/outbox.ts';
 import { UsageError } from './usage.ts';
 
 /** How many messages `mail list` shows without `--limit`. */

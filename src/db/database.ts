@@ -5,10 +5,10 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config/config.ts';
 import { createSqliteDialect } from './sqlite-dialect.ts';
+import type { Db, DialectName } from './db.ts';
 import type { Tables } from './tables.ts';
 
-export type Db = Kysely<Tables>;
-export type DialectName = 'sqlite' | 'postgres';
+export type { Db, DialectName } from './db.ts';
 
 export interface Database {
   readonly db: Db;

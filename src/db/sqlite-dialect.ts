@@ -6,7 +6,7 @@ import {
   SqliteDialect,
   type SqliteStatement,
 } from 'kysely';
-import type { Db } from './database.ts';
+import type { Db } from './db.ts';
 import { type Checkpointer, startCheckpointer } from './sqlite-checkpointer.ts';
 
 /** How many prepared statements are kept per connection; the API uses far fewer distinct queries. */

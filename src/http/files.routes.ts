@@ -3,7 +3,7 @@ import { NotFound, Unauthorized } from '../domain/errors.ts';
 import { parseId } from '../domain/ids.ts';
 import { contentDisposition } from '../storage/content-disposition.ts';
 import { type ByteRange, StorageMissing } from '../storage/storage.ts';
-import type { ServerDeps } from './server.ts';
+import type { RouteDeps } from './route-deps.ts';
 
 /**
  * The part of a file of `size` bytes a request asks for (`Range: bytes=...`, RFC 9110 §14): one
@@ -41,7 +41,7 @@ export function wantedRange(
  * credential; an expired or altered address answers 403 like any other refusal. A `Range` request
  * is answered 206 with that part (416 past the end), so a video player can seek in a recording.
  */
-export function registerFileRoutes(app: FastifyInstance, { services, clock }: ServerDeps): void {
+export function registerFileRoutes(app: FastifyInstance, { services, clock }: RouteDeps): void {
   app.get<{ Params: { id: string }; Querystring: unknown }>(
     '/files/:id',
     {

@@ -8,14 +8,10 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify';
-import type { Logger } from 'pino';
-import type { Config } from '../config/config.ts';
-import type { Database } from '../db/database.ts';
 import type { Actor } from '../domain/access.ts';
-import type { Clock } from '../domain/clock.ts';
 import { DomainError, Invalid, PayloadTooLarge } from '../domain/errors.ts';
-import type { Services } from '../services.ts';
 import type { Upload } from '../storage/upload.ts';
+import type { RouteDeps } from './route-deps.ts';
 import { docsPageOptions } from './docs/docs-page.ts';
 import { registerFileRoutes } from './files.routes.ts';
 import { answerClientError, guardConnections, hasBody, nodeServerOptions } from './connection-guard.ts';
@@ -47,7 +43,6 @@ import { registerStaffSignInRoutes } from './staff/sign-in.routes.ts';
 import { registerAccountRoutes } from './staff/account.routes.ts';
 import { registerConsoleRoutes, storageMediaOrigins } from './console/console.routes.ts';
 import { liveConnectSources } from '../live/csp.ts';
-import type { LiveHub } from '../live/hub.ts';
 import { registerLiveSockets } from './live/socket.routes.ts';
 
 declare module 'fastify' {
@@ -59,16 +54,6 @@ declare module 'fastify' {
     /** Files of a multipart request, spooled to temporary files (removed after the response). */
     uploads: Upload[];
   }
-}
-
-export interface ServerDeps {
-  readonly config: Config;
-  readonly database: Database;
-  readonly services: Services;
-  readonly logger: Logger;
-  readonly clock: Clock;
-  /** The live-proctoring sockets' hub (src/live/hub.ts). */
-  readonly hub: LiveHub;
 }
 
 /**
@@ -165,7 +150,7 @@ function refuseNul(request: FastifyRequest): void {
  * Builds the HTTP server: body parsers, parameter merging, error mapping, health, OpenAPI, and the
  * V3 and V2 routes. Returns it ready to listen; the caller owns start and close.
  */
-export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
+export async function buildServer(deps: RouteDeps): Promise<FastifyInstance> {
   const { config, database, logger } = deps;
   // Typed as Fastify's own logger interface so the instance keeps Fastify's default generics.
   const baseLogger: FastifyBaseLogger = logger;

@@ -1,5 +1,5 @@
 import { EXAM_ZIP_JOB, type ExportInclude, payloadIncludes } from '../domain/exports/exam-export.ts';
-import type { JobHandlerDeps } from './handlers.ts';
+import type { JobHandlerDeps } from './handler-deps.ts';
 import type { JobHandler } from './job.ts';
 
 /** The payload `examExports.generate` enqueues. */

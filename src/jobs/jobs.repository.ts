@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { type ExpressionBuilder, type Selectable, sql } from 'kysely';
 import type { Db, DialectName } from '../db/database.ts';
 import type { JobsTable, Tables } from '../db/tables.ts';
-import { ACTIVE_JOB_STATUSES, JOB_STATUSES, type Job, type JobStatus } from './job.ts';
+import { ACTIVE_JOB_STATUSES, JOB_STATUSES, type Job, type JobStatus } from '../domain/ports/jobs.ts';
 
 /** Longest `last_error` kept; a stack trace belongs in the log, not the row. */
 const MAX_ERROR_LENGTH = 2000;

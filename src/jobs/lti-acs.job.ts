@@ -1,6 +1,7 @@
-import { createAcsClient, LTI_ACS_JOB, parseAcsJobPayload } from '../lti/acs.ts';
+import { LTI_ACS_JOB, parseAcsJobPayload } from '../domain/lti/acs.ts';
+import { createAcsClient } from '../lti/acs.ts';
 import { createOutboundHttp } from '../security/outbound-http.ts';
-import type { JobHandlerDeps } from './handlers.ts';
+import type { JobHandlerDeps } from './handler-deps.ts';
 import type { JobHandler } from './job.ts';
 
 /**

@@ -1,5 +1,5 @@
-import { MAIL_DELIVER_JOB, MAIL_MAX_ATTEMPTS, parseDeliveryPayload } from '../mail/outbox.ts';
-import type { JobHandlerDeps } from './handlers.ts';
+import { MAIL_DELIVER_JOB, MAIL_MAX_ATTEMPTS, parseDeliveryPayload } from '../domain/mail/outbox.ts';
+import type { JobHandlerDeps } from './handler-deps.ts';
 import type { JobHandler } from './job.ts';
 
 /**

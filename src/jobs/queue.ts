@@ -1,7 +1,8 @@
 import { PostgresAdapter } from 'kysely';
 import type { Db } from '../db/database.ts';
 import type { Clock } from '../domain/clock.ts';
-import { DEFAULT_MAX_ATTEMPTS, type Job, type NewJob } from './job.ts';
+import type { JobQueue } from '../domain/ports/jobs.ts';
+import { DEFAULT_MAX_ATTEMPTS } from './job.ts';
 import {
   findActiveJobId,
   findJob,
@@ -14,21 +15,6 @@ import {
 
 /** How often enqueue retries when the job blocking its dedupe key finished between two statements. */
 const DEDUPE_ROUNDS = 5;
-
-/** The durable queue as the services see it: enqueue and look up; the worker runs the jobs. */
-export interface JobQueue {
-  /**
-   * Adds a job. Pass the caller's transaction as `db` to make the job part of it (it exists only if
-   * the transaction commits). With a `dedupeKey`, while a job of the same kind and key is queued or
-   * running no second one is created and the existing one's id comes back with `created: false`.
-   * Returns the job's id; throws a TypeError for a payload JSON cannot hold or maxAttempts below 1.
-   */
-  enqueue(db: Db, job: NewJob): Promise<{ id: number; created: boolean }>;
-  /** Returns the job, or undefined. */
-  find(id: number): Promise<Job | undefined>;
-  /** Returns the most recently enqueued job of this kind and dedupe key (any status), or undefined. */
-  latest(kind: string, dedupeKey: string): Promise<Job | undefined>;
-}
 
 function serialise(payload: unknown): string {
   const text: unknown = JSON.stringify(payload);
@@ -60,7 +46,10 @@ async function enqueueDeduped(
   throw new Error(`could not enqueue ${values.kind} job "${values.dedupeKey}": its key kept changing hands`);
 }
 
-/** Builds the queue over `db` (used for lookups; enqueue writes through the `db` it is given). */
+/**
+ * Builds the queue over `db` (used for lookups; enqueue writes through the `db` it is given): the
+ * implementation of the domain's JobQueue port, built once by app.ts.
+ */
 export function createJobQueue(deps: { db: Db; clock: Clock }): JobQueue {
   const { db, clock } = deps;
   return {
@@ -69,7 +58,7 @@ export function createJobQueue(deps: { db: Db; clock: Clock }): JobQueue {
       if (!Number.isInteger(maxAttempts) || maxAttempts < 1) {
         throw new TypeError(`maxAttempts must be a whole number of at least 1, got ${maxAttempts}`);
       }
-      const now = clock.now();
+      const now = job.now ?? clock.now();
       const values: JobValues = {
         kind: job.kind,
         payload: serialise(job.payload),

@@ -1,5 +1,5 @@
 import { RECORDING_FINALIZE_JOB, type RecordingFinalizePayload } from '../domain/recordings/recording.ts';
-import type { JobHandlerDeps } from './handlers.ts';
+import type { JobHandlerDeps } from './handler-deps.ts';
 import type { JobHandler } from './job.ts';
 
 /** Reads the payload (plain JSON from the jobs table). Returns it; throws a TypeError when malformed. */

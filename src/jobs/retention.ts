@@ -1,5 +1,5 @@
 import type { Db, DialectName } from '../db/database.ts';
-import { deleteSentOutboxMessages } from '../mail/outbox.repository.ts';
+import { deleteSentOutboxMessages } from '../domain/mail/outbox.repository.ts';
 import { deleteFinishedJobs } from './jobs.repository.ts';
 
 /** One day in milliseconds. */

@@ -1,5 +1,5 @@
 import { SESSION_RETENTION_JOB } from '../domain/retention/retention.ts';
-import type { JobHandlerDeps } from './handlers.ts';
+import type { JobHandlerDeps } from './handler-deps.ts';
 import type { JobHandler } from './job.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { parseWebhookDelivery, WEBHOOK_DELIVER_JOB } from '../domain/webhooks/webhook.ts';
-import type { JobHandlerDeps } from './handlers.ts';
+import type { JobHandlerDeps } from './handler-deps.ts';
 import type { JobHandler } from './job.ts';
 
 /**

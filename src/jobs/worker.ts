@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import type { Db, DialectName } from '../db/database.ts';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import type { Clock } from '../domain/clock.ts';
-import { type JobContext, type JobHandler, retryDelayMs } from './job.ts';
+import type { JobContext } from '../domain/ports/jobs.ts';
+import { type JobHandler, retryDelayMs } from './job.ts';
 import {
   type ClaimedJob,
   claimNextJob,

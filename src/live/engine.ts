@@ -1,5 +1,5 @@
 import type { IceServer } from '../config/config.ts';
-import type { ClientSignal, LiveDevice, ServerMessage } from './protocol.ts';
+import type { ClientSignal, LiveDevice, LiveJoin, ServerMessage } from './protocol.ts';
 
 /**
  * The live media engine behind live proctoring (docs/live-proctoring.md): it carries each candidate's
@@ -76,18 +76,6 @@ export interface LiveLink {
   /** Tears the link down (socket closed, session finished, room ended). Idempotent. */
   close(): void;
 }
-
-/** What a browser needs to reach the media: our own signalling, or a LiveKit address and token. */
-export type LiveJoin =
-  | { readonly engine: 'embedded'; readonly iceServers: readonly IceServer[] }
-  | {
-      readonly engine: 'livekit';
-      readonly iceServers: readonly IceServer[];
-      readonly url: string;
-      readonly token: string;
-      /** The LiveKit room of the exam. */
-      readonly room: string;
-    };
 
 export interface LiveParticipant {
   /** `phone`: a candidate's phone, apart from its computer (`candidate`). */

@@ -9,8 +9,9 @@ import type {
   LivePublisherIdentity,
   LiveSubscriberIdentity,
 } from './engine.ts';
-import type { LiveEvent, LiveEvents } from './events.ts';
-import { type ClientSignal, type LiveStatus, parseClientSignal, type ServerMessage } from './protocol.ts';
+import type { LiveEvent, LiveEvents } from '../domain/ports/live-events.ts';
+import type { LiveStatus } from '../domain/live/live.ts';
+import { type ClientSignal, parseClientSignal, type ServerMessage } from './protocol.ts';
 
 /**
  * The signalling hub of live proctoring (docs/live-proctoring.md, "Sockets"): it owns the WebSockets

@@ -1,4 +1,5 @@
-import type { LiveJoin } from './engine.ts';
+import type { IceServer } from '../config/config.ts';
+import type { LiveMessageJson, LiveStatus, RoomControl } from '../domain/live/live.ts';
 
 /**
  * The messages of the live-proctoring WebSockets (docs/live-proctoring.md), one JSON object per text
@@ -25,24 +26,23 @@ import type { LiveJoin } from './engine.ts';
  */
 export type LiveDevice = 'computer' | 'phone';
 
-/** Live status of a candidate, as the V3 student record and the wall show it. */
-export const LIVE_STATUSES = ['offline', 'connecting', 'live'] as const;
-export type LiveStatus = (typeof LIVE_STATUSES)[number];
+/**
+ * The domain's live vocabulary (src/domain/live/live.ts), which these messages carry; re-exported
+ * for the browsers' code, which reads the protocol from this one module.
+ */
+export type { LiveMessageJson, LiveStatus, RoomControl } from '../domain/live/live.ts';
 
-/** A chat message as the sockets, the room API and V3 answer it. Times are ISO 8601. */
-export interface LiveMessageJson {
-  readonly id: number;
-  readonly student_session_id: number;
-  readonly sender: 'proctor' | 'candidate';
-  /** The proctor's name for a proctor's message; null for the candidate's. */
-  readonly author: string | null;
-  readonly body: string;
-  readonly created_at: string;
-}
-
-/** What the room is told to re-read its view for. */
-export const ROOM_CONTROLS = ['admitted', 'paused', 'resumed', 'ended'] as const;
-export type RoomControl = (typeof ROOM_CONTROLS)[number];
+/** What a browser needs to reach the media: our own signalling, or a LiveKit address and token. */
+export type LiveJoin =
+  | { readonly engine: 'embedded'; readonly iceServers: readonly IceServer[] }
+  | {
+      readonly engine: 'livekit';
+      readonly iceServers: readonly IceServer[];
+      readonly url: string;
+      readonly token: string;
+      /** The LiveKit room of the exam. */
+      readonly room: string;
+    };
 
 /** Server → browser. */
 export type ServerMessage =

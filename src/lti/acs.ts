@@ -1,6 +1,6 @@
 import type { Db } from '../db/database.ts';
 import type { Clock } from '../domain/clock.ts';
-import { createJobQueue } from '../jobs/queue.ts';
+import { type AcsJobPayload, ACS_REASONS, acsActionsOf } from '../domain/lti/acs.ts';
 import type { OutboundHttp } from '../security/outbound-http.ts';
 import type { ToolKeys } from './keys.ts';
 
@@ -9,17 +9,12 @@ import type { ToolKeys } from './keys.ts';
  * Services"): where the platform offered one in its `LtiStartProctoring` launch, Invigil tells it
  * what its staff decided about the attempt. A proctor ending the session (end_exam) is `terminate`;
  * a review verdict `violation` is `flag`. Each is a job (`lti.acs`) written in the transaction of the
- * decision, so it is sent exactly when the decision is kept, and retried by the queue until the
- * platform takes it. The job gets an OAuth 2 access token from the tool provider's `auth_token_url`
- * (client credentials with a client assertion signed by the tool's key, cached until it expires) and
- * POSTs the control request through the guarded outbound client.
+ * decision (src/domain/lti/acs.ts), so it is sent exactly when the decision is kept, and retried by
+ * the queue until the platform takes it. This is the job's sending side: it gets an OAuth 2 access
+ * token from the tool provider's `auth_token_url` (client credentials with a client assertion signed
+ * by the tool's key, cached until it expires) and POSTs the control request through the guarded
+ * outbound client.
  */
-
-/** The job kind. */
-export const LTI_ACS_JOB = 'lti.acs';
-
-/** Attempts before the job gives up (the queue's backoff spreads them over about a day). */
-export const LTI_ACS_MAX_ATTEMPTS = 16;
 
 /** The OAuth 2 scope of the Assessment Control Service. */
 export const ACS_SCOPE = 'https://purl.imsglobal.org/spec/lti-ap/scope/control.all';
@@ -27,89 +22,6 @@ export const ACS_SCOPE = 'https://purl.imsglobal.org/spec/lti-ap/scope/control.a
 /** The media type of a control request, and of the platform's report in answer. */
 export const ACS_CONTROL_TYPE = 'application/vnd.ims.lti-ap.v1.control+json';
 export const ACS_REPORT_TYPE = 'application/vnd.ims.lti-ap.v1.control.report+json';
-
-/** The actions Invigil sends. */
-export type AcsAction = 'terminate' | 'flag';
-
-/** What an `lti.acs` job carries. */
-export interface AcsJobPayload {
-  readonly sessionId: number;
-  readonly action: AcsAction;
-  /** When it happened (epoch ms): the request's `incident_time`. */
-  readonly incidentTime: number;
-  readonly reasonCode: string;
-  readonly reasonMessage: string;
-}
-
-/** Why Invigil sends each action: its `reason_code`, `reason_msg` and `incident_severity`. */
-const REASONS: Readonly<Record<AcsAction, { code: string; message: string; severity: number }>> = {
-  terminate: { code: 'proctor_ended', message: 'A proctor ended the exam session.', severity: 1 },
-  flag: { code: 'review_violation', message: 'A reviewer found a violation of the exam rules.', severity: 1 },
-};
-
-/** Reads an `lti.acs` payload. Returns it; throws a TypeError for anything else. */
-export function parseAcsJobPayload(value: unknown): AcsJobPayload {
-  const payload = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
-  const { sessionId, action, incidentTime, reasonCode, reasonMessage } = payload;
-  if (
-    typeof sessionId !== 'number' ||
-    (action !== 'terminate' && action !== 'flag') ||
-    typeof incidentTime !== 'number' ||
-    typeof reasonCode !== 'string' ||
-    typeof reasonMessage !== 'string'
-  ) {
-    throw new TypeError('not an lti.acs payload');
-  }
-  return { sessionId, action, incidentTime, reasonCode, reasonMessage };
-}
-
-/** The actions of a link's `acs_actions` (JSON array text); empty when unreadable. */
-function actionsOf(text: string | null): string[] {
-  if (text === null) return [];
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return Array.isArray(parsed) ? parsed.filter((each): each is string => typeof each === 'string') : [];
-  } catch {
-    return [];
-  }
-}
-
-/**
- * Queues `action` for session `sessionId` when its LTI 1.3 launch offered an Assessment Control
- * Service that accepts it; otherwise does nothing. Call it in the transaction of the decision
- * (`db`), with the decision's time `now`. Returns true when a job was queued.
- */
-export async function queueAcsAction(
-  db: Db,
-  sessionId: number,
-  action: AcsAction,
-  now: number,
-): Promise<boolean> {
-  const link = await db
-    .selectFrom('lti_session_links')
-    .select(['acs_url', 'acs_actions', 'lti_version'])
-    .where('student_session_id', '=', sessionId)
-    .executeTakeFirst();
-  if (link === undefined || link.lti_version !== '1.3' || link.acs_url === null) return false;
-  if (!actionsOf(link.acs_actions).includes(action)) return false;
-  const reason = REASONS[action];
-  const payload: AcsJobPayload = {
-    sessionId,
-    action,
-    incidentTime: now,
-    reasonCode: reason.code,
-    reasonMessage: reason.message,
-  };
-  // The queue reads the clock only for the job's own times; those are the decision's.
-  const queue = createJobQueue({ db, clock: { now: () => now } });
-  await queue.enqueue(db, {
-    kind: LTI_ACS_JOB,
-    payload,
-    dedupeKey: `${sessionId}:${action}`,
-    maxAttempts: LTI_ACS_MAX_ATTEMPTS,
-  });
-  return true;
-}
 
 /** What became of one attempt that did not throw. */
 export type AcsOutcome =
@@ -209,14 +121,14 @@ export function createAcsClient(deps: {
         .where('l.student_session_id', '=', payload.sessionId)
         .executeTakeFirst();
       if (row === undefined) return { kind: 'dropped', reason: 'the session or its LTI link is gone' };
-      if (row.acs_url === null || !actionsOf(row.acs_actions).includes(payload.action)) {
+      if (row.acs_url === null || !acsActionsOf(row.acs_actions).includes(payload.action)) {
         return { kind: 'dropped', reason: `the platform no longer offers ${payload.action}` };
       }
       if (row.client_id === null || row.auth_token_url === null || row.resource_link_id === null) {
         return { kind: 'dropped', reason: 'the tool provider has no client_id or auth_token_url' };
       }
       const token = await accessToken(row.auth_token_url, row.client_id, signal);
-      const reason = REASONS[payload.action];
+      const reason = ACS_REASONS[payload.action];
       const body = JSON.stringify({
         user: { sub: row.platform_user_id },
         resource_link: { id: row.resource_link_id },

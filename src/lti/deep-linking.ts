@@ -1,5 +1,5 @@
 import type { Db } from '../db/database.ts';
-import { type DeepLinkingSettings, LtiRefused } from './launch.ts';
+import { type DeepLinkingSettings, LtiRefused } from '../domain/lti/launch.ts';
 import type { ToolKeys } from './keys.ts';
 import { LTI_CLAIM, signToolMessage } from './tool-message.ts';
 

@@ -9,7 +9,7 @@ import {
   type LtiMessageKind,
   type LtiRole,
   type ProctoringClaims,
-} from './launch.ts';
+} from '../domain/lti/launch.ts';
 import {
   findLti13Providers,
   type Lti13Provider,

@@ -4,7 +4,7 @@ import type { Clock } from '../domain/clock.ts';
 import { addressGroup } from '../domain/staff-auth/sign-in-throttle.ts';
 import { countInWindow } from '../domain/staff-auth/staff-auth.repository.ts';
 import { hashToken } from '../security/keys.ts';
-import { LaunchRefused } from './launch.ts';
+import { LaunchRefused } from '../domain/lti/launch.ts';
 
 /**
  * LTI 1.3 third-party initiated login (the OIDC login initiation of 1EdTech Security Framework 5.1.1):

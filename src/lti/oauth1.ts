@@ -7,7 +7,7 @@ import {
   rememberOauthNonce,
 } from '../domain/lti/oauth1.repository.ts';
 import { decryptSecret } from '../security/keys.ts';
-import { type LtiLaunch, LaunchRefused, type LtiRole } from './launch.ts';
+import { type LtiLaunch, LaunchRefused, type LtiRole } from '../domain/lti/launch.ts';
 
 /**
  * LTI 1.1 launches: an OAuth 1.0a (RFC 5849) HMAC-SHA1 signed form post to {PUBLIC_URL}/lti/launch,

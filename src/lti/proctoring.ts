@@ -1,6 +1,6 @@
 import type { Db } from '../db/database.ts';
 import type { ToolKeys } from './keys.ts';
-import { LtiRefused } from './launch.ts';
+import { LtiRefused } from '../domain/lti/launch.ts';
 import { LTI_CLAIM, signToolMessage } from './tool-message.ts';
 
 /**
@@ -22,20 +22,6 @@ export interface StartAssessmentMessage {
   readonly jwt: string;
   readonly sessionId: number;
   readonly toolProviderId: number;
-}
-
-/**
- * True when session `sessionId` was launched with `LtiStartProctoring` over LTI 1.3 and so has a
- * platform to continue to (its link has a start_assessment_url). Returns the answer.
- */
-export async function hasStartAssessment(db: Db, sessionId: number): Promise<boolean> {
-  const row = await db
-    .selectFrom('lti_session_links')
-    .select('student_session_id')
-    .where('student_session_id', '=', sessionId)
-    .where('start_assessment_url', 'is not', null)
-    .executeTakeFirst();
-  return row !== undefined;
 }
 
 /**

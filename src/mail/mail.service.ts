@@ -1,4 +1,4 @@
-import type { LiveEvents } from '../live/events.ts';
+import type { LiveEvents } from '../domain/ports/live-events.ts';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
 import type { Db } from '../db/database.ts';
@@ -6,9 +6,10 @@ import type { Clock } from '../domain/clock.ts';
 import type { ExamStaffService } from '../domain/exams/exam-staff.service.ts';
 import { createSendEmailsService, type SendEmailsService } from '../domain/exams/send-emails.service.ts';
 import { createEndExamService, type EndExamService } from '../domain/student-sessions/end-exam.service.ts';
-import type { JobQueue } from '../jobs/queue.ts';
+import type { JobQueue } from '../domain/ports/jobs.ts';
 import { isPlaceholderEmail } from '../domain/lti/placeholder-email.ts';
-import { createOutbox, enqueueDelivery, type OutboxMessage } from './outbox.ts';
+import type { OutboxMessage } from '../domain/mail/outbox.ts';
+import { createOutbox, enqueueDelivery } from '../domain/mail/outbox-writer.ts';
 import {
   claimOutboxMessage,
   findOutboxMessage,
@@ -16,7 +17,7 @@ import {
   markOutboxSent,
   releaseOutboxMessage,
   requeueOutboxMessages,
-} from './outbox.repository.ts';
+} from '../domain/mail/outbox.repository.ts';
 import { createSmtpTransport, type MailTransport, smtpResponseCode } from './transport.ts';
 
 /**
@@ -91,7 +92,7 @@ export function createMailService(deps: {
     config.smtpUrl === undefined ? undefined : createSmtpTransport(config.smtpUrl);
   const host = messageIdHost(config.publicUrl);
   const sendEmails = createSendEmailsService({ db, clock, outbox, publicUrl: config.publicUrl });
-  const endExam = createEndExamService({ db, clock, outbox, examStaff, liveEvents });
+  const endExam = createEndExamService({ db, clock, outbox, jobs, examStaff, liveEvents });
 
   /** What the log may say about a message: never its body (the exam link is the room's credential). */
   const about = (message: OutboxMessage) => ({

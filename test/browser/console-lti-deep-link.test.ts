@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createTicket } from '../../src/lti/tickets.ts';
+import { createTicket } from '../../src/domain/lti/tickets.ts';
 import { object } from '../helpers/json.ts';
 import { DIALECTS } from '../helpers/server.ts';
 import { type FakePlatform, startFakePlatform } from '../lti/fake-platform.ts';

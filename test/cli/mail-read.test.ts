@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { OUTBOX_STATUS_FILTER_NAMES, OUTBOX_STATUS_FILTERS } from '../../src/mail/outbox.ts';
+import { OUTBOX_STATUS_FILTER_NAMES, OUTBOX_STATUS_FILTERS } from '../../src/domain/mail/outbox.ts';
 import { listOutboxSchema } from '../../src/http/v3/outbox.schemas.ts';
 import { type CliRun, runCli } from '../helpers/cli.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase, openTestDatabase } from '../helpers/server.ts';

@@ -17,7 +17,7 @@ import type { TestServer } from '../helpers/server.ts';
 import type { Scalar } from '../helpers/signing.ts';
 import type { PhotoKind } from '../../src/domain/student-sessions/photos.service.ts';
 import { insertSessionFile } from '../../src/domain/room/room.repository.ts';
-import { holdOutboxMessage } from '../../src/mail/outbox.repository.ts';
+import { holdOutboxMessage } from '../../src/domain/mail/outbox.repository.ts';
 
 // ---- Actors and outcomes ----
 

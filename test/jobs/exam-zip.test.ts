@@ -18,7 +18,8 @@ import {
   zipJobStatus,
 } from '../../src/domain/exports/exam-export.ts';
 import type { StoredFile } from '../../src/domain/files/file.ts';
-import type { JobContext, JobHandler } from '../../src/jobs/job.ts';
+import type { JobContext } from '../../src/domain/ports/jobs.ts';
+import type { JobHandler } from '../../src/jobs/job.ts';
 import { createWorker } from '../../src/jobs/worker.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../helpers/server.ts';
 import { assertMatchesManifest, digestZip, manifestOf } from '../helpers/zip-archive.ts';

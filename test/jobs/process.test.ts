@@ -3,7 +3,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { systemClock } from '../../src/domain/clock.ts';
-import type { JobQueue } from '../../src/jobs/queue.ts';
+import type { JobQueue } from '../../src/domain/ports/jobs.ts';
 import { httpRequest } from '../helpers/http.ts';
 import { DIALECTS } from '../helpers/server.ts';
 import { type JobsDatabase, openJobsDatabase, queueOn, waitFor } from './support.ts';

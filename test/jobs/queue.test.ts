@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DEFAULT_MAX_ATTEMPTS } from '../../src/jobs/job.ts';
-import type { JobQueue } from '../../src/jobs/queue.ts';
+import type { JobQueue } from '../../src/domain/ports/jobs.ts';
 import { DIALECTS, TestClock } from '../helpers/server.ts';
 import { deferred, type JobsDatabase, openJobsDatabase, queueOn, workerOn } from './support.ts';
 

@@ -3,7 +3,8 @@ import { type Database } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import type { Clock } from '../../src/domain/clock.ts';
 import type { JobHandler } from '../../src/jobs/job.ts';
-import { createJobQueue, type JobQueue } from '../../src/jobs/queue.ts';
+import type { JobQueue } from '../../src/domain/ports/jobs.ts';
+import { createJobQueue } from '../../src/jobs/queue.ts';
 import { createWorker, type Worker, type WorkerOptions } from '../../src/jobs/worker.ts';
 import {
   createTestDatabase,

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { systemClock } from '../../src/domain/clock.ts';
-import type { JobContext, JobHandler } from '../../src/jobs/job.ts';
-import type { JobQueue } from '../../src/jobs/queue.ts';
+import type { JobContext, JobQueue } from '../../src/domain/ports/jobs.ts';
+import type { JobHandler } from '../../src/jobs/job.ts';
 import { DIALECTS, TestClock } from '../helpers/server.ts';
 import { deferred, type JobsDatabase, openJobsDatabase, queueOn, waitFor, workerOn } from './support.ts';
 

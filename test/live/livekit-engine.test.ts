@@ -5,7 +5,8 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type ClaimGrants, TokenVerifier } from 'livekit-server-sdk';
 import type { IceServer } from '../../src/config/config.ts';
-import type { LiveChannel, LiveJoin, LiveLink } from '../../src/live/engine.ts';
+import type { LiveChannel, LiveLink } from '../../src/live/engine.ts';
+import type { LiveJoin } from '../../src/live/protocol.ts';
 import {
   createLivekitEngine,
   type LivekitConfig,

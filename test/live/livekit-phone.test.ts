@@ -10,7 +10,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { TokenVerifier } from 'livekit-server-sdk';
-import type { LiveChannel, LiveJoin } from '../../src/live/engine.ts';
+import type { LiveChannel } from '../../src/live/engine.ts';
+import type { LiveJoin } from '../../src/live/protocol.ts';
 import { createLivekitEngine, type LivekitConfig } from '../../src/live/livekit/livekit-engine.ts';
 
 const API_KEY = 'APIinvigilphone';

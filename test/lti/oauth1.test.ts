@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { hmacsign, hmacsign256 } from 'oauth-sign';
 import type { Database } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
-import { LaunchRefused } from '../../src/lti/launch.ts';
+import { LaunchRefused } from '../../src/domain/lti/launch.ts';
 import {
   lti11Roles,
   oauthSignature,

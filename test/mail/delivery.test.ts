@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { Actor } from '../../src/domain/access.ts';
 import { createMailService } from '../../src/mail/mail.service.ts';
-import { MAIL_DELIVER_JOB, MAIL_MAX_ATTEMPTS } from '../../src/mail/outbox.ts';
+import { MAIL_DELIVER_JOB, MAIL_MAX_ATTEMPTS } from '../../src/domain/mail/outbox.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../helpers/server.ts';
 import {
   capturingLogger,

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Actor } from '../../src/domain/access.ts';
 import { purgeFinishedHistory } from '../../src/jobs/retention.ts';
-import { deleteSentOutboxMessages } from '../../src/mail/outbox.repository.ts';
-import { enqueueDelivery, type OutboxStatus } from '../../src/mail/outbox.ts';
+import { deleteSentOutboxMessages } from '../../src/domain/mail/outbox.repository.ts';
+import type { OutboxStatus } from '../../src/domain/mail/outbox.ts';
+import { enqueueDelivery } from '../../src/domain/mail/outbox-writer.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../helpers/server.ts';
 import { mailJobs, outboxRows, runDueJobs, startSmtpServer, type TestSmtpServer } from './support.ts';
 

@@ -7,7 +7,7 @@ import {
   formatTime,
   formatZonedTime,
   needsList,
-} from '../../src/mail/templates.ts';
+} from '../../src/domain/mail/templates.ts';
 
 const ROOM = 'https://exams.example.org/room/0123456789abcdef0123456789abcdef';
 const NINE = Date.parse('2026-11-21T09:00:00Z');

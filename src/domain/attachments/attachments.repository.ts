@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import { applyConditions, applyOrderAndPage } from '../../db/list-query.ts';
+import { applyConditions, applyOrderAndPage } from '../list-query.ts';
 import type { AttachmentsTable } from '../../db/tables.ts';
 import type { StoredFile } from '../files/file.ts';
 import type { ListQuery, Page } from '../listing.ts';

@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Db, DialectName } from '../../db/database.ts';
-import { applyConditions, applyOrderAndPage } from '../../db/list-query.ts';
+import { applyConditions, applyOrderAndPage } from '../list-query.ts';
 import type { AuditEventsTable } from '../../db/tables.ts';
 import type { ListQuery, Page } from '../listing.ts';
 import type { AuditEvent, NewAuditEvent } from './audit-event.ts';

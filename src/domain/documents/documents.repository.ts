@@ -1,7 +1,7 @@
 import { type ExpressionBuilder, type Selectable, sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { prepared } from '../../db/prepared.ts';
-import { applyConditions, applyOrderAndPage } from '../../db/list-query.ts';
+import { applyConditions, applyOrderAndPage } from '../list-query.ts';
 import type { DocumentsTable, Tables } from '../../db/tables.ts';
 import type { ListQuery, Page } from '../listing.ts';
 import type { ExamDocument } from './document.ts';

@@ -1,7 +1,7 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { prepared } from '../../db/prepared.ts';
-import { applyConditions, applyOrderAndPage } from '../../db/list-query.ts';
+import { applyConditions, applyOrderAndPage } from '../list-query.ts';
 import type { ExamsTable } from '../../db/tables.ts';
 import { parseStoredFlagSettings, storedFlagSettingsText } from '../flags/settings.ts';
 import type { ExamListScope } from '../access.ts';

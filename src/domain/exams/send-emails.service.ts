@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.ts';
-import type { Outbox } from '../../mail/outbox.ts';
-import { examLinkMail, type ExamLinkContent, examNeeds } from '../../mail/templates.ts';
+import type { Outbox } from '../mail/outbox-writer.ts';
+import { examLinkMail, type ExamLinkContent, examNeeds } from '../mail/templates.ts';
 import type { Actor } from '../access.ts';
 import type { Clock } from '../clock.ts';
 import { findInstitute } from '../institutes/institutes.repository.ts';

@@ -2,7 +2,7 @@
  * The exam documents zip: an export's record, the `zip_job_status` the API reports, and how the
  * files students handed in are named inside the archive. Pure: no I/O here.
  */
-import type { Job } from '../../jobs/job.ts';
+import type { Job } from '../ports/jobs.ts';
 import { Invalid } from '../errors.ts';
 import { param, type Params } from '../input.ts';
 

@@ -1,7 +1,6 @@
 import { Readable } from 'node:stream';
 import type { Db } from '../../db/database.ts';
-import type { JobContext } from '../../jobs/job.ts';
-import type { JobQueue } from '../../jobs/queue.ts';
+import type { JobContext, JobQueue } from '../ports/jobs.ts';
 import { StorageMissing } from '../../storage/storage.ts';
 import type { Actor } from '../access.ts';
 import type { Clock } from '../clock.ts';
@@ -337,7 +336,7 @@ export function createExamExportsService(deps: {
           });
           if (!recorded) return undefined;
           // The integrator hears of the archive exactly when its success is committed.
-          await emitExamDocumentsZipReady(trx, exported.examId, now);
+          await emitExamDocumentsZipReady(jobs, trx, exported.examId, now);
           return releaseEarlierArchives(trx, exported.examId, exported.id, now);
         });
       } catch (error) {

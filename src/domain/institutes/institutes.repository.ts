@@ -1,6 +1,6 @@
 import type { Selectable, Updateable } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import { applyConditions, applyOrderAndPage } from '../../db/list-query.ts';
+import { applyConditions, applyOrderAndPage } from '../list-query.ts';
 import type { InstitutesTable } from '../../db/tables.ts';
 import type { ListQuery, Page } from '../listing.ts';
 import {

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.ts';
-import type { LiveEvents } from '../../live/events.ts';
+import type { LiveEvents } from '../ports/live-events.ts';
 import type { Clock } from '../clock.ts';
 import { StateConflictMessage } from '../errors.ts';
 import type { ExamType } from '../exams/exam.ts';

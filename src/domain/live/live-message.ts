@@ -1,4 +1,4 @@
-import type { LiveMessageJson } from '../../live/protocol.ts';
+import type { LiveMessageJson } from './live.ts';
 import { Invalid } from '../errors.ts';
 import { type Params, requiredString } from '../input.ts';
 

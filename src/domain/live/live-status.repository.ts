@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.ts';
-import type { LiveStatus } from '../../live/protocol.ts';
+import type { LiveStatus } from './live.ts';
 import { parseId } from '../ids.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.ts';
-import type { LiveEvents } from '../../live/events.ts';
-import type { RoomControl } from '../../live/protocol.ts';
+import type { LiveEvents } from '../ports/live-events.ts';
+import type { RoomControl } from './live.ts';
 import type { Actor } from '../access.ts';
 import type { Clock } from '../clock.ts';
 import { NotFound, StateConflictMessage } from '../errors.ts';

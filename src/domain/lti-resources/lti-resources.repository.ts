@@ -1,9 +1,9 @@
 import type { Selectable, Updateable } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import { applyConditions, applyOrderAndPage } from '../../db/list-query.ts';
+import { applyConditions, applyOrderAndPage } from '../list-query.ts';
 import type { LtiResourcesTable } from '../../db/tables.ts';
 import type { ListQuery, Page } from '../listing.ts';
-import type { ConfigListScope } from '../tool-providers/tool-provider-access.ts';
+import type { ConfigListScope } from '../tool-providers/tool-provider.ts';
 import type { LtiResource } from './lti-resource.ts';
 
 type LtiResourceRow = Selectable<LtiResourcesTable>;

@@ -1,11 +1,11 @@
 import type { Db } from '../../db/database.ts';
-import type { LaunchOutcome, LtiLaunch } from '../../lti/launch.ts';
-import { LaunchRefused } from '../../lti/launch.ts';
-import { verifyLti11Launch } from '../../lti/oauth1.ts';
-import { createTicket } from '../../lti/tickets.ts';
+import type { LaunchOutcome, LtiLaunch } from './launch.ts';
+import { LaunchRefused } from './launch.ts';
+import { createTicket } from './tickets.ts';
 import { insertAuditEvent } from '../audit/audit.repository.ts';
 import { USER_AGENT_MAX } from '../audit/audit-event.ts';
 import type { Clock } from '../clock.ts';
+import type { Lti11Verifier } from '../ports/lti.ts';
 import { Taken, Unauthorized } from '../errors.ts';
 import { findExam } from '../exams/exams.repository.ts';
 import { insertLtiResource } from '../lti-resources/lti-resources.repository.ts';
@@ -46,8 +46,8 @@ import { isPlaceholderEmail, placeholderEmail } from './placeholder-email.ts';
 export interface LtiLaunchService {
   /**
    * Verifies an LTI 1.1 launch (the form of `POST /lti/launch` carrying `oauth_signature`) with this
-   * server's key and PUBLIC_URL: verifyLti11Launch bound to them. Returns the launch; throws
-   * LaunchRefused.
+   * server's key and PUBLIC_URL: the Lti11Verifier port (verifyLti11Launch bound to them by app.ts).
+   * Returns the launch; throws LaunchRefused.
    */
   verifyLti11(request: { method: string; params: Record<string, string> }): Promise<LtiLaunch>;
   /**
@@ -104,11 +104,10 @@ export function createLtiLaunchService(deps: {
   users: Pick<UsersService, 'create'>;
   staffAuth: Pick<StaffAuthService, 'signInVerified'>;
   room: Pick<RoomService, 'finish'>;
-  /** The server key LTI 1.1 shared secrets are encrypted with (keys.encryption). */
-  serverKey: Buffer;
-  publicUrl: string;
+  /** Checks an LTI 1.1 launch's signature (src/lti/oauth1.ts, bound to the server key and PUBLIC_URL). */
+  verifyLti11: Lti11Verifier;
 }): LtiLaunchService {
-  const { db, clock, users, staffAuth, room, serverKey, publicUrl } = deps;
+  const { db, clock, users, staffAuth, room, verifyLti11 } = deps;
 
   async function audit(
     client: ClientInfo,
@@ -498,7 +497,7 @@ export function createLtiLaunchService(deps: {
 
   return {
     verifyLti11(request) {
-      return verifyLti11Launch({ db, clock, serverKey, publicUrl }, request);
+      return verifyLti11(request);
     },
 
     async launch(launch, client) {

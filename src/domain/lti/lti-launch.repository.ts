@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.ts';
-import type { ProctoringClaims } from '../../lti/launch.ts';
+import type { ProctoringClaims } from './launch.ts';
 
 /** All SQL of what an LMS launch does (src/domain/lti/launch.service.ts), beyond the shared repositories. */
 
@@ -230,4 +230,18 @@ export async function findUserByEmailAnyCase(
   return row === undefined
     ? undefined
     : { id: row.id, instituteId: row.institute_id, role: row.role, active: Boolean(row.active) };
+}
+
+/**
+ * True when session `sessionId` was launched with `LtiStartProctoring` over LTI 1.3 and so has a
+ * platform to continue to (its link has a start_assessment_url). Returns the answer.
+ */
+export async function hasStartAssessment(db: Db, sessionId: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('lti_session_links')
+    .select('student_session_id')
+    .where('student_session_id', '=', sessionId)
+    .where('start_assessment_url', 'is not', null)
+    .executeTakeFirst();
+  return row !== undefined;
 }

@@ -41,6 +41,7 @@ import {
   pairingAddress,
   pairingUrl,
   PHONE_NOT_NEEDED,
+  type RoomMobile,
   settledStatus,
   WRONG_PIN,
 } from './mobile.ts';
@@ -53,17 +54,6 @@ import {
 } from './mobile.repository.ts';
 
 type Session = Omit<StudentSession, 'incidents'>;
-
-/** The phone as the room (the computer) shows it; null fields once the session is finished. */
-export interface RoomMobile {
-  readonly pairingUrl: string | null;
-  readonly pairingAddress: string;
-  readonly pinCode: string | null;
-  readonly status: MobileStatus;
-  readonly device: string | null;
-  readonly lastSeenAt: number | null;
-  readonly chunksCount: number;
-}
 
 /** What the phone page reads: its own state, the session's and the exam's. */
 export interface PhoneView {

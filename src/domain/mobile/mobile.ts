@@ -5,11 +5,21 @@
  * stream (`source: "mobile"`). These are the rules; mobile.service.ts applies them.
  */
 import type { SessionStatus } from '../student-sessions/status.ts';
-import type { StudentSession } from '../student-sessions/student-session.ts';
 
 /** What the room and the staff see of the phone. */
 export const MOBILE_STATUSES = ['not_paired', 'paired', 'streaming', 'lost'] as const;
 export type MobileStatus = (typeof MOBILE_STATUSES)[number];
+
+/** The phone as the room (the computer) shows it; null fields once the session is finished. */
+export interface RoomMobile {
+  readonly pairingUrl: string | null;
+  readonly pairingAddress: string;
+  readonly pinCode: string | null;
+  readonly status: MobileStatus;
+  readonly device: string | null;
+  readonly lastSeenAt: number | null;
+  readonly chunksCount: number;
+}
 
 /** A phone not heard from for this long (no heartbeat, clip or chunk) is lost. */
 export const MOBILE_LOST_MS = 15_000;
@@ -61,12 +71,6 @@ export function inSetup(status: SessionStatus): boolean {
   return SETUP_STATUSES.includes(status);
 }
 
-/** The phone's state as stored. */
-export type MobileState = Pick<
-  StudentSession,
-  'mobileToken' | 'mobileStatus' | 'mobileSeenAt' | 'mobileDevice'
->;
-
 /**
  * The status a phone has at `now`, from what is stored: a paired or streaming phone not heard from for
  * MOBILE_LOST_MS is lost; otherwise the stored status stands (the phone's heartbeat says whether it
@@ -74,7 +78,7 @@ export type MobileState = Pick<
  * Returns it with, for a phone that just became lost, when it was lost (last heard + MOBILE_LOST_MS).
  */
 export function settledStatus(
-  state: Pick<MobileState, 'mobileStatus' | 'mobileSeenAt'>,
+  state: { readonly mobileStatus: MobileStatus; readonly mobileSeenAt: number | null },
   now: number,
 ): { status: MobileStatus; lostAt: number | null } {
   const { mobileStatus: status, mobileSeenAt: seenAt } = state;

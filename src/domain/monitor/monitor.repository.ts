@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { StudentSessionsTable } from '../../db/tables.ts';
-import { LIVE_STATUSES, type LiveStatus } from '../../live/protocol.ts';
+import { LIVE_STATUSES, type LiveStatus } from '../live/live.ts';
 import { CHECK_VALUES, type CheckValue, parseStatus } from '../student-sessions/status.ts';
 import { CHECK_FIELDS, type CheckField } from '../student-sessions/student-session.ts';
 import type { MonitorSession } from './monitor.ts';

@@ -1,4 +1,4 @@
-import type { LiveStatus } from '../../live/protocol.ts';
+import type { LiveStatus } from '../live/live.ts';
 import { type CheckValue, SESSION_STATUSES, type SessionStatus } from '../student-sessions/status.ts';
 import { CHECK_FIELDS, type CheckField } from '../student-sessions/student-session.ts';
 

@@ -9,11 +9,10 @@ import readline from 'node:readline';
 import type { Logger } from 'pino';
 import type { StorageConfig } from '../../config/config.ts';
 import type { Db } from '../../db/database.ts';
-import type { JobContext } from '../../jobs/job.ts';
-import { createJobQueue } from '../../jobs/queue.ts';
 import { type Storage, StorageMissing } from '../../storage/storage.ts';
 import type { Actor } from '../access.ts';
 import type { Clock } from '../clock.ts';
+import type { JobContext, JobQueue } from '../ports/jobs.ts';
 import { insertFile } from '../files/files.repository.ts';
 import type { FilesService } from '../files/files.service.ts';
 import { RECORDING_KINDS, RECORDING_SOURCES, type RecordingSource } from '../room/room.ts';
@@ -62,10 +61,15 @@ export interface RecordingsService {
 /**
  * Queues the finalisation of a finished session's recordings when it has any chunk: its
  * `transcoding_status` becomes `queued` and a `recording.finalize` job (one per session while
- * queued or running) is written, both through `db` (pass the transaction that ends the session).
- * Returns whether it queued anything.
+ * queued or running) is written, both through `db` (pass the transaction that ends the session), on
+ * the job queue `jobs`. Returns whether it queued anything.
  */
-export async function queueRecordingFinalisation(db: Db, clock: Clock, sessionId: number): Promise<boolean> {
+export async function queueRecordingFinalisation(
+  db: Db,
+  deps: { readonly clock: Clock; readonly jobs: JobQueue },
+  sessionId: number,
+): Promise<boolean> {
+  const { clock, jobs } = deps;
   const sources: RecordingSource[] = [];
   for (const source of RECORDING_SOURCES) {
     if ((await countRecordingChunks(db, sessionId, [RECORDING_KINDS[source]])) > 0) sources.push(source);
@@ -74,7 +78,7 @@ export async function queueRecordingFinalisation(db: Db, clock: Clock, sessionId
   const now = clock.now();
   for (const source of sources) await saveRecording(db, sessionId, source, { status: 'queued' }, now);
   await setTranscodingStatus(db, sessionId, 'queued', now);
-  await createJobQueue({ db, clock }).enqueue(db, {
+  await jobs.enqueue(db, {
     kind: RECORDING_FINALIZE_JOB,
     payload: { studentSessionId: sessionId },
     dedupeKey: `session:${sessionId}`,
@@ -162,20 +166,21 @@ export function assembleInChild(
 }
 
 /**
- * Builds the service over the database, the clock, the storage, the files service and the logger;
- * `keepChunks` (KEEP_RECORDING_CHUNKS) leaves the chunks in place after success. Returns it.
+ * Builds the service over the database, the clock, the storage, the files service, the job queue
+ * (for the `recording.ready` webhook) and the logger; `keepChunks` (KEEP_RECORDING_CHUNKS) leaves the chunks in place after success. Returns it.
  */
 export function createRecordingsService(deps: {
   db: Db;
   clock: Clock;
   storage: Storage;
   files: FilesService;
+  jobs: JobQueue;
   logger: Logger;
   keepChunks: boolean;
   /** Where the assembling child process stores the files (the same storage as `storage`). */
   storageConfig: StorageConfig;
 }): RecordingsService {
-  const { db, clock, storage, files, logger, keepChunks, storageConfig } = deps;
+  const { db, clock, storage, files, jobs, logger, keepChunks, storageConfig } = deps;
 
   /** Assembles and stores one stream; a stream already completed is left as it is. */
   async function finalizeStream(
@@ -267,6 +272,7 @@ export function createRecordingsService(deps: {
           await replaceGapIncidents(trx, sessionId, source, result.gaps, clock.now());
           // In the same transaction: the event exists exactly when the recording is completed.
           await emitRecordingReady(
+            jobs,
             trx,
             { sessionId, source, durationSeconds: result.durationSeconds },
             clock.now(),

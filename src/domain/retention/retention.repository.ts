@@ -1,6 +1,6 @@
 import { type Selectable, type SqlBool, sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import { applyConditions, applyOrderAndPage } from '../../db/list-query.ts';
+import { applyConditions, applyOrderAndPage } from '../list-query.ts';
 import type { SessionPurgesTable } from '../../db/tables.ts';
 import type { ListQuery, Page } from '../listing.ts';
 import { RECORDING_KINDS } from '../room/room.ts';

@@ -1,7 +1,7 @@
 import { type Selectable, sql } from 'kysely';
 import type { Db, DialectName } from '../../db/database.ts';
 import { suspicionScoreSql } from '../flags/flags.repository.ts';
-import { applyConditions, applyOrderAndPage } from '../../db/list-query.ts';
+import { applyConditions, applyOrderAndPage } from '../list-query.ts';
 import type { SessionReviewsTable } from '../../db/tables.ts';
 import type { ListQuery, Page } from '../listing.ts';
 import {

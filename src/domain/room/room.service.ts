@@ -1,5 +1,6 @@
 import type { Db } from '../../db/database.ts';
-import type { LiveEvents } from '../../live/events.ts';
+import type { JobQueue } from '../ports/jobs.ts';
+import type { LiveEvents } from '../ports/live-events.ts';
 import { MOBILE_CHECK_BY_PHONE } from '../mobile/mobile.ts';
 import type { MobileService } from '../mobile/mobile.service.ts';
 import { ATTACHMENT_TYPES } from '../../storage/content-type.ts';
@@ -22,7 +23,7 @@ import { move, type SessionStatus } from '../student-sessions/status.ts';
 import { CHECK_FIELDS } from '../student-sessions/student-session.ts';
 import { findStudentSessionWithoutIncidents } from '../student-sessions/student-sessions.repository.ts';
 import { emitStudentSessionFinished } from '../webhooks/emit.ts';
-import { hasStartAssessment } from '../../lti/proctoring.ts';
+import { hasStartAssessment } from '../lti/lti-launch.repository.ts';
 import {
   findEpisode,
   findFlagsRate,
@@ -253,10 +254,12 @@ export function createRoomService(deps: {
   photos: Pick<PhotosService, 'attachPhoto'>;
   storage: Storage;
   liveEvents: LiveEvents;
+  /** Where the finished session's webhook and recording finalisation are queued. */
+  jobs: JobQueue;
   /** The phone of `mobile_cam` exams, as the view shows it. */
   mobile: Pick<MobileService, 'roomMobile'>;
 }): RoomService {
-  const { db, clock, files, photos, storage, liveEvents, mobile } = deps;
+  const { db, clock, files, photos, storage, liveEvents, jobs, mobile } = deps;
   const recordings = createRecordingIntake({ db, clock, storage });
   const chat = createLiveChat({ db, clock, liveEvents });
 
@@ -277,8 +280,8 @@ export function createRoomService(deps: {
     if (change.to !== 'exam_finished') return moveRoomSession(db, id, change);
     const moved = await db.transaction().execute(async (trx) => {
       const done = await moveRoomSession(trx, id, change);
-      if (done) await emitStudentSessionFinished(trx, id, change.now);
-      if (done) await queueRecordingFinalisation(trx, clock, id);
+      if (done) await emitStudentSessionFinished(jobs, trx, id, change.now);
+      if (done) await queueRecordingFinalisation(trx, { clock, jobs }, id);
       return done;
     });
     if (moved) liveEvents.emit({ kind: 'control', examId: session.examId, sessionId: id, action: 'ended' });

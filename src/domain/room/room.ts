@@ -4,7 +4,7 @@ import { escapeHtml, sanitizeInstructionsHtml, textToHtml } from '../../security
 import type { ExamDocument } from '../documents/document.ts';
 import { Invalid, ParamMissing } from '../errors.ts';
 import type { Exam } from '../exams/exam.ts';
-import type { RoomMobile } from '../mobile/mobile.service.ts';
+import type { RoomMobile } from '../mobile/mobile.ts';
 import {
   has,
   optionalBoolean,

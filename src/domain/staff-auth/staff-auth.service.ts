@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import type { Db } from '../../db/database.ts';
-import type { JobQueue } from '../../jobs/queue.ts';
-import { createOutbox } from '../../mail/outbox.ts';
-import { passwordResetMail, staffInvitationMail } from '../../mail/templates.ts';
+import type { JobQueue } from '../ports/jobs.ts';
+import { createOutbox } from '../mail/outbox-writer.ts';
+import { passwordResetMail, staffInvitationMail } from '../mail/templates.ts';
 import { hashToken, type ServerKeys } from '../../security/keys.ts';
 import {
   hashPassword,

@@ -1,11 +1,6 @@
 import type { Db } from '../../db/database.ts';
-import {
-  DELIVERY_STATES,
-  type DeliveryState,
-  deliveryStateOf,
-  type OutboxStatus,
-} from '../../mail/outbox.ts';
-import { examLinkStatusCounts, latestExamLinkDeliveries } from '../../mail/outbox.repository.ts';
+import { DELIVERY_STATES, type DeliveryState, deliveryStateOf, type OutboxStatus } from '../mail/outbox.ts';
+import { examLinkStatusCounts, latestExamLinkDeliveries } from '../mail/outbox.repository.ts';
 import type { Actor } from '../access.ts';
 import { Invalid } from '../errors.ts';
 import { roomUrl } from '../exams/send-emails.service.ts';

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.ts';
-import { examLinkMail } from '../../mail/templates.ts';
+import { examLinkMail } from '../mail/templates.ts';
 import type { Actor } from '../access.ts';
 import type { Clock } from '../clock.ts';
 import { Invalid, NotFound } from '../errors.ts';

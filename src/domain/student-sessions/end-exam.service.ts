@@ -1,14 +1,15 @@
 import type { Db } from '../../db/database.ts';
-import type { LiveEvents } from '../../live/events.ts';
-import type { Outbox } from '../../mail/outbox.ts';
-import { examEndedMail } from '../../mail/templates.ts';
+import type { JobQueue } from '../ports/jobs.ts';
+import type { LiveEvents } from '../ports/live-events.ts';
+import type { Outbox } from '../mail/outbox-writer.ts';
+import { examEndedMail } from '../mail/templates.ts';
 import type { Actor } from '../access.ts';
 import type { Clock } from '../clock.ts';
 import { NotFound } from '../errors.ts';
 import type { ExamStaffService } from '../exams/exam-staff.service.ts';
 import { findInstitute } from '../institutes/institutes.repository.ts';
 import { emitStudentSessionFinished } from '../webhooks/emit.ts';
-import { queueAcsAction } from '../../lti/acs.ts';
+import { queueAcsAction } from '../lti/acs.ts';
 import { queueRecordingFinalisation } from '../recordings/recordings.service.ts';
 import { endStudentSession } from './end-exam.repository.ts';
 import { move } from './status.ts';
@@ -38,7 +39,8 @@ export interface EndExamService {
 }
 
 /**
- * Builds the end_exam use case over the database, the clock, the outbox, the exam-staff service
+ * Builds the end_exam use case over the database, the clock, the outbox, the job queue (webhook, LTI
+ * control message, recording finalisation), the exam-staff service
  * that decides who may end a session and the live event bus. Returns the service; building it
  * throws nothing.
  */
@@ -46,10 +48,11 @@ export function createEndExamService(deps: {
   db: Db;
   clock: Clock;
   outbox: Outbox;
+  jobs: JobQueue;
   examStaff: Pick<ExamStaffService, 'assertCanEnd'>;
   liveEvents: LiveEvents;
 }): EndExamService {
-  const { db, clock, outbox, examStaff, liveEvents } = deps;
+  const { db, clock, outbox, jobs, examStaff, liveEvents } = deps;
   return {
     async endExam(actor, sessionId) {
       const { session: seen, exam } = await examStaff.assertCanEnd(actor, sessionId);
@@ -69,10 +72,10 @@ export function createEndExamService(deps: {
           });
           // Another request moved the session meanwhile: look again (it may have ended it).
           if (!moved) continue;
-          await emitStudentSessionFinished(trx, current.id, now);
+          await emitStudentSessionFinished(jobs, trx, current.id, now);
           // A Proctoring Services launch whose platform takes `terminate` is told (docs/lti.md).
-          await queueAcsAction(trx, current.id, 'terminate', now);
-          await queueRecordingFinalisation(trx, clock, current.id);
+          await queueAcsAction(jobs, trx, current.id, 'terminate', now);
+          await queueRecordingFinalisation(trx, { clock, jobs }, current.id);
           const institute = await findInstitute(trx, exam.instituteId);
           if (institute?.examFinalizedEmailsEnabled === true) {
             await outbox.write(trx, {

@@ -10,7 +10,7 @@ import {
   requiredString,
 } from '../input.ts';
 import type { Condition, FilterValue, ListFields, ListQuery } from '../listing.ts';
-import type { LiveStatus } from '../../live/protocol.ts';
+import type { LiveStatus } from '../live/live.ts';
 import type { MobileStatus } from '../mobile/mobile.ts';
 import type { CheckValue, SessionStatus, TranscodingStatus } from './status.ts';
 

@@ -1,13 +1,13 @@
 import { parseMobileStatus } from '../mobile/mobile.ts';
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import { applyConditions, applyOrderAndPage } from '../../db/list-query.ts';
+import { applyConditions, applyOrderAndPage } from '../list-query.ts';
 import { prepared } from '../../db/prepared.ts';
 import { scopedExams } from '../exams/exams.repository.ts';
 import type { StudentSessionsTable } from '../../db/tables.ts';
 import type { ExamListScope } from '../access.ts';
 import type { ListQuery, Page } from '../listing.ts';
-import { LIVE_STATUSES, type LiveStatus } from '../../live/protocol.ts';
+import { LIVE_STATUSES, type LiveStatus } from '../live/live.ts';
 import { incidentsOf } from './incidents.repository.ts';
 import { CHECK_VALUES, type CheckValue, parseStatus, TRANSCODING_STATUSES } from './status.ts';
 import {

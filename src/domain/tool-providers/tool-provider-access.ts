@@ -4,7 +4,7 @@ import { Forbidden, NotFound } from '../errors.ts';
 import { parseId } from '../ids.ts';
 import { type Params, shownValue } from '../input.ts';
 import { findInstitute } from '../institutes/institutes.repository.ts';
-import type { ToolProvider } from './tool-provider.ts';
+import type { ConfigListScope, ToolProvider } from './tool-provider.ts';
 import { findToolProvider } from './tool-providers.repository.ts';
 
 /**
@@ -39,10 +39,6 @@ export async function findManageableToolProvider(
   if (standing !== 'manage') throw new Forbidden();
   return provider;
 }
-
-/** Which institutes' configuration (tool providers, LTI resources) a listing may return. */
-export type ConfigListScope =
-  { readonly kind: 'all' } | { readonly kind: 'institute'; readonly instituteId: number };
 
 /**
  * The configuration an actor may list: a superuser every institute's, anyone else its own

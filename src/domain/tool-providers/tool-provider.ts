@@ -5,6 +5,10 @@ import type { ListFields } from '../listing.ts';
 export const LTI_VERSIONS = ['1.1', '1.3'] as const;
 export type LtiVersion = (typeof LTI_VERSIONS)[number];
 
+/** Which institutes' configuration (tool providers, LTI resources) a listing may return. */
+export type ConfigListScope =
+  { readonly kind: 'all' } | { readonly kind: 'institute'; readonly instituteId: number };
+
 /** The LTI 1.3 settings of a provider: domain name → API and column name. */
 export const LTI13_FIELDS = {
   issuer: 'issuer',

@@ -1,10 +1,9 @@
 import type { Selectable, Updateable } from 'kysely';
 import type { Db } from '../../db/database.ts';
-import { applyConditions, applyOrderAndPage } from '../../db/list-query.ts';
+import { applyConditions, applyOrderAndPage } from '../list-query.ts';
 import type { ToolProvidersTable } from '../../db/tables.ts';
 import type { ListQuery, Page } from '../listing.ts';
-import { LTI_VERSIONS, type ToolProvider } from './tool-provider.ts';
-import type { ConfigListScope } from './tool-provider-access.ts';
+import { type ConfigListScope, LTI_VERSIONS, type ToolProvider } from './tool-provider.ts';
 
 type ToolProviderRow = Selectable<ToolProvidersTable>;
 

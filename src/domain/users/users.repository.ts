@@ -1,7 +1,7 @@
 import type { Selectable, Updateable } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import { prepared } from '../../db/prepared.ts';
-import { applyConditions, applyOrderAndPage } from '../../db/list-query.ts';
+import { applyConditions, applyOrderAndPage } from '../list-query.ts';
 import type { UsersTable } from '../../db/tables.ts';
 import { ROLES } from '../access.ts';
 import type { ListQuery, Page } from '../listing.ts';

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.ts';
-import { createJobQueue } from '../../jobs/queue.ts';
+import type { JobQueue } from '../ports/jobs.ts';
 import {
   buildWebhookEvent,
   isoTime,
@@ -27,9 +27,11 @@ export interface NewWebhookEvent<T extends WebhookEventType> {
  * payload holds the finished body, so every attempt sends the same bytes and the same event id.
  * Pass the transaction of the state change as `db`: the event then exists exactly when the change
  * commits (the outbox pattern), and survives any restart after. Nothing is queued when the
- * institute has no `callback_url` (or is gone). Returns the event id, or undefined when skipped.
+ * institute has no `callback_url` (or is gone). The job is written with the event's own time. Returns
+ * the event id, or undefined when skipped.
  */
 export async function emitWebhook<T extends WebhookEventType>(
+  jobs: JobQueue,
   db: Db,
   event: NewWebhookEvent<T>,
 ): Promise<string | undefined> {
@@ -46,9 +48,13 @@ export async function emitWebhook<T extends WebhookEventType>(
     }),
   );
   const payload: WebhookDelivery = { eventId: id, type: event.type, instituteId: event.instituteId, body };
-  // The queue reads the clock only for the job's own times; the event's time is the change's.
-  const queue = createJobQueue({ db, clock: { now: () => event.now } });
-  await queue.enqueue(db, { kind: WEBHOOK_DELIVER_JOB, payload, maxAttempts: WEBHOOK_MAX_ATTEMPTS });
+  // The job's own times are the event's: the time of the change.
+  await jobs.enqueue(db, {
+    kind: WEBHOOK_DELIVER_JOB,
+    payload,
+    maxAttempts: WEBHOOK_MAX_ATTEMPTS,
+    now: event.now,
+  });
   return id;
 }
 
@@ -58,13 +64,14 @@ export async function emitWebhook<T extends WebhookEventType>(
  * undefined when skipped (no callback_url, or the session is gone).
  */
 export async function emitStudentSessionFinished(
+  jobs: JobQueue,
   db: Db,
   sessionId: number,
   now: number,
 ): Promise<string | undefined> {
   const session = await findFinishedSessionFacts(db, sessionId);
   if (session === undefined) return undefined;
-  return emitWebhook(db, {
+  return emitWebhook(jobs, db, {
     instituteId: session.instituteId,
     type: 'student_session.finished',
     now,
@@ -83,13 +90,14 @@ export async function emitStudentSessionFinished(
  * export's success). Returns the event id, or undefined when skipped (no callback_url, exam gone).
  */
 export async function emitExamDocumentsZipReady(
+  jobs: JobQueue,
   db: Db,
   examId: number,
   now: number,
 ): Promise<string | undefined> {
   const instituteId = await findExamInstitute(db, examId);
   if (instituteId === undefined) return undefined;
-  return emitWebhook(db, {
+  return emitWebhook(jobs, db, {
     instituteId,
     type: 'exam_documents_zip.ready',
     now,
@@ -115,10 +123,14 @@ export interface ReviewedFacts {
  * Queues `student_session.reviewed` for a settled verdict. Call it in the verdict's transaction.
  * Returns the event id, or undefined when skipped (no callback_url, or the session is gone).
  */
-export async function emitStudentSessionReviewed(db: Db, facts: ReviewedFacts): Promise<string | undefined> {
+export async function emitStudentSessionReviewed(
+  jobs: JobQueue,
+  db: Db,
+  facts: ReviewedFacts,
+): Promise<string | undefined> {
   const session = await findFinishedSessionFacts(db, facts.studentSessionId);
   if (session === undefined) return undefined;
-  return emitWebhook(db, {
+  return emitWebhook(jobs, db, {
     instituteId: facts.instituteId,
     type: 'student_session.reviewed',
     now: facts.reviewedAt,
@@ -138,13 +150,14 @@ export async function emitStudentSessionReviewed(db: Db, facts: ReviewedFacts): 
  * transaction that marks the recording `completed`. Returns the event id, or undefined when skipped.
  */
 export async function emitRecordingReady(
+  jobs: JobQueue,
   db: Db,
   recording: { readonly sessionId: number; readonly source: string; readonly durationSeconds: number },
   now: number,
 ): Promise<string | undefined> {
   const session = await findFinishedSessionFacts(db, recording.sessionId);
   if (session === undefined) return undefined;
-  return emitWebhook(db, {
+  return emitWebhook(jobs, db, {
     instituteId: session.instituteId,
     type: 'recording.ready',
     now,

@@ -6,7 +6,7 @@ import type { LivePublisherIdentity } from '../../live/engine.ts';
 import type { LiveProctor, LiveSocket } from '../../live/hub.ts';
 import { MAX_CLIENT_FRAME_BYTES } from '../../live/protocol.ts';
 import { registerRoomRateLimit } from '../room/rate-limit.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { requireSession } from '../staff/session-cookie.ts';
 
 /** The answer to a plain (not WebSocket) request of a socket's address. */
@@ -55,7 +55,7 @@ const MAX_PAYLOAD_BYTES = 4 * MAX_CLIENT_FRAME_BYTES;
  * A request that is not a WebSocket handshake is answered 426. Both are left out of the OpenAPI
  * document (it describes HTTP operations). Returns once the routes are registered.
  */
-export async function registerLiveSockets(app: FastifyInstance, deps: ServerDeps): Promise<void> {
+export async function registerLiveSockets(app: FastifyInstance, deps: RouteDeps): Promise<void> {
   const { config, services, database, hub } = deps;
   const ownOrigin = new URL(config.publicUrl).origin;
 

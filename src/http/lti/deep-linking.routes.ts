@@ -8,9 +8,9 @@ import {
   DeepLinkRefused,
   parseDeepLinkTicketPayload,
 } from '../../lti/deep-linking.ts';
-import { consumeTicket } from '../../lti/tickets.ts';
+import { consumeTicket } from '../../domain/lti/tickets.ts';
 import { hashToken } from '../../security/keys.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { sessionTokenFrom } from '../staff/session-cookie.ts';
 import { autoSubmitPage, messagePage, sendPage } from './pages.ts';
 
@@ -39,7 +39,7 @@ function field(request: FastifyRequest, name: string): string | undefined {
  * uses the ticket once, and answers a page posting the signed `LtiDeepLinkingResponse` (form field
  * `JWT`) to the platform's return URL. Every refusal is a clear page with its status and one log line.
  */
-export function registerLtiDeepLinkingRoutes(app: FastifyInstance, deps: ServerDeps): void {
+export function registerLtiDeepLinkingRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const { services, config } = deps;
   const { db } = deps.database;
   const publicOrigin = new URL(config.publicUrl).origin;

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SIGN_IN_PAGE } from '../../domain/staff-auth/oidc-sign-in.ts';
 import { verifyIdToken } from '../../lti/id-token.ts';
-import { LaunchRefused, type LtiLaunch } from '../../lti/launch.ts';
+import { LaunchRefused, type LtiLaunch } from '../../domain/lti/launch.ts';
 import {
   bindingName,
   LoginThrottled,
@@ -11,12 +11,12 @@ import {
   type TakenLogin,
 } from '../../lti/login.ts';
 import { createPlatformKeys } from '../../lti/platform-keys.ts';
-import { consumeTicket, createTicket } from '../../lti/tickets.ts';
+import { consumeTicket, createTicket } from '../../domain/lti/tickets.ts';
 import { createOutboundHttp } from '../../security/outbound-http.ts';
 import { parseFormParams } from '../request-params.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { cookieValue, isSecureOrigin, sessionCookie } from '../staff/session-cookie.ts';
-import { clientOf } from '../staff/sign-in.routes.ts';
+import { clientOf } from '../staff/staff-requests.ts';
 import {
   type LtiPage,
   messagePage,
@@ -113,7 +113,7 @@ interface ContinueTicket {
 }
 
 /** Registers the LTI routes (see the module comment). */
-export async function registerLtiRoutes(app: FastifyInstance, deps: ServerDeps): Promise<void> {
+export async function registerLtiRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
   const { services, config, clock } = deps;
   const { db } = deps.database;
   const { publicUrl } = config;

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { buildStartAssessment, StartAssessmentRefused } from '../../lti/proctoring.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { autoSubmitPage, messagePage, sendPage } from './pages.ts';
 
 type TokenRoute = { Params: { token: string } };
@@ -12,7 +12,7 @@ type TokenRoute = { Params: { token: string } };
  * to the platform's `start_assessment_url`, where the assessment itself opens. A refusal is a clear
  * page with its status and one log line.
  */
-export function registerLtiProctoringRoutes(app: FastifyInstance, deps: ServerDeps): void {
+export function registerLtiProctoringRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const { services } = deps;
 
   app.get<TokenRoute>('/lti/start-assessment/:token', { schema: { hide: true } }, async (request, reply) => {

@@ -3,7 +3,7 @@ import type { PhoneView } from '../../domain/mobile/mobile.service.ts';
 import type { Upload } from '../../storage/upload.ts';
 import { registerRecordingRoute } from '../room/recordings.routes.ts';
 import { registerRoomRateLimit } from '../room/rate-limit.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { isoTime } from '../time.ts';
 import {
   phoneCheckSchema,
@@ -55,7 +55,7 @@ function fileOf(request: FastifyRequest): Upload | undefined {
  * Rate-limited per token like the room (ROOM_RATE_LIMIT, counted apart from the room's own token).
  * Returns once the scope's routes are registered.
  */
-export async function registerMobileRoutes(app: FastifyInstance, deps: ServerDeps): Promise<void> {
+export async function registerMobileRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
   const { mobile } = deps.services;
 
   registerRoomRateLimit(app, deps, 'phone');

@@ -9,7 +9,7 @@ import { escapeHtml } from '../../security/html.ts';
 import { v3Answer } from '../errors.ts';
 import { roomContentSecurityPolicy } from '../room/page.routes.ts';
 import { ROOM_RATE_FLUSH_MS } from '../room/rate-limit.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 
 /**
  * PIN tries allowed per email and client address together, per window. Six digits are a million
@@ -210,7 +210,7 @@ function minutesText(seconds: number): string {
  * are counted per client IP and per (client IP, email) pair across every process; the counts are flushed when the
  * server closes.
  */
-export function registerMobilePages(app: FastifyInstance, deps: ServerDeps): void {
+export function registerMobilePages(app: FastifyInstance, deps: RouteDeps): void {
   const { services, config } = deps;
   const pagePolicy = roomContentSecurityPolicy(config);
   const pinPolicy = pinPageContentSecurityPolicy(config);

@@ -5,7 +5,7 @@ import type { Config } from '../../config/config.ts';
 import { NotFoundMessage } from '../../domain/errors.ts';
 import { liveConnectSources } from '../../live/csp.ts';
 import { escapeHtml } from '../../security/html.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 
 /** A file of the page, read once at start and served from memory (static-asset.ts). */
 function asset(name: string, contentType: string): StaticAsset {
@@ -163,7 +163,7 @@ function notFound(reply: FastifyReply): FastifyReply {
  * and the bandwidth check's download; `/shared/assets/page-kit.js`, the module it shares with the
  * phone page. The page works only through the room API (`/api/room`).
  */
-export function registerRoomPage(app: FastifyInstance, { services, config }: ServerDeps): void {
+export function registerRoomPage(app: FastifyInstance, { services, config }: RouteDeps): void {
   const policy = roomContentSecurityPolicy(config);
   const script = asset('room.js', 'text/javascript; charset=utf-8');
   const styles = asset('room.css', 'text/css; charset=utf-8');

@@ -1,5 +1,5 @@
 import type { Exam } from '../../domain/exams/exam.ts';
-import type { RoomMobile } from '../../domain/mobile/mobile.service.ts';
+import type { RoomMobile } from '../../domain/mobile/mobile.ts';
 import type { StoredFlag } from '../../domain/flags/flags.ts';
 import type { RecordedEvent } from '../../domain/room/room.service.ts';
 import { examTerms, type RoomDocument, type RoomView, type SessionUpload } from '../../domain/room/room.ts';

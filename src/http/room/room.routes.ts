@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { liveMessageJson } from '../../domain/live/live-message.ts';
 import type { Upload } from '../../storage/upload.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { pairingQrSvg } from '../mobile/qr.ts';
 import { registerRoomRateLimit } from './rate-limit.ts';
 import { registerRecordingRoute } from './recordings.routes.ts';
@@ -38,7 +38,7 @@ function fileOf(request: FastifyRequest): Upload | undefined {
  * across every process on the database (ROOM_RATE_LIMIT in rate-limit.ts, 429 `rate_limited`).
  * Returns once the scope's routes are registered.
  */
-export async function registerRoomRoutes(app: FastifyInstance, deps: ServerDeps): Promise<void> {
+export async function registerRoomRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
   const { room } = deps.services;
 
   registerRoomRateLimit(app, deps);

@@ -4,7 +4,7 @@ import { Invalid, Unauthorized } from '../../domain/errors.ts';
 import type { StaffSession } from '../../domain/staff-auth/staff-auth.service.ts';
 import type { Services } from '../../services.ts';
 import { recordSignInEvent } from '../audit.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import {
   apiCredentialsSchema,
   changePasswordSchema,
@@ -12,7 +12,7 @@ import {
   rotateCredentialsSchema,
 } from './account.schemas.ts';
 import { requireSession } from './session-cookie.ts';
-import { clientOf, text, throttled } from './sign-in.routes.ts';
+import { clientOf, text, throttled } from './staff-requests.ts';
 
 /**
  * The live, full session of the request's cookie (with the CSRF token on a change). A session
@@ -64,7 +64,7 @@ export async function confirming<T>(
  * reaching its own API credentials, with the session cookie (and X-CSRF-Token on changes). Every
  * change asks for the password again. Errors answer in V3's shape.
  */
-export function registerAccountRoutes(app: FastifyInstance, deps: ServerDeps): void {
+export function registerAccountRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const { services } = deps;
   const { account } = services;
 

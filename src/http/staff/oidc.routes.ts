@@ -6,10 +6,10 @@ import {
   SIGN_IN_PAGE,
 } from '../../domain/staff-auth/oidc-sign-in.ts';
 import { recordSignInEvent } from '../audit.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { listSignInProvidersSchema, oidcCallbackSchema, startOidcSchema } from './oidc.schemas.ts';
 import { cookieValue, isSecureOrigin, sessionCookie } from './session-cookie.ts';
-import { clientOf } from './sign-in.routes.ts';
+import { clientOf } from './staff-requests.ts';
 
 /** The cookie binding a pending OIDC login to the browser that started it. */
 export const OIDC_COOKIE = 'invigil_oidc';
@@ -62,7 +62,7 @@ function redirect(reply: FastifyReply, location: string): FastifyReply {
  * page with `?error=<code>` (OIDC_FAILURES), recorded in the audit log as a failed sign-in
  * (auditStatusOf), except a throttled attempt, which checked nothing (as a 429 at sign-in).
  */
-export function registerOidcRoutes(app: FastifyInstance, deps: ServerDeps): void {
+export function registerOidcRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const { services, config } = deps;
   const { oidcSignIn } = services;
   const { publicUrl } = config;

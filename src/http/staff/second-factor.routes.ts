@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { SecondStepRefused } from '../../domain/staff-auth/staff-auth.service.ts';
 import { otpauthUri } from '../../security/totp.ts';
 import { recordSignInEvent } from '../audit.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { confirming } from './account.routes.ts';
 import {
   confirmSecondFactorSchema,
@@ -12,13 +12,13 @@ import {
   startSecondFactorSchema,
 } from './second-factor.schemas.ts';
 import { isSecureOrigin, requireSameSiteJson, requireSession, sessionCookie } from './session-cookie.ts';
-import { clientOf, presentSession, text, throttled } from './sign-in.routes.ts';
+import { clientOf, presentSession, text, throttled } from './staff-requests.ts';
 
 /**
  * The second factor (docs/staff-sign-in.md, "Second factor"): the second step of a sign-in, and
  * enrolment for a signed-in user (cookie and CSRF token). Errors answer in V3's shape.
  */
-export function registerSecondFactorRoutes(app: FastifyInstance, deps: ServerDeps): void {
+export function registerSecondFactorRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const { services, config } = deps;
   const { staffAuth } = services;
   const secure = isSecureOrigin(config.publicUrl);

@@ -1,14 +1,9 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ParamMissing } from '../../domain/errors.ts';
+import type { FastifyInstance } from 'fastify';
 import { param, type Params } from '../../domain/input.ts';
-import {
-  type ClientInfo,
-  SignInThrottled,
-  type StaffSession,
-} from '../../domain/staff-auth/staff-auth.service.ts';
 import { recordingRefusal, recordSignInEvent } from '../audit.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { isoTime } from '../time.ts';
+import { clientOf, presentSession, text, throttled } from './staff-requests.ts';
 import { registerOidcRoutes } from './oidc.routes.ts';
 import { registerSecondFactorRoutes } from './second-factor.routes.ts';
 import {
@@ -33,37 +28,6 @@ import {
 export const RESET_REQUESTED =
   'If this email belongs to an active account, a link to choose a new password is on its way.';
 
-/** A text field of the body; anything else (absent, a number, an object) counts as missing. */
-export function text(params: Params, name: string): string {
-  const value = param(params, name);
-  if (typeof value !== 'string' || value === '') throw new ParamMissing(name);
-  return value;
-}
-
-/** Where a request comes from: its address and User-Agent. Returns them. */
-export function clientOf(request: FastifyRequest): ClientInfo {
-  const agent = request.headers['user-agent'];
-  return { ip: request.ip, userAgent: typeof agent === 'string' ? agent : null };
-}
-
-/** The JSON of a session: who is signed in, the CSRF token, when the session ends. */
-export function presentSession(session: StaffSession) {
-  return {
-    user: {
-      id: session.actor.id,
-      institute_id: session.actor.instituteId,
-      email: session.email,
-      name: session.name,
-      role: session.actor.role,
-    },
-    csrf_token: session.csrfToken,
-    idle_expires_at: isoTime(session.idleExpiresAt),
-    expires_at: isoTime(session.expiresAt),
-    second_factor_enabled: session.secondFactor,
-    second_factor_enrolment_required: session.enrolmentOnly,
-  };
-}
-
 /** The JSON of a sign-in that waits for its second step. */
 function presentPending(pending: { token: string; expiresAt: number }) {
   return {
@@ -73,21 +37,11 @@ function presentPending(pending: { token: string; expiresAt: number }) {
   };
 }
 
-/** Runs a throttled sign-in, putting Retry-After on the 429. Returns what `run` returns. */
-export async function throttled<T>(reply: FastifyReply, run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (error) {
-    if (error instanceof SignInThrottled) reply.header('retry-after', String(error.retryAfterSeconds));
-    throw error;
-  }
-}
-
 /**
  * Staff sign-in over JSON (docs/staff-sign-in.md): `/auth/*` for the console, and the compat
  * `POST /users/sign_in.json` of the original service's Go client. Errors answer in V3's shape.
  */
-export function registerStaffSignInRoutes(app: FastifyInstance, deps: ServerDeps): void {
+export function registerStaffSignInRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const { services, config } = deps;
   const { staffAuth } = services;
   const secure = isSecureOrigin(config.publicUrl);

@@ -4,7 +4,7 @@ import type { Actor } from '../../domain/access.ts';
 import type { IdInput } from '../../domain/documents/document.ts';
 import { requiredString } from '../../domain/input.ts';
 import { actorOf } from '../actor.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { presentAttachmentV2 } from './attachments.presenter.ts';
 import {
   addAttachmentSchemaV2,
@@ -27,7 +27,7 @@ function uploadOf(request: FastifyRequest) {
  * The V2 attachment endpoints (api.md "V2 endpoints", under Documents): a document named by its id,
  * its attachments over the same service as V3's.
  */
-export function registerV2AttachmentRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerV2AttachmentRoutes(app: FastifyInstance, { services }: RouteDeps): void {
   const { attachments } = services;
 
   /** Every attachment of the document: V2 lists have no pages, so this reads V3's pages to the end. */

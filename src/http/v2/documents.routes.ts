@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { requiredString } from '../../domain/input.ts';
 import { actorOf } from '../actor.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { presentDocumentV2 } from './documents.presenter.ts';
 import {
   createDocumentSchemaV2,
@@ -21,7 +21,7 @@ const CONTENT_PARAM = 'document_text';
  * The V2 document endpoints (api.md "V2 endpoints", Documents). V2 names a document by its own id
  * alone; the services find its exam and check access through it.
  */
-export function registerV2DocumentRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerV2DocumentRoutes(app: FastifyInstance, { services }: RouteDeps): void {
   const { documents } = services;
 
   app.get('/documents', { schema: listDocumentsSchemaV2 }, async (request, reply) => {

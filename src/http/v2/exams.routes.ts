@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { has, type Params, requiredString } from '../../domain/input.ts';
 import { actorOf } from '../actor.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { presentExamV2 } from './exams.presenter.ts';
 import {
   createExamSchemaV2,
@@ -29,7 +29,7 @@ function examParamsFromV2(values: Params): Params {
 }
 
 /** The V2 exam endpoints (api.md "V2 endpoints", Exams), over the same service as V3's. */
-export function registerV2ExamRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerV2ExamRoutes(app: FastifyInstance, { services }: RouteDeps): void {
   const { exams, mail } = services;
 
   app.get('/exams', { schema: listExamsSchemaV2 }, async (request) => ({

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { registerV2AttachmentRoutes } from './attachments.routes.ts';
 import { registerV2DocumentRoutes } from './documents.routes.ts';
 import { registerV2ExamRoutes } from './exams.routes.ts';
@@ -10,7 +10,7 @@ import { registerAuditHook } from '../audit.ts';
  * The V2 scope (legacy, under /api): `api_token` travels as an ordinary, signed parameter; no header,
  * no Accept rule. Registers every V2 endpoint of api.md.
  */
-export function registerV2(app: FastifyInstance, deps: ServerDeps): void {
+export function registerV2(app: FastifyInstance, deps: RouteDeps): void {
   app.addHook('preHandler', async (request) => {
     const token = request.input.values.api_token;
     request.actor = await deps.services.authenticator.authenticate(

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { actorOf } from '../actor.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { answer, INPUT_FAILURES, railsErrors, SAVE_FAILURES, withFailures } from './failures.ts';
 import { presentStudentSessionV2 } from './student-sessions.presenter.ts';
 import {
@@ -15,7 +15,7 @@ type IdRoute = { Params: { id: string } };
  * The V2 student endpoints under an exam (api.md "V2 endpoints", Exams), over the same
  * student-session service as V3. (`send_emails` lives with the exam routes.)
  */
-export function registerV2StudentSessionRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerV2StudentSessionRoutes(app: FastifyInstance, { services }: RouteDeps): void {
   const { studentSessions } = services;
 
   app.get<IdRoute>('/exams/:id/show_students', { schema: showStudentsSchemaV2 }, async (request) => ({

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AttachmentOwner } from '../../domain/attachments/attachment.ts';
 import { actorOf } from '../actor.ts';
 import { setPaginationHeaders } from '../pagination.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { presentAttachmentV3 } from './attachments.presenter.ts';
 import { attachmentSchemas } from './attachments.schemas.ts';
 
@@ -28,7 +28,7 @@ function uploadOf(request: FastifyRequest) {
  * Attachments on both route sets: `/exams/:exam_id/attachments` (the exam's document, created empty
  * on the first upload) and `/exams/:exam_id/documents/:document_id/attachments` (that document).
  */
-export function registerAttachmentRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerAttachmentRoutes(app: FastifyInstance, { services }: RouteDeps): void {
   const { attachments } = services;
 
   for (const [base, owner] of [

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AuditEvent } from '../../domain/audit/audit-event.ts';
 import { actorOf } from '../actor.ts';
 import { setPaginationHeaders } from '../pagination.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { isoTime } from '../time.ts';
 import { listAuditEventsSchema } from './audit-events.schemas.ts';
 
@@ -24,7 +24,7 @@ function presentAuditEvent(event: AuditEvent) {
 }
 
 /** `GET /audit_events`: the audit log, for administrators (their institute) and superusers (all). */
-export function registerAuditEventRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerAuditEventRoutes(app: FastifyInstance, { services }: RouteDeps): void {
   app.get('/audit_events', { schema: listAuditEventsSchema }, async (request, reply) => {
     const page = await services.audit.list(actorOf(request), request.input.values);
     setPaginationHeaders(reply, page);

@@ -3,7 +3,7 @@ import type { StudentSession } from '../../domain/student-sessions/student-sessi
 import { parseId } from '../../domain/ids.ts';
 import { actorOf } from '../actor.ts';
 import { setPaginationHeaders } from '../pagination.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
 import {
   addStudentSchema,
@@ -52,7 +52,7 @@ function deprecated(successor: Successor) {
  * successors do. Registered before the other exam sub-routes; the literal `/exams/id/show_student`
  * (api.md's path as written) is a static route and so wins over `/exams/:id/show_student`.
  */
-export function registerDeprecatedExamRoutes(app: FastifyInstance, { services, clock }: ServerDeps): void {
+export function registerDeprecatedExamRoutes(app: FastifyInstance, { services, clock }: RouteDeps): void {
   const present = (session: StudentSession) => presentStudentSessionV3(session, clock.now());
   const { studentSessions } = services;
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { actorOf } from '../actor.ts';
 import { setPaginationHeaders } from '../pagination.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { presentDocumentV3 } from './documents.presenter.ts';
 import {
   createDocumentSchema,
@@ -15,7 +15,7 @@ type ExamRoute = { Params: { exam_id: string } };
 type DocumentRoute = { Params: { exam_id: string; id: string } };
 
 /** `/exams/:exam_id/documents[/:id]`: the exam's instruction document (at most one per exam). */
-export function registerDocumentRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerDocumentRoutes(app: FastifyInstance, { services }: RouteDeps): void {
   const { documents } = services;
   const refOf = (params: DocumentRoute['Params']) => ({ examId: params.exam_id, documentId: params.id });
 

@@ -1,4 +1,4 @@
-import { DELIVERY_STATES } from '../../mail/outbox.ts';
+import { DELIVERY_STATES } from '../../domain/mail/outbox.ts';
 import {
   commonErrors,
   errorBody,

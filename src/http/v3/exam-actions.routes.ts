@@ -1,13 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { actorOf } from '../actor.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { sendEmailsSchema } from './exam-actions.schemas.ts';
 import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
 
 type IdRoute = { Params: { id: string } };
 
 /** The V3 exam actions with an email side effect (contract §7): send_emails. Answers 200. */
-export function registerExamActionRoutes(app: FastifyInstance, { services, clock }: ServerDeps): void {
+export function registerExamActionRoutes(app: FastifyInstance, { services, clock }: RouteDeps): void {
   const { mail } = services;
 
   app.post<IdRoute>('/exams/:id/send_emails', { schema: sendEmailsSchema }, async (request) => ({

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { User } from '../../domain/users/user.ts';
 import { actorOf } from '../actor.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import {
   addComanagerSchema,
   assignProctorSchema,
@@ -19,7 +19,7 @@ type IdRoute = { Params: { id: string } };
  */
 export function registerExamStaffRoutes(
   app: FastifyInstance,
-  { services, database, clock }: ServerDeps,
+  { services, database, clock }: RouteDeps,
 ): void {
   const { examStaff } = services;
   const present = async (user: User) =>

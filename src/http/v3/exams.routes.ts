@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { actorOf } from '../actor.ts';
 import { setPaginationHeaders } from '../pagination.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { presentExamV3 } from './exams.presenter.ts';
 import {
   createExamSchema,
@@ -13,7 +13,7 @@ import {
 
 type IdRoute = { Params: { id: string } };
 
-export function registerExamRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerExamRoutes(app: FastifyInstance, { services }: RouteDeps): void {
   const { exams } = services;
 
   app.get('/exams', { schema: listExamsSchema }, async (request, reply) => {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { actorOf } from '../actor.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { dismissFlagSchema, restoreFlagSchema } from './flags.schemas.ts';
 import { presentIncidentV3 } from './student-sessions.presenter.ts';
 
@@ -11,7 +11,7 @@ type IncidentRoute = { Params: { id: string; incident_id: string } };
  * `/student_sessions/:id/incidents/:incident_id/dismiss`, each answering `{"incident": record}`.
  * The generic write audit records both.
  */
-export function registerFlagRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerFlagRoutes(app: FastifyInstance, { services }: RouteDeps): void {
   const path = '/student_sessions/:id/incidents/:incident_id/dismiss';
 
   app.post<IncidentRoute>(path, { schema: dismissFlagSchema }, async (request) => {

@@ -4,7 +4,7 @@ import { NotAcceptable, Unauthorized } from '../../domain/errors.ts';
 import { type TokenUser, tokenFromHeader } from '../auth/authenticate.ts';
 import { hasBody } from '../connection-guard.ts';
 import { cookieActor } from '../staff/session-cookie.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { v3Answer } from '../errors.ts';
 import { registerAttachmentRoutes } from './attachments.routes.ts';
 import { registerDeprecatedExamRoutes } from './deprecated-exams.routes.ts';
@@ -66,7 +66,7 @@ export function acceptsV3(header: string | undefined): boolean {
  * connection to be closed when the unread body is larger than MAX_BODY_BYTES (or of unknown size).
  */
 async function credentialBeforeBody(
-  deps: ServerDeps,
+  deps: RouteDeps,
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<{ actor: Actor } | { user: TokenUser }> {
@@ -90,7 +90,7 @@ async function credentialBeforeBody(
  * with the token header or a staff session cookie (with X-CSRF-Token unless GET or HEAD), 403
  * otherwise, checked before any handler runs (and, as far as the headers show, before a body is read).
  */
-export function registerV3(app: FastifyInstance, deps: ServerDeps): void {
+export function registerV3(app: FastifyInstance, deps: RouteDeps): void {
   app.addHook('onRequest', async (request, reply) => {
     if (!acceptsV3(request.headers.accept)) {
       const answer = v3Answer(new NotAcceptable('Not Acceptable'));

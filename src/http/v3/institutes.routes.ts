@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { actorOf } from '../actor.ts';
 import { setPaginationHeaders } from '../pagination.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { presentInstituteV3 } from './institutes.presenter.ts';
 import {
   createInstituteSchema,
@@ -14,7 +14,7 @@ import {
 type IdRoute = { Params: { id: string } };
 
 /** `/institutes[/:id]`: listing, creating and destroying are for superusers (api.md, Authentication 6). */
-export function registerInstituteRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerInstituteRoutes(app: FastifyInstance, { services }: RouteDeps): void {
   const { institutes } = services;
 
   app.get('/institutes', { schema: listInstitutesSchema }, async (request, reply) => {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { liveMessageJson } from '../../domain/live/live-message.ts';
 import { actorOf } from '../actor.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import {
   admitSchema,
   listMessagesSchema,
@@ -17,7 +17,7 @@ type IdRoute = { Params: { id: string } };
  * A proctor's live actions on a student session (Invigil additions, docs/api-live.md): the chat
  * with the candidate, admitting after a live ID check, pausing and resuming the candidate's clock.
  */
-export function registerLiveRoutes(app: FastifyInstance, { services, clock }: ServerDeps): void {
+export function registerLiveRoutes(app: FastifyInstance, { services, clock }: RouteDeps): void {
   const { live } = services;
 
   app.get<IdRoute>('/student_sessions/:id/messages', { schema: listMessagesSchema }, async (request) => ({

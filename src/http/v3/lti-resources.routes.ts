@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { actorOf } from '../actor.ts';
 import { setPaginationHeaders } from '../pagination.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { presentLtiResourceV3 } from './lti-resources.presenter.ts';
 import {
   createLtiResourceSchema,
@@ -16,7 +16,7 @@ import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
 type IdRoute = { Params: { id: string } };
 
 /** The V3 LTI-resource routes and `GET /exams/:id/show_lti_student` (api.md's catalogue; contract §6, §7). */
-export function registerLtiResourceRoutes(app: FastifyInstance, { services, clock }: ServerDeps): void {
+export function registerLtiResourceRoutes(app: FastifyInstance, { services, clock }: RouteDeps): void {
   const { ltiResources } = services;
 
   app.get('/lti_resources', { schema: listLtiResourcesSchema }, async (request, reply) => {

@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { actorOf } from '../actor.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { presentMonitorSnapshotV3 } from './monitor.presenter.ts';
 import { monitorSchema } from './monitor.schemas.ts';
 import { type MonitorStream, runMonitorStream } from './monitor.stream.ts';
@@ -28,7 +28,7 @@ export function acceptsEventStream(header: string | undefined): boolean {
  * failure that can be known before streaming (404, 503) is answered as JSON first. Streams still
  * open when the server closes end with `reconnect`, so a shutdown does not wait for them.
  */
-export function registerMonitorRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerMonitorRoutes(app: FastifyInstance, { services }: RouteDeps): void {
   const { monitor } = services;
   const streams = new Set<MonitorStream>();
 

@@ -1,5 +1,5 @@
 import { SESSION_STATUSES } from '../../domain/student-sessions/status.ts';
-import { LIVE_STATUSES } from '../../live/protocol.ts';
+import { LIVE_STATUSES } from '../../domain/live/live.ts';
 import { CHECK_FIELDS } from '../../domain/student-sessions/student-session.ts';
 import {
   commonErrors,

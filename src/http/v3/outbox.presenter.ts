@@ -1,5 +1,5 @@
-import type { OutboxSummary } from '../../mail/outbox.repository.ts';
-import type { OutboxMessage } from '../../mail/outbox.ts';
+import type { OutboxSummary } from '../../domain/mail/outbox.repository.ts';
+import type { OutboxMessage } from '../../domain/mail/outbox.ts';
 import { isoTime } from '../time.ts';
 
 /** The V3 JSON of an outbox email without its body (the list). */

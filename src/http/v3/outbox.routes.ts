@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { actorOf } from '../actor.ts';
 import { setPaginationHeaders } from '../pagination.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { presentOutboxMessageV3, presentOutboxSummaryV3 } from './outbox.presenter.ts';
 import { listOutboxSchema, redeliverOutboxMessageSchema, showOutboxMessageSchema } from './outbox.schemas.ts';
 
@@ -11,7 +11,7 @@ type MessageRoute = { Params: { id: string } };
  * `/outbox[/:id[/redeliver]]`: the emails of the outbox, for administrators (their institute) and
  * superusers (all), and their redelivery (docs/mail.md, "The outbox API").
  */
-export function registerOutboxRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerOutboxRoutes(app: FastifyInstance, { services }: RouteDeps): void {
   const { outbox } = services;
 
   app.get('/outbox', { schema: listOutboxSchema }, async (request, reply) => {

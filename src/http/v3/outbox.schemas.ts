@@ -1,4 +1,4 @@
-import { OUTBOX_STATUS_FILTER_NAMES } from '../../mail/outbox.ts';
+import { OUTBOX_STATUS_FILTER_NAMES } from '../../domain/mail/outbox.ts';
 import {
   commonErrors,
   errorBody,

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { actorOf } from '../actor.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { isoTime } from '../time.ts';
 import {
   destroyFacePhotoSchema,
@@ -17,7 +17,7 @@ type IdRoute = { Params: { id: string } };
  * (`{"student": record}`), and an expiring address of the face photo (`{"url", "expires_at"}`).
  * Every answer is 200. Photos are uploaded by the candidate room.
  */
-export function registerPhotoRoutes(app: FastifyInstance, { services, clock }: ServerDeps): void {
+export function registerPhotoRoutes(app: FastifyInstance, { services, clock }: RouteDeps): void {
   const { photos } = services;
 
   app.delete<IdRoute>('/student_sessions/:id/id_card', { schema: destroyIdCardSchema }, async (request) => ({

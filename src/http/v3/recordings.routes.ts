@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { actorOf } from '../actor.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { presentRecordingV3 } from './recordings.presenter.ts';
 import { listRecordingsSchema } from './recordings.schemas.ts';
 
@@ -10,7 +10,7 @@ type IdRoute = { Params: { id: string } };
  * A session's finalised recordings (docs/recordings.md): 200 `{"recordings": [...]}`, a completed
  * one with an expiring address of its WebM file.
  */
-export function registerRecordingRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerRecordingRoutes(app: FastifyInstance, { services }: RouteDeps): void {
   const { recordings } = services;
 
   app.get<IdRoute>('/student_sessions/:id/recordings', { schema: listRecordingsSchema }, async (request) => {

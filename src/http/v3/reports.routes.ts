@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { contentDisposition } from '../../storage/content-disposition.ts';
 import { actorOf } from '../actor.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { sessionReportSchema } from './reports.schemas.ts';
 
 type IdRoute = { Params: { id: string } };
@@ -10,7 +10,7 @@ type IdRoute = { Params: { id: string } };
  * The session report (docs/reports.md): `GET /student_sessions/:id/report.pdf` answers the PDF as
  * an attachment, for whoever may read the session.
  */
-export function registerReportRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerReportRoutes(app: FastifyInstance, { services }: RouteDeps): void {
   const { reports } = services;
 
   app.get<IdRoute>(

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { actorOf } from '../actor.ts';
 import { auditClientOf } from '../audit.ts';
 import { setPaginationHeaders } from '../pagination.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { presentLegalHoldV3, presentPurgeV3 } from './retention.presenter.ts';
 import {
   listPurgesSchema,
@@ -18,7 +18,7 @@ export const LEGAL_HOLD_SET = 'legal_hold_set';
 export const LEGAL_HOLD_CLEARED = 'legal_hold_cleared';
 
 /** The V3 retention routes (docs/retention.md): a session's legal hold, the purge log. */
-export function registerRetentionRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerRetentionRoutes(app: FastifyInstance, { services }: RouteDeps): void {
   const { retention } = services;
 
   app.get<IdRoute>('/student_sessions/:id/legal_hold', { schema: showLegalHoldSchema }, async (request) => ({

@@ -3,7 +3,7 @@ import type { Actor } from '../../domain/access.ts';
 import { actorOf } from '../actor.ts';
 import { auditClientOf } from '../audit.ts';
 import { setPaginationHeaders } from '../pagination.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import type { Services } from '../../services.ts';
 import { presentQueueEntryV3, presentReviewV3 } from './reviews.presenter.ts';
 import { putReviewSchema, reviewableSchema, reviewQueueSchema, showReviewSchema } from './reviews.schemas.ts';
@@ -41,7 +41,7 @@ export async function auditVerdictChange(
 }
 
 /** The V3 review routes (docs/review.md): a session's verdict, the compat reviewable, the queue. */
-export function registerReviewRoutes(app: FastifyInstance, { services, clock }: ServerDeps): void {
+export function registerReviewRoutes(app: FastifyInstance, { services, clock }: RouteDeps): void {
   const { reviews } = services;
 
   app.get<IdRoute>('/student_sessions/:id/review', { schema: showReviewSchema }, async (request) => ({

@@ -1,13 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { actorOf } from '../actor.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { endExamSchema } from './session-actions.schemas.ts';
 import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
 
 type IdRoute = { Params: { id: string } };
 
 /** The V3 student-session actions with an email side effect (contract §7): end_exam. Answers 200. */
-export function registerSessionActionRoutes(app: FastifyInstance, { services, clock }: ServerDeps): void {
+export function registerSessionActionRoutes(app: FastifyInstance, { services, clock }: RouteDeps): void {
   const { mail } = services;
 
   app.post<IdRoute>('/student_sessions/:id/end_exam', { schema: endExamSchema }, async (request) => ({

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ImportRejected } from '../../domain/student-sessions/student-import.ts';
 import { actorOf } from '../actor.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { presentImportRejectedV3, presentImportV3 } from './student-import.presenter.ts';
 import { importStudentsSchema } from './student-import.schemas.ts';
 
@@ -11,7 +11,7 @@ type ExamRoute = { Params: { exam_id: string } };
  * Bulk import of student sessions (docs/api-v3-student-sessions.md, Import): 201 with the created
  * records, 200 for a dry run, 422 with `row_errors` when any row is invalid (nothing created).
  */
-export function registerStudentImportRoutes(app: FastifyInstance, { services, clock }: ServerDeps): void {
+export function registerStudentImportRoutes(app: FastifyInstance, { services, clock }: RouteDeps): void {
   const { studentImport } = services;
 
   app.post<ExamRoute>(

@@ -3,7 +3,7 @@ import type { StudentSession } from '../../domain/student-sessions/student-sessi
 import { readReviewedChange, sendsSessionChanges } from '../../domain/reviews/review.ts';
 import { actorOf } from '../actor.ts';
 import { setPaginationHeaders } from '../pagination.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { auditVerdictChange } from './reviews.routes.ts';
 import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
 import {
@@ -20,7 +20,7 @@ type IdRoute = { Params: { id: string } };
 type ExamRoute = { Params: { exam_id: string } };
 
 /** The V3 student-session routes (api.md's catalogue, contract §6). */
-export function registerStudentSessionRoutes(app: FastifyInstance, { services, clock }: ServerDeps): void {
+export function registerStudentSessionRoutes(app: FastifyInstance, { services, clock }: RouteDeps): void {
   const { studentSessions } = services;
   const present = (session: StudentSession) => presentStudentSessionV3(session, clock.now());
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { actorOf } from '../actor.ts';
 import { setPaginationHeaders } from '../pagination.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { presentToolProviderV3 } from './tool-providers.presenter.ts';
 import {
   createToolProviderSchema,
@@ -14,7 +14,7 @@ import {
 type IdRoute = { Params: { id: string } };
 
 /** The V3 tool-provider routes (api.md's catalogue, the singular show path included; contract §6). */
-export function registerToolProviderRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerToolProviderRoutes(app: FastifyInstance, { services }: RouteDeps): void {
   const { toolProviders } = services;
 
   app.get('/tool_providers', { schema: listToolProvidersSchema }, async (request, reply) => {

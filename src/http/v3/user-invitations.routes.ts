@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { actorOf } from '../actor.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { isoTime } from '../time.ts';
 import { inviteUserSchema } from './user-invitations.schemas.ts';
 
@@ -10,7 +10,7 @@ type UserRoute = { Params: { institute_id: string; id: string } };
  * `POST /institutes/:institute_id/users/:id/invite`: the invitation of `invigil user invite`, for the
  * institute's administrators and superusers (docs/api-v3-institutes-users.md, "Invitations").
  */
-export function registerUserInvitationRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerUserInvitationRoutes(app: FastifyInstance, { services }: RouteDeps): void {
   app.post<UserRoute>(
     '/institutes/:institute_id/users/:id/invite',
     { schema: inviteUserSchema },

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Credentials, User } from '../../domain/users/user.ts';
 import { actorOf } from '../actor.ts';
 import { setPaginationHeaders } from '../pagination.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { presentUserV3, userInstitutes } from './users.presenter.ts';
 import {
   createUserSchema,
@@ -16,7 +16,7 @@ type InstituteRoute = { Params: { institute_id: string } };
 type UserRoute = { Params: { institute_id: string; id: string } };
 
 /** `/institutes/:institute_id/users[/:id]`: an institute's users, for its administrators and superusers. */
-export function registerUserRoutes(app: FastifyInstance, { services, database }: ServerDeps): void {
+export function registerUserRoutes(app: FastifyInstance, { services, database }: RouteDeps): void {
   const { users } = services;
   // Each user record names its institute; one lookup per request and institute.
   const present = async (user: User, credentials?: Credentials) =>

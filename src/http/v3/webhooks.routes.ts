@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { IssuedWebhookSecret } from '../../domain/webhooks/webhooks.service.ts';
 import { actorOf } from '../actor.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { rotateWebhookSecretSchema } from './webhooks.schemas.ts';
 
 type IdRoute = { Params: { id: string } };
@@ -17,7 +17,7 @@ function presentWebhookSecretV3(issued: IssuedWebhookSecret) {
 }
 
 /** `POST /institutes/:id/webhook_secret`: generates or rotates the signing secret (docs/webhooks.md). */
-export function registerWebhookRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerWebhookRoutes(app: FastifyInstance, { services }: RouteDeps): void {
   const { webhooks } = services;
 
   app.post<IdRoute>(

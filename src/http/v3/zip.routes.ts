@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { contentDisposition } from '../../storage/content-disposition.ts';
 import { actorOf } from '../actor.ts';
-import type { ServerDeps } from '../server.ts';
+import type { RouteDeps } from '../route-deps.ts';
 import { downloadZipSchema, generateZipSchema, zipStatusSchema } from './zip.schemas.ts';
 
 type IdRoute = { Params: { id: string } };
@@ -11,7 +11,7 @@ type IdRoute = { Params: { id: string } };
  * body), `status` answers `{"zip_job_status"}`, `download` streams the archive once it succeeded.
  * All three are for the exam's managers only.
  */
-export function registerZipRoutes(app: FastifyInstance, { services }: ServerDeps): void {
+export function registerZipRoutes(app: FastifyInstance, { services }: RouteDeps): void {
   const { examExports } = services;
 
   app.put<IdRoute>(

@@ -3,13 +3,18 @@ import type { IceServer } from '../../config/config.ts';
 import type {
   LiveChannel,
   LiveEngine,
-  LiveJoin,
   LiveLink,
   LiveParticipant,
   LivePublisherIdentity,
   LiveSubscriberIdentity,
 } from '../engine.ts';
-import { type ClientSignal, deviceOf, type LiveDevice, type ServerMessage } from '../protocol.ts';
+import {
+  type ClientSignal,
+  deviceOf,
+  type LiveDevice,
+  type LiveJoin,
+  type ServerMessage,
+} from '../protocol.ts';
 import { type Sink, Source } from './forwarding.ts';
 import {
   type EmbeddedConfig,

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import type { LiveEvent } from '../../../src/live/events.ts';
+import type { LiveEvent } from '../../../src/domain/ports/live-events.ts';
 import { invalid, missing, NOT_AUTHORIZED, notFound } from '../../helpers/answers.ts';
 import { type HttpAnswer, httpRequest } from '../../helpers/http.ts';
 import { object } from '../../helpers/json.ts';

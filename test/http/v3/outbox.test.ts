@@ -3,7 +3,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import pino from 'pino';
 import type { Actor } from '../../../src/domain/access.ts';
 import { createMailService } from '../../../src/mail/mail.service.ts';
-import { insertOutboxMessage } from '../../../src/mail/outbox.repository.ts';
+import { insertOutboxMessage } from '../../../src/domain/mail/outbox.repository.ts';
 import { invalid, NOT_AUTHORIZED } from '../../helpers/answers.ts';
 import type { HttpAnswer } from '../../helpers/http.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';

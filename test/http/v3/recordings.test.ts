@@ -346,7 +346,11 @@ for (const dialect of DIALECTS) {
       });
 
       it('a retried job leaves the same recordings and incidents', async () => {
-        await queueRecordingFinalisation(server.app.database.db, clock, session.id);
+        await queueRecordingFinalisation(
+          server.app.database.db,
+          { clock, jobs: server.app.services.jobs },
+          session.id,
+        );
         // No chunks are left, so nothing was queued; queue the job by hand as a retry would run it.
         await server.app.services.jobs.enqueue(server.app.database.db, {
           kind: 'recording.finalize',

@@ -1,9 +1,9 @@
 import { type ExpressionBuilder, type Selectable, sql } from 'kysely';
-import type { Db, DialectName } from '../db/database.ts';
-import type { OutboxTable, Tables } from '../db/tables.ts';
-import { applyConditions, applyOrderAndPage } from '../db/list-query.ts';
-import type { ListQuery, Page } from '../domain/listing.ts';
-import { ACTIVE_JOB_STATUSES } from '../jobs/job.ts';
+import type { Db, DialectName } from '../../db/database.ts';
+import type { OutboxTable, Tables } from '../../db/tables.ts';
+import { applyConditions, applyOrderAndPage } from '../list-query.ts';
+import type { ListQuery, Page } from '../listing.ts';
+import { ACTIVE_JOB_STATUSES } from '../ports/jobs.ts';
 import {
   MAIL_DELIVER_JOB,
   type MailKind,

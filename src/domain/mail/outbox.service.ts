@@ -1,14 +1,14 @@
 import type { Logger } from 'pino';
-import type { Db } from '../db/database.ts';
-import { type Actor, outboxScope } from '../domain/access.ts';
-import type { Clock } from '../domain/clock.ts';
-import { Forbidden, NotFoundMessage, StateConflictMessage } from '../domain/errors.ts';
-import { parseId } from '../domain/ids.ts';
-import { has, optionalEnum, param, type Params } from '../domain/input.ts';
-import { type ListFields, type ListQuery, type Page, parseListQuery } from '../domain/listing.ts';
-import type { JobQueue } from '../jobs/queue.ts';
+import type { Db } from '../../db/database.ts';
+import { type Actor, outboxScope } from '../access.ts';
+import type { Clock } from '../clock.ts';
+import { Forbidden, NotFoundMessage, StateConflictMessage } from '../errors.ts';
+import { parseId } from '../ids.ts';
+import { has, optionalEnum, param, type Params } from '../input.ts';
+import { type ListFields, type ListQuery, type Page, parseListQuery } from '../listing.ts';
+import type { JobQueue } from '../ports/jobs.ts';
+import { enqueueDelivery } from './outbox-writer.ts';
 import {
-  enqueueDelivery,
   OUTBOX_STATUS_FILTER_NAMES,
   type OutboxMessage,
   type OutboxStatus,

@@ -1,5 +1,5 @@
 import { type Expression, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
-import type { Condition, FilterValue, ListQuery } from '../domain/listing.ts';
+import type { Condition, FilterValue, ListQuery } from './listing.ts';
 
 const COMPARATORS = { eq: '=', not_eq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
 

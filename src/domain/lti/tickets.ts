@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
-import type { Db } from '../db/database.ts';
-import type { Clock } from '../domain/clock.ts';
-import { hashToken } from '../security/keys.ts';
+import type { Db } from '../../db/database.ts';
+import type { Clock } from '../clock.ts';
+import { hashToken } from '../../security/keys.ts';
 
 /**
  * Single-use tickets (`lti_tickets`) that carry a verified launch across a step the browser makes:

@@ -1,4 +1,4 @@
-import { escapeHtml, htmlToText, individualInfoHtml } from '../security/html.ts';
+import { escapeHtml, htmlToText, individualInfoHtml } from '../../security/html.ts';
 
 /**
  * The emails Invigil sends, each rendered once, when it is written to the outbox, as a subject, a

@@ -1,7 +1,3 @@
-import type { Db } from '../db/database.ts';
-import type { Clock } from '../domain/clock.ts';
-import type { JobQueue } from '../jobs/queue.ts';
-import { insertOutboxMessage } from './outbox.repository.ts';
 import type { RenderedMail } from './templates.ts';
 
 /**
@@ -108,37 +104,6 @@ export interface NewMail {
 /** The payload of a `mail.deliver` job. */
 export interface DeliveryPayload {
   readonly outboxId: number;
-}
-
-/** Writes emails into the outbox. */
-export interface Outbox {
-  /**
-   * Writes the email and enqueues its `mail.deliver` job, both through `trx`: pass the transaction of
-   * the change that causes the email, so either both exist or neither does. Returns the outbox id;
-   * throws what the database throws.
-   */
-  write(trx: Db, mail: NewMail): Promise<number>;
-}
-
-/** Builds the outbox writer over the job queue and the clock. Returns it; throws nothing. */
-export function createOutbox(deps: { clock: Clock; jobs: JobQueue }): Outbox {
-  const { clock, jobs } = deps;
-  return {
-    async write(trx, mail) {
-      const id = await insertOutboxMessage(trx, { ...mail, now: clock.now() });
-      await enqueueDelivery(jobs, trx, id);
-      return id;
-    },
-  };
-}
-
-/**
- * Enqueues the `mail.deliver` job of outbox message `outboxId` through `trx` (the transaction that
- * wrote or released the message). Resolves when enqueued; throws what the queue throws.
- */
-export async function enqueueDelivery(jobs: JobQueue, trx: Db, outboxId: number): Promise<void> {
-  const payload: DeliveryPayload = { outboxId };
-  await jobs.enqueue(trx, { kind: MAIL_DELIVER_JOB, payload, maxAttempts: MAIL_MAX_ATTEMPTS });
 }
 
 /** Reads a `mail.deliver` payload. Returns it; throws a TypeError naming what is wrong. */
