@@ -20,8 +20,8 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as delay } from 'node:timers/promises';
 import { type Benchmark, type BenchmarkReport, loadAverage, type Target } from './benchmark.ts';
-import { freePort, INVIGIL, startServer } from './processes.ts';
-import { createExam, createTeacher, serviceEnv } from './service.ts';
+import { freePort, type ServerChild } from './processes.ts';
+import { createExam, createTeacher, serveWithoutWorker, serviceEnv } from './service.ts';
 import { type Credentials, nonceSource, signedParams, v3Headers } from './signed-client.ts';
 
 /** The big report must render within this many milliseconds ("in seconds"). */
@@ -154,18 +154,11 @@ async function run(): Promise<BenchmarkReport> {
   const env = serviceEnv(`sqlite:${file}`, dataDir, await freePort());
   const nextNonce = nonceSource();
   const loadBefore = loadAverage();
-  let server: Awaited<ReturnType<typeof startServer>> | undefined;
+  let server: ServerChild | undefined;
   try {
     progress(`setting up in ${dataDir}`);
     const credentials = await createTeacher(env);
-    server = await startServer({
-      label: 'invigil serve --no-worker',
-      command: INVIGIL,
-      args: ['serve', '--no-worker'],
-      env,
-      port: Number(env.PORT),
-      readyPath: '/healthz',
-    });
+    server = await serveWithoutWorker(env);
     const baseUrl = server.url;
     const examId = await createExam(baseUrl, credentials, nextNonce, 'Logika 逻辑学');
     const session = (name: string, email: string) =>

@@ -1,4 +1,11 @@
-import { pickNumber, pickString, invigilCommand } from './processes.ts';
+import {
+  INVIGIL,
+  pickNumber,
+  pickString,
+  invigilCommand,
+  type ServerChild,
+  startServer,
+} from './processes.ts';
 import { type Credentials, signedParams, v3Headers } from './signed-client.ts';
 
 /**
@@ -16,6 +23,18 @@ export function serviceEnv(databaseUrl: string, dataDir: string, port: number): 
     LOG_LEVEL: 'warn',
     MAX_CONNECTIONS_PER_ADDRESS: '0',
   };
+}
+
+/** Starts `invigil serve --no-worker` with `env` (its PORT) and waits until /healthz answers. */
+export function serveWithoutWorker(env: NodeJS.ProcessEnv): Promise<ServerChild> {
+  return startServer({
+    label: 'invigil serve --no-worker',
+    command: INVIGIL,
+    args: ['serve', '--no-worker'],
+    env,
+    port: Number(env.PORT),
+    readyPath: '/healthz',
+  });
 }
 
 /** Creates an institute and a teacher with the CLI. Returns the teacher's credentials. */

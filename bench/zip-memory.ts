@@ -26,8 +26,8 @@ import { pipeline } from 'node:stream/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import yauzl from 'yauzl';
 import { type Benchmark, type BenchmarkReport, count, ROOT, type Target } from './benchmark.ts';
-import { freePort, INVIGIL, NODE, startServer } from './processes.ts';
-import { createExam, createTeacher, serviceEnv } from './service.ts';
+import { freePort, INVIGIL, NODE, type ServerChild } from './processes.ts';
+import { createExam, createTeacher, serveWithoutWorker, serviceEnv } from './service.ts';
 import { type Credentials, nonceSource, signedParams, v3Headers } from './signed-client.ts';
 
 /** The worker's peak resident set size must stay below this many bytes (200 MB). */
@@ -263,18 +263,11 @@ async function run(): Promise<BenchmarkReport> {
   const env = serviceEnv(databaseUrl, dataDir, await freePort());
   const nextNonce = nonceSource();
   let worker: ChildProcess | undefined;
-  let server: Awaited<ReturnType<typeof startServer>> | undefined;
+  let server: ServerChild | undefined;
   try {
     progress(`setting up in ${dataDir}`);
     const credentials = await createTeacher(env);
-    server = await startServer({
-      label: 'invigil serve --no-worker',
-      command: INVIGIL,
-      args: ['serve', '--no-worker'],
-      env,
-      port: Number(env.PORT),
-      readyPath: '/healthz',
-    });
+    server = await serveWithoutWorker(env);
     const baseUrl = server.url;
     const examId = await createExam(baseUrl, credentials, nextNonce, 'Zip memory exam');
     const sessionIds: number[] = [];

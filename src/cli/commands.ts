@@ -1,5 +1,3 @@
-import { parseArgs } from 'node:util';
-import { type Core, createCore } from '../app.ts';
 import type { Config } from '../config/config.ts';
 import { openDatabase } from '../db/database.ts';
 import { migrateToLatest } from '../db/migrate.ts';
@@ -8,7 +6,8 @@ import { presentUserV3, userInstitutes } from '../http/v3/users.presenter.ts';
 import { runIdpCommand } from './idp.ts';
 import { runMailReadCommand } from './mail.ts';
 import { firstLineOfStdin } from './stdin.ts';
-import { UsageError } from './usage.ts';
+import { withCore } from './core.ts';
+import { options, print, UsageError } from './usage.ts';
 
 export const USAGE = `Usage: invigil <command>
 
@@ -32,45 +31,9 @@ export const USAGE = `Usage: invigil <command>
 
 Configuration comes from the environment; see README.md.`;
 
-function print(result: unknown): void {
-  process.stdout.write(`${JSON.stringify(result)}\n`);
-}
-
-/** Reads the `names` options, all required. Returns them; throws UsageError for anything else. */
-function options(args: string[], names: readonly string[]): Record<string, string> {
-  let values: Record<string, unknown>;
-  try {
-    values = parseArgs({
-      args,
-      options: Object.fromEntries(names.map((name) => [name, { type: 'string' as const }])),
-      strict: true,
-      allowPositionals: false,
-    }).values;
-  } catch (error) {
-    // An unknown option or a stray argument is a usage error, not a crash with a stack trace.
-    throw new UsageError(error instanceof Error ? error.message : String(error));
-  }
-  const result: Record<string, string> = {};
-  for (const name of names) {
-    const value = values[name];
-    if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
-    result[name] = value;
-  }
-  return result;
-}
-
 function wholeNumber(flag: string, value: string): number {
   if (!/^\d+$/.test(value)) throw new UsageError(`--${flag} must be a whole number`);
   return Number(value);
-}
-
-async function withCore(config: Config, run: (core: Core) => Promise<void>): Promise<void> {
-  const core = await createCore(config);
-  try {
-    await run(core);
-  } finally {
-    await core.close();
-  }
 }
 
 /** Runs one administrative command (anything but serve and worker), printing its JSON result. */

@@ -1,43 +1,10 @@
 import fs from 'node:fs';
-import { parseArgs } from 'node:util';
-import { type Core, createCore } from '../app.ts';
 import type { Config } from '../config/config.ts';
 import { Invalid } from '../domain/errors.ts';
 import { presentIdentityProviderV3 } from '../http/v3/identity-providers.presenter.ts';
 import { firstLineOfStdin } from './stdin.ts';
-import { UsageError } from './usage.ts';
-
-function print(result: unknown): void {
-  process.stdout.write(`${JSON.stringify(result)}\n`);
-}
-
-/** Reads `--name value` options; `required` must be present and non-empty. Throws UsageError. */
-function options(
-  args: string[],
-  names: readonly string[],
-  required: readonly string[],
-): Record<string, string | undefined> {
-  let values: Record<string, unknown>;
-  try {
-    values = parseArgs({
-      args,
-      options: Object.fromEntries(names.map((name) => [name, { type: 'string' as const }])),
-      strict: true,
-      allowPositionals: false,
-    }).values;
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
-  }
-  const result: Record<string, string | undefined> = {};
-  for (const name of names) {
-    const value = values[name];
-    if (required.includes(name) && (typeof value !== 'string' || value === '')) {
-      throw new UsageError(`--${name} is required`);
-    }
-    result[name] = typeof value === 'string' ? value : undefined;
-  }
-  return result;
-}
+import { withCore } from './core.ts';
+import { options, print, UsageError } from './usage.ts';
 
 /** `--institute ID` as a number, or null when absent. Throws UsageError for anything but digits. */
 function instituteOption(value: string | undefined): number | null {
@@ -61,15 +28,6 @@ function readMetadata(value: string): string {
       'metadata',
       `is neither metadata (XML or JSON) nor a readable file: ${value} (${reason})`,
     );
-  }
-}
-
-async function withCore(config: Config, run: (core: Core) => Promise<void>): Promise<void> {
-  const core = await createCore(config);
-  try {
-    await run(core);
-  } finally {
-    await core.close();
   }
 }
 

@@ -13,16 +13,12 @@ import {
   type OutboxStatus,
   outboxStatusesOf,
 } from '../domain/mail/outbox.ts';
-import { UsageError } from './usage.ts';
+import { print, UsageError } from './usage.ts';
 
 /** How many messages `mail list` shows without `--limit`. */
 const DEFAULT_LIMIT = 50;
 /** The most `--limit` accepts: a listing is for reading, not for exporting the outbox. */
 const MAX_LIMIT = 1000;
-
-function print(result: unknown): void {
-  process.stdout.write(`${JSON.stringify(result)}\n`);
-}
 
 function iso(millis: number | null): string | null {
   return millis === null ? null : new Date(millis).toISOString();

@@ -16,11 +16,13 @@ import type { Scalar } from '../helpers/signing.ts';
 import { runDueJobs } from '../mail/support.ts';
 import {
   checkScreen,
+  createExam as createConsoleExam,
   newPage,
   signedInPage,
   startConsoleWorld,
   type ConsoleWorld,
   type StaffUser,
+  v3Call,
 } from './console/support.ts';
 
 type Json = Record<string, unknown>;
@@ -44,26 +46,10 @@ for (const dialect of DIALECTS) {
       await world?.close();
     });
 
-    async function v3(
-      method: string,
-      route: string,
-      params: Record<string, Scalar>,
-      status = 200,
-    ): Promise<Json> {
-      const answer = await admin.client.v3(method, route, params);
-      assert.equal(answer.status, status, answer.text);
-      return object(answer.json, 'body');
-    }
-
-    async function createExam(name: string, settings: Record<string, Scalar> = {}): Promise<number> {
-      const body = await v3(
-        'POST',
-        '/exams',
-        { name, type: 'record_review', duration_minutes: 60, ...settings },
-        201,
-      );
-      return Number(object(body.exam, 'exam').id);
-    }
+    const v3 = (method: string, route: string, params: Record<string, Scalar>, status = 200) =>
+      v3Call(admin, method, route, params, status);
+    const createExam = (name: string, settings: Record<string, Scalar> = {}) =>
+      createConsoleExam(admin, name, settings);
 
     async function addStudent(examId: number, name: string): Promise<Json> {
       const email = `${name.split(' ')[0]?.toLowerCase()}@example.org`;

@@ -16,11 +16,13 @@ import { outboxRows, runDueJobs } from '../mail/support.ts';
 import {
   assertNoHorizontalScroll,
   checkScreen,
+  createExam as createConsoleExam,
   newPage,
   signedInPage,
   startConsoleWorld,
   type ConsoleWorld,
   type StaffUser,
+  v3Call,
 } from './console/support.ts';
 
 type Json = Record<string, unknown>;
@@ -57,27 +59,10 @@ for (const dialect of DIALECTS) {
       await world?.close();
     });
 
-    async function v3(
-      method: string,
-      route: string,
-      params: Record<string, Scalar>,
-      status = 200,
-    ): Promise<Json> {
-      const answer = await admin.client.v3(method, route, params);
-      assert.equal(answer.status, status, answer.text);
-      return object(answer.json, 'body');
-    }
-
-    async function createExam(name: string, settings: Record<string, Scalar> = {}): Promise<number> {
-      const answer = await admin.client.v3('POST', '/exams', {
-        name,
-        type: 'record_review',
-        duration_minutes: 60,
-        ...settings,
-      });
-      assert.equal(answer.status, 201, answer.text);
-      return object(object(answer.json, 'body').exam, 'exam').id as number;
-    }
+    const v3 = (method: string, route: string, params: Record<string, Scalar>, status = 200) =>
+      v3Call(admin, method, route, params, status);
+    const createExam = (name: string, settings: Record<string, Scalar> = {}) =>
+      createConsoleExam(admin, name, settings);
 
     /** The students of an exam through the signed API (the first page of 300), and how many in all. */
     async function studentsOf(exam: number, filter?: Json): Promise<{ students: Json[]; count: number }> {

@@ -62,7 +62,10 @@ for (const dialect of DIALECTS) {
       await page.getByLabel('Exam type').selectOption('record_review');
       await page.getByLabel('Status').selectOption('open');
       await page.getByLabel('Time limit in minutes').fill('90');
+      // A record-and-review exam starts with webcam, screen and reviewers ticked; this one records
+      // the webcam only, so the candidate below has no screen to share.
       await page.getByLabel('Webcam and microphone').check();
+      await page.getByLabel('Screen', { exact: true }).uncheck();
       await page.getByLabel('Students hand in answer files').check();
       await page.getByRole('button', { name: 'Create exam' }).click();
       await page.waitForURL(/\/console\/exams\/\d+\?created=1$/);
@@ -109,8 +112,10 @@ for (const dialect of DIALECTS) {
       await page.getByRole('heading', { name: 'Preview' }).waitFor();
       await page.getByRole('button', { name: 'Send 3 exam emails' }).click();
       await page.getByRole('button', { name: 'Send now' }).click();
-      await page.getByText('3 exam emails are on the way.', { exact: false }).waitFor();
+      await page.getByText('3 exam emails were written to the outbox.', { exact: false }).waitFor();
       await runDueJobs(world.server, dialect, world.server.app.clock);
+      // The page follows each email's delivery from the outbox: delivered, since SMTP is set.
+      await page.getByText('Email delivered').first().waitFor();
       const mail = world.smtp.messages.find((message) => message.to.includes('ada@example.org'));
       assert.ok(mail !== undefined, 'the exam-link email reached the SMTP server');
       const roomLink = new RegExp(`${world.baseUrl}/room/[0-9a-f]{32}`).exec(mail.text ?? '')?.[0];

@@ -438,8 +438,9 @@ for (const dialect of DIALECTS) {
       await slider.focus();
       await page.keyboard.press('Home');
       await page.keyboard.press('ArrowRight');
-      // Five seconds on from the start: 00:05, or a second more where the video's first frame (where
-      // Home lands) came a moment after the session's start.
+      // Five seconds on from the start: 00:05, or later where the video's first frame (where Home
+      // lands) came after the session's start; how much later depends on the machine's load while
+      // the room recorded, so the test takes the second the button shows and checks it is stored.
       await page.waitForFunction(() => {
         const list = [...document.querySelectorAll('video')];
         return (
@@ -451,7 +452,7 @@ for (const dialect of DIALECTS) {
       const label = (await add.textContent()) ?? '';
       const [, minutes, seconds] = /\((\d+):(\d+)\)/.exec(label) ?? [];
       const at = Number(minutes) * 60 + Number(seconds);
-      assert.ok(at === 5 || at === 6, label);
+      assert.ok(at >= 5 && at <= 15, label);
       await page.getByLabel('Incident', { exact: true }).fill('A second person in view');
       await add.click();
       await page.getByText(`Incident added at ${clock(at)}.`).waitFor();

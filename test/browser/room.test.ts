@@ -446,10 +446,18 @@ for (const dialect of DIALECTS) {
         return seen;
       });
       assert.deepEqual(texts, []);
+      // Each waiting part is held a moment on its way, so the falling count is on screen between
+      // two sends however fast the machine sends them (a quick machine could send all at once).
+      const slowParts = '**/api/room/*/recordings';
+      await page.route(slowParts, async (route) => {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await route.continue();
+      });
       await page.context().setOffline(false);
       await banner
         .getByText('Back online — every recording part has been sent.')
         .waitFor({ timeout: 30_000 });
+      await page.unroute(slowParts);
       const seen = await page.evaluate(
         () => (window as unknown as { connectionSeen: string[] }).connectionSeen,
       );

@@ -1,17 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { migrateToLatest, migrateUpTo } from '../../src/db/migrate.ts';
-import { createTestDatabase, DIALECTS, openTestDatabase } from '../helpers/server.ts';
+import { migrateToLatest } from '../../src/db/migrate.ts';
+import { DIALECTS } from '../helpers/server.ts';
+import { atMigration } from './migration-support.ts';
 import { oldExam, oldInstitute, oldSession, oldUser } from './old-rows.ts';
 
 describe('migration 0017_automated_flags', () => {
   for (const dialect of DIALECTS) {
     it(`gives existing exams no automated flags, existing incidents no flag fields, and keeps one incident per episode on ${dialect}`, async () => {
-      const target = await createTestDatabase(dialect);
-      const database = openTestDatabase(target);
-      try {
-        await migrateUpTo(database, '0016_lti_launch');
+      await atMigration(dialect, '0016_lti_launch', async (database) => {
         const { db } = database;
         const institute = await oldInstitute(db);
         const user = (email: string, role: string) => oldUser(db, institute.id, email, role);
@@ -133,10 +131,7 @@ describe('migration 0017_automated_flags', () => {
           .where('episode_key', '=', 'episode-1')
           .executeTakeFirstOrThrow();
         assert.equal(orphan.dismissed_by, null);
-      } finally {
-        await database.destroy();
-        await target.drop();
-      }
+      });
     });
   }
 });

@@ -1,17 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { migrateToLatest, migrateUpTo } from '../../src/db/migrate.ts';
-import { createTestDatabase, DIALECTS, openTestDatabase } from '../helpers/server.ts';
+import { migrateToLatest } from '../../src/db/migrate.ts';
+import { DIALECTS } from '../helpers/server.ts';
+import { atMigration } from './migration-support.ts';
 import { oldExam, oldInstitute, oldSession, oldUser } from './old-rows.ts';
 
 describe('migration 0015_live_proctoring', () => {
   for (const dialect of DIALECTS) {
     it(`gives existing sessions a running clock and an offline candidate, existing exams no ID check, and keeps a session's messages with it on ${dialect}`, async () => {
-      const target = await createTestDatabase(dialect);
-      const database = openTestDatabase(target);
-      try {
-        await migrateUpTo(database, '0014_session_retention');
+      await atMigration(dialect, '0014_session_retention', async (database) => {
         const { db } = database;
         const institute = await oldInstitute(db);
         const user = (email: string, role: string) => oldUser(db, institute.id, email, role);
@@ -78,10 +76,7 @@ describe('migration 0015_live_proctoring', () => {
         // The session's deletion takes its messages with it.
         await db.deleteFrom('student_sessions').where('id', '=', session.id).execute();
         assert.deepEqual(await db.selectFrom('live_messages').select('id').execute(), []);
-      } finally {
-        await database.destroy();
-        await target.drop();
-      }
+      });
     });
   }
 });

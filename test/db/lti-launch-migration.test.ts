@@ -1,26 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { migrateToLatest, migrateUpTo } from '../../src/db/migrate.ts';
-import { createTestDatabase, DIALECTS, openTestDatabase } from '../helpers/server.ts';
-import { oldExam, oldInstitute, oldSession, oldUser } from './old-rows.ts';
+import { migrateToLatest } from '../../src/db/migrate.ts';
+import { DIALECTS } from '../helpers/server.ts';
+import { atMigration } from './migration-support.ts';
+import { oldOwnedExam, oldSession } from './old-rows.ts';
 
 describe('migration 0016_lti_launch', () => {
   for (const dialect of DIALECTS) {
     it(`adds the LTI tables beside existing data, keeps single use unique, and lets rows go with their tool provider and session on ${dialect}`, async () => {
-      const target = await createTestDatabase(dialect);
-      const database = openTestDatabase(target);
-      try {
-        await migrateUpTo(database, '0015_live_proctoring');
+      await atMigration(dialect, '0015_live_proctoring', async (database) => {
         const { db } = database;
-        const institute = await oldInstitute(db);
-        const owner = await oldUser(db, institute.id, 'owner@example.org', 'teacher');
-        const exam = await oldExam(db, {
-          institute_id: institute.id,
-          user_id: owner.id,
+        const { institute, exam } = await oldOwnedExam(db, {
           name: 'Before 0016',
           type: 'record_only',
-          status: 'open',
         });
         const session = await oldSession(db, exam.id, { status: 'registered', token: 'c'.repeat(32) });
         const provider = await db
@@ -131,10 +124,7 @@ describe('migration 0016_lti_launch', () => {
         await db.deleteFrom('tool_providers').where('id', '=', provider.id).execute();
         assert.deepEqual(await db.selectFrom('lti_logins').select('id').execute(), []);
         assert.deepEqual(await db.selectFrom('lti_oauth_nonces').select('nonce').execute(), []);
-      } finally {
-        await database.destroy();
-        await target.drop();
-      }
+      });
     });
   }
 });

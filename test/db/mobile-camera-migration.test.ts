@@ -1,26 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { migrateToLatest, migrateUpTo } from '../../src/db/migrate.ts';
-import { createTestDatabase, DIALECTS, openTestDatabase } from '../helpers/server.ts';
-import { oldExam, oldInstitute, oldSession, oldUser } from './old-rows.ts';
+import { migrateToLatest } from '../../src/db/migrate.ts';
+import { DIALECTS } from '../helpers/server.ts';
+import { atMigration } from './migration-support.ts';
+import { oldOwnedExam, oldSession } from './old-rows.ts';
 
 describe('migration 0018_mobile_camera', () => {
   for (const dialect of DIALECTS) {
     it(`gives existing sessions an unpaired phone and keeps pairing tokens unique on ${dialect}`, async () => {
-      const target = await createTestDatabase(dialect);
-      const database = openTestDatabase(target);
-      try {
-        await migrateUpTo(database, '0017_automated_flags');
+      await atMigration(dialect, '0017_automated_flags', async (database) => {
         const { db } = database;
-        const institute = await oldInstitute(db);
-        const owner = await oldUser(db, institute.id, 'owner@example.org', 'teacher');
-        const exam = await oldExam(db, {
-          institute_id: institute.id,
-          user_id: owner.id,
+        const { exam } = await oldOwnedExam(db, {
           name: 'Before 0018',
           type: 'record_review',
-          status: 'open',
           mobile_cam: true,
         });
         const session = (token: string) =>
@@ -51,10 +44,7 @@ describe('migration 0018_mobile_camera', () => {
           .where('kind', '=', 'mobile_recording')
           .execute();
         assert.deepEqual(kept, []);
-      } finally {
-        await database.destroy();
-        await target.drop();
-      }
+      });
     });
   }
 });

@@ -74,3 +74,22 @@ export function oldSession(db: Db, examId: number, values: Record<string, unknow
     .returning('id')
     .executeTakeFirstOrThrow();
 }
+
+/**
+ * An institute ("Old"), its teacher owner@example.org, and an open exam of theirs with `values`
+ * (its name, type and any other columns). Returns the three ids.
+ */
+export async function oldOwnedExam(
+  db: Db,
+  values: Record<string, unknown>,
+): Promise<{ institute: { id: number }; owner: { id: number }; exam: { id: number } }> {
+  const institute = await oldInstitute(db);
+  const owner = await oldUser(db, institute.id, 'owner@example.org', 'teacher');
+  const exam = await oldExam(db, {
+    institute_id: institute.id,
+    user_id: owner.id,
+    status: 'open',
+    ...values,
+  });
+  return { institute, owner, exam };
+}

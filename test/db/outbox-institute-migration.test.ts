@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { migrateToLatest, migrateUpTo } from '../../src/db/migrate.ts';
-import { createTestDatabase, DIALECTS, openTestDatabase } from '../helpers/server.ts';
+import { migrateToLatest } from '../../src/db/migrate.ts';
+import { DIALECTS } from '../helpers/server.ts';
+import { atMigration } from './migration-support.ts';
 
 const INSTITUTE = {
   short_name: 'OLD',
@@ -19,10 +20,7 @@ const INSTITUTE = {
 describe('migration 0009_outbox_institute', () => {
   for (const dialect of DIALECTS) {
     it(`gives existing outbox rows their institute (from the session's exam, or the staff user) on ${dialect}`, async () => {
-      const target = await createTestDatabase(dialect);
-      const database = openTestDatabase(target);
-      try {
-        await migrateUpTo(database, '0007_audit_events');
+      await atMigration(dialect, '0007_audit_events', async (database) => {
         const { db } = database;
         const institute = async (name: string) =>
           (
@@ -125,10 +123,7 @@ describe('migration 0009_outbox_institute', () => {
           left.map((row) => row.id),
           [reset, stranger, orphan],
         );
-      } finally {
-        await database.destroy();
-        await target.drop();
-      }
+      });
     });
   }
 });

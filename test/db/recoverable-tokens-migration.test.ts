@@ -3,9 +3,10 @@ import fs from 'node:fs';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
 
-import { migrateToLatest, migrateUpTo } from '../../src/db/migrate.ts';
-import { createTestDatabase, DIALECTS, openTestDatabase } from '../helpers/server.ts';
-import { oldExam, oldInstitute, oldSession, oldUser } from './old-rows.ts';
+import { migrateToLatest } from '../../src/db/migrate.ts';
+import { DIALECTS } from '../helpers/server.ts';
+import { atMigration } from './migration-support.ts';
+import { oldInstitute, oldOwnedExam, oldSession, oldUser } from './old-rows.ts';
 
 const MIGRATION = '0020_recoverable_tokens_and_deadlines';
 
@@ -21,10 +22,7 @@ describe(`migration ${MIGRATION}`, () => {
   for (const dialect of DIALECTS) {
     it(`leaves existing users without a recoverable token and stores new ones on ${dialect}`, async () => {
       assert.ok(PREVIOUS !== undefined);
-      const target = await createTestDatabase(dialect);
-      const database = openTestDatabase(target);
-      try {
-        await migrateUpTo(database, PREVIOUS);
+      await atMigration(dialect, PREVIOUS, async (database) => {
         const { db } = database;
         const institute = await oldInstitute(db);
         const before = await oldUser(db, institute.id, 'before@example.org', 'teacher');
@@ -51,27 +49,16 @@ describe(`migration ${MIGRATION}`, () => {
           .where('id', '=', before.id)
           .executeTakeFirstOrThrow();
         assert.equal(written.api_token_encrypted, 'ciphertext');
-      } finally {
-        await database.destroy();
-        await target.drop();
-      }
+      });
     });
 
     it(`indexes the started sessions for the time-up sweep on ${dialect}`, async () => {
       assert.ok(PREVIOUS !== undefined);
-      const target = await createTestDatabase(dialect);
-      const database = openTestDatabase(target);
-      try {
-        await migrateUpTo(database, PREVIOUS);
+      await atMigration(dialect, PREVIOUS, async (database) => {
         const { db } = database;
-        const institute = await oldInstitute(db);
-        const owner = await oldUser(db, institute.id, 'owner@example.org', 'teacher');
-        const exam = await oldExam(db, {
-          institute_id: institute.id,
-          user_id: owner.id,
+        const { exam } = await oldOwnedExam(db, {
           name: 'Before 0020',
           type: 'record_review',
-          status: 'open',
         });
         await oldSession(db, exam.id, { status: 'exam_started', token: 'a'.repeat(32), start_time: 5 });
         await oldSession(db, exam.id, {
@@ -98,10 +85,7 @@ describe(`migration ${MIGRATION}`, () => {
           started.map((row) => row.token),
           ['a'.repeat(32)],
         );
-      } finally {
-        await database.destroy();
-        await target.drop();
-      }
+      });
     });
   }
 });

@@ -1,26 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { migrateToLatest, migrateUpTo } from '../../src/db/migrate.ts';
-import { createTestDatabase, DIALECTS, openTestDatabase } from '../helpers/server.ts';
-import { oldExam, oldInstitute, oldSession, oldUser } from './old-rows.ts';
+import { migrateToLatest } from '../../src/db/migrate.ts';
+import { DIALECTS } from '../helpers/server.ts';
+import { atMigration } from './migration-support.ts';
+import { oldOwnedExam, oldSession } from './old-rows.ts';
 
 describe('migration 0019_terms_acceptance', () => {
   for (const dialect of DIALECTS) {
     it(`leaves existing sessions without an acceptance and stores one on ${dialect}`, async () => {
-      const target = await createTestDatabase(dialect);
-      const database = openTestDatabase(target);
-      try {
-        await migrateUpTo(database, '0018_mobile_camera');
+      await atMigration(dialect, '0018_mobile_camera', async (database) => {
         const { db } = database;
-        const institute = await oldInstitute(db);
-        const owner = await oldUser(db, institute.id, 'owner@example.org', 'teacher');
-        const exam = await oldExam(db, {
-          institute_id: institute.id,
-          user_id: owner.id,
+        const { exam } = await oldOwnedExam(db, {
           name: 'Before 0019',
           type: 'record_review',
-          status: 'open',
           terms: 'I work alone.',
         });
         const started = await oldSession(db, exam.id, {
@@ -54,10 +47,7 @@ describe('migration 0019_terms_acceptance', () => {
           { at: Number(after.terms_accepted_at), sha256: after.terms_sha256 },
           { at: 1_800_000_000_123, sha256 },
         );
-      } finally {
-        await database.destroy();
-        await target.drop();
-      }
+      });
     });
   }
 });

@@ -3,41 +3,14 @@ import { describe, it } from 'node:test';
 import { ServiceUnavailable } from '../../src/domain/errors.ts';
 import { createReportRenderer } from '../../src/domain/reports/report-renderer.ts';
 import type { SessionReportData } from '../../src/domain/reports/session-report.ts';
+import { sessionReportData } from '../helpers/report-data.ts';
 
 const start = Date.UTC(2026, 10, 21, 8, 30);
 
 function reportData(incidents: number): SessionReportData {
   const comment = 'The candidate looked away from the screen and spoke to someone. '.repeat(15).slice(0, 900);
   return {
-    generatedAt: start,
-    timeZone: 'Europe/Warsaw',
-    institute: { id: 1, name: 'Uniwersytet Łódzki' },
-    exam: { id: 2, name: 'Logic', type: 'record_review' },
-    session: {
-      id: 3,
-      name: 'Łukasz Żółć',
-      email: 'lukasz@example.org',
-      attempt: 0,
-      status: 'exam_finished',
-      archived: false,
-      reviewed: 'not_reviewed',
-      externalId: null,
-      studentId: null,
-      lmsUserId: null,
-      startTime: start,
-      endTime: start + 3600_000,
-      endReason: 'finished',
-      recordingStartedAt: start,
-      recordingEndedAt: start + 3600_000,
-      operatingSystem: null,
-      browser: null,
-      browserVersion: null,
-      bandwidthSpeed: null,
-      transcodingStatus: 'not_sent_to_queue',
-      checks: [],
-    },
-    photos: [],
-    recordings: [],
+    ...sessionReportData(start),
     incidents: Array.from({ length: incidents }, (_, index) => ({
       id: index + 1,
       kind: null,
@@ -45,8 +18,6 @@ function reportData(incidents: number): SessionReportData {
       offsetSeconds: index,
       createdAt: start,
     })),
-    verdict: undefined,
-    history: [],
   };
 }
 

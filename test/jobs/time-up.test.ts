@@ -13,7 +13,8 @@ import pino from 'pino';
 import { RECORDING_FINALIZE_JOB } from '../../src/domain/recordings/recording.ts';
 import { startTimeUpSweep, TIME_UP_INTERVAL_MS } from '../../src/jobs/time-up.ts';
 import { createWorker } from '../../src/jobs/worker.ts';
-import { oldExam, oldInstitute, oldSession, oldUser } from '../db/old-rows.ts';
+import { oldOwnedExam, oldSession } from '../db/old-rows.ts';
+import { addCandidate } from '../helpers/candidates.ts';
 import { INVIGIL_BIN } from '../helpers/cli.ts';
 import { type HttpAnswer, httpRequest } from '../helpers/http.ts';
 import { object } from '../helpers/json.ts';
@@ -95,19 +96,12 @@ for (const dialect of DIALECTS) {
     /** A new session of the exam, started in the room at the clock's time unless `started` is false. */
     async function student(examId: number, started = true): Promise<{ id: number; token: string }> {
       students += 1;
-      const answer = await teacher.client.v3('POST', '/exams/:exam_id/student_sessions', {
-        exam_id: examId,
-        name: `Candidate ${students}`,
-        email: `candidate${students}@example.org`,
-      });
-      assert.equal(answer.status, 201, answer.text);
-      const record = object(object(answer.json, 'body').student, 'student');
-      const token = record.token as string;
+      const { id, token } = await addCandidate(teacher.client, examId, students);
       if (started) {
         const begun = await room(token, 'start');
         assert.equal(begun.status, 200, begun.text);
       }
-      return { id: record.id as number, token };
+      return { id, token };
     }
 
     function room(token: string, action: string, body?: Buffer, type?: string): Promise<HttpAnswer> {
@@ -234,14 +228,9 @@ for (const dialect of DIALECTS) {
       const jobs = await openJobsDatabase(dialect);
       const { db } = jobs.database;
       const now = Date.now();
-      const institute = await oldInstitute(db);
-      const owner = await oldUser(db, institute.id, 'owner@example.org', 'teacher');
-      const exam = await oldExam(db, {
-        institute_id: institute.id,
-        user_id: owner.id,
+      const { exam } = await oldOwnedExam(db, {
         name: 'Left running',
         type: 'classroom',
-        status: 'open',
         duration_minutes: 30,
         use_duration: true,
       });

@@ -350,6 +350,21 @@ export interface ExamLinkDelivery {
 }
 
 /**
+ * The id of the newest exam-link email of each session of exam `examId` that has one, as a subquery
+ * read through the outbox's institute index; the caller narrows which sessions count.
+ */
+function newestExamLinkIds(db: Db, scope: { readonly examId: number; readonly instituteId: number }) {
+  return db
+    .selectFrom('outbox')
+    .innerJoin('student_sessions', 'student_sessions.id', 'outbox.student_session_id')
+    .select((eb) => eb.fn.max('outbox.id').as('id'))
+    .where('outbox.institute_id', '=', scope.instituteId)
+    .where('outbox.kind', '=', 'exam_link')
+    .where('student_sessions.exam_id', '=', scope.examId)
+    .groupBy('outbox.student_session_id');
+}
+
+/**
  * The newest exam-link email of each session of exam `examId` that `sessionIds` names (a session
  * emailed twice, after a redelivery or a new link, counts once, by its latest email). The outbox is
  * read through its institute index, so the scan is bounded by the institute's unswept mail. Returns
@@ -360,15 +375,7 @@ export async function latestExamLinkDeliveries(
   scope: { readonly examId: number; readonly instituteId: number; readonly sessionIds: readonly number[] },
 ): Promise<ExamLinkDelivery[]> {
   if (scope.sessionIds.length === 0) return [];
-  const latest = db
-    .selectFrom('outbox')
-    .innerJoin('student_sessions', 'student_sessions.id', 'outbox.student_session_id')
-    .select((eb) => eb.fn.max('outbox.id').as('id'))
-    .where('outbox.institute_id', '=', scope.instituteId)
-    .where('outbox.kind', '=', 'exam_link')
-    .where('student_sessions.exam_id', '=', scope.examId)
-    .where('outbox.student_session_id', 'in', [...scope.sessionIds])
-    .groupBy('outbox.student_session_id');
+  const latest = newestExamLinkIds(db, scope).where('outbox.student_session_id', 'in', [...scope.sessionIds]);
   const rows = await db
     .selectFrom('outbox')
     .select(['id', 'student_session_id', 'status', 'last_error', 'created_at', 'sent_at'])
@@ -399,15 +406,7 @@ export async function examLinkStatusCounts(
   db: Db,
   scope: { readonly examId: number; readonly instituteId: number },
 ): Promise<Partial<Record<OutboxStatus, number>>> {
-  const latest = db
-    .selectFrom('outbox')
-    .innerJoin('student_sessions', 'student_sessions.id', 'outbox.student_session_id')
-    .select((eb) => eb.fn.max('outbox.id').as('id'))
-    .where('outbox.institute_id', '=', scope.instituteId)
-    .where('outbox.kind', '=', 'exam_link')
-    .where('student_sessions.exam_id', '=', scope.examId)
-    .where('student_sessions.archived', '=', false)
-    .groupBy('outbox.student_session_id');
+  const latest = newestExamLinkIds(db, scope).where('student_sessions.archived', '=', false);
   const rows = await db
     .selectFrom('outbox')
     .select(['status', (eb) => eb.fn.countAll<number>().as('count')])

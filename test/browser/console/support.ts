@@ -10,7 +10,9 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import type { Role } from '../../../src/domain/access.ts';
 import { launchChromiumBrowser, SCREENSHOT_DIR } from '../../helpers/browser.ts';
+import { object } from '../../helpers/json.ts';
 import { startTestServer, type DialectName, type TestServer } from '../../helpers/server.ts';
+import type { Scalar } from '../../helpers/signing.ts';
 import { freePort, startSmtpServer, type TestSmtpServer } from '../../mail/support.ts';
 import { assertNoSeriousAxeViolations } from '../axe.ts';
 
@@ -38,6 +40,38 @@ export interface ConsoleWorld {
 }
 
 let userSequence = 0;
+
+/**
+ * A signed V3 call by `user` (a console world's staff user, or any user with a signed client) that
+ * must answer `status`, 200 unless given. Returns the body.
+ */
+export async function v3Call(
+  user: Pick<StaffUser, 'client'>,
+  method: string,
+  route: string,
+  params: Record<string, Scalar>,
+  status = 200,
+): Promise<Record<string, unknown>> {
+  const answer = await user.client.v3(method, route, params);
+  assert.equal(answer.status, status, `${method} ${route}: ${answer.text}`);
+  return object(answer.json, 'body');
+}
+
+/** Creates a one-hour record-and-review exam named `name` as `user`, with `settings` on top. Returns its id. */
+export async function createExam(
+  user: Pick<StaffUser, 'client'>,
+  name: string,
+  settings: Record<string, Scalar> = {},
+): Promise<number> {
+  const body = await v3Call(
+    user,
+    'POST',
+    '/exams',
+    { name, type: 'record_review', duration_minutes: 60, ...settings },
+    201,
+  );
+  return Number(object(body.exam, 'exam').id);
+}
 
 /** Starts the service (with a real SMTP server) and Chromium for one test file's dialect. */
 export async function startConsoleWorld(

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { addCandidate } from '../../helpers/candidates.ts';
 import { type HttpAnswer, httpRequest } from '../../helpers/http.ts';
 import { type FilePart, multipartBody, SAMPLE } from '../../helpers/multipart.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
@@ -62,18 +63,8 @@ for (const dialect of DIALECTS) {
     let students = 0;
     async function createStudent(examId: number): Promise<{ id: number; token: string; pinCode: number }> {
       students += 1;
-      const answer = await owner.client.v3('POST', '/exams/:exam_id/student_sessions', {
-        exam_id: examId,
-        name: `Candidate ${students}`,
-        email: `candidate${students}@example.org`,
-      });
-      assert.equal(answer.status, 201, answer.text);
-      const student = object(object(answer.json, 'body').student, 'student');
-      return {
-        id: student.id as number,
-        token: student.token as string,
-        pinCode: student.pin_code as number,
-      };
+      const { id, token, student } = await addCandidate(owner.client, examId, students);
+      return { id, token, pinCode: student.pin_code as number };
     }
 
     function call(

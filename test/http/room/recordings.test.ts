@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { HOLD_BYTES } from '../../../src/domain/room/recordings.ts';
 import { createS3Client } from '../../../src/storage/s3.ts';
+import { addCandidate } from '../../helpers/candidates.ts';
 import type { ApiClient } from '../../helpers/client.ts';
 import { assertStored } from '../../helpers/files.ts';
 import { type HttpAnswer, httpRequest } from '../../helpers/http.ts';
@@ -93,19 +94,12 @@ for (const dialect of DIALECTS) {
     /** A new session; started unless `started` is false. Returns its id and token. */
     async function student(started = true): Promise<{ id: number; token: string }> {
       students += 1;
-      const answer = await ownerClient.v3('POST', '/exams/:exam_id/student_sessions', {
-        exam_id: examId,
-        name: `Candidate ${students}`,
-        email: `candidate${students}@example.org`,
-      });
-      assert.equal(answer.status, 201, answer.text);
-      const record = object(object(answer.json, 'body').student, 'student');
-      const token = record.token as string;
+      const { id, token } = await addCandidate(ownerClient, examId, students);
       if (started) {
         const begun = await httpRequest({ url: `${server.baseUrl}/api/room/${token}/start`, method: 'POST' });
         assert.equal(begun.status, 200, begun.text);
       }
-      return { id: record.id as number, token };
+      return { id, token };
     }
 
     function chunk(

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { addCandidate } from '../../helpers/candidates.ts';
 import { type HttpAnswer, httpRequest } from '../../helpers/http.ts';
 import { pdfPages } from '../../helpers/pdf.ts';
 import { object } from '../../helpers/json.ts';
@@ -52,14 +53,8 @@ for (const dialect of DIALECTS) {
 
     async function createStudent(examId: number): Promise<{ id: number; token: string }> {
       students += 1;
-      const answer = await owner.client.v3('POST', '/exams/:exam_id/student_sessions', {
-        exam_id: examId,
-        name: `Candidate ${students}`,
-        email: `candidate${students}@example.org`,
-      });
-      assert.equal(answer.status, 201, answer.text);
-      const student = object(object(answer.json, 'body').student, 'student');
-      return { id: student.id as number, token: student.token as string };
+      const { id, token } = await addCandidate(owner.client, examId, students);
+      return { id, token };
     }
 
     function room(token: string, method: string, action = '', body?: Json | string): Promise<HttpAnswer> {

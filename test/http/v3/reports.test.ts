@@ -17,6 +17,7 @@ import { V3_ACCEPT } from '../../helpers/client.ts';
 import type { HttpAnswer } from '../../helpers/http.ts';
 import { SAMPLE } from '../../helpers/multipart.ts';
 import { pdfImages, pdfInk, pdfPages } from '../../helpers/pdf.ts';
+import { sessionReportData } from '../../helpers/report-data.ts';
 import { DIALECTS, startTestServer, TestClock, type TestServer } from '../../helpers/server.ts';
 import { consoleV3, signIn, staffUser } from '../staff/support.ts';
 
@@ -90,36 +91,13 @@ function assertPdfAnswer(answer: HttpAnswer, sessionId: number): void {
 
 describe('renderSessionReport', () => {
   const start = Date.UTC(2026, 10, 21, 8, 30);
+  const base = sessionReportData(start);
   const data: SessionReportData = {
+    ...base,
     generatedAt: start + 3 * 3600_000,
     timeZone: 'Asia/Tokyo',
-    institute: { id: 1, name: 'Uniwersytet Łódzki' },
-    exam: { id: 2, name: 'Logic 王', type: 'record_review' },
-    session: {
-      id: 3,
-      name: 'Zoë Łukasiewicz 王',
-      email: 'zoe@example.org',
-      attempt: 0,
-      status: 'exam_finished',
-      archived: false,
-      reviewed: 'not_reviewed',
-      externalId: null,
-      studentId: null,
-      lmsUserId: null,
-      startTime: start,
-      endTime: start + 3600_000,
-      endReason: 'finished',
-      recordingStartedAt: start,
-      recordingEndedAt: start + 3600_000,
-      operatingSystem: null,
-      browser: null,
-      browserVersion: null,
-      bandwidthSpeed: null,
-      transcodingStatus: 'not_sent_to_queue',
-      checks: [],
-    },
-    photos: [],
-    recordings: [],
+    exam: { ...base.exam, name: 'Logic 王' },
+    session: { ...base.session, name: 'Zoë Łukasiewicz 王', email: 'zoe@example.org' },
     incidents: [
       // Control characters and a word wider than the page are shown, not refused.
       {
@@ -130,8 +108,6 @@ describe('renderSessionReport', () => {
         createdAt: start,
       },
     ],
-    verdict: undefined,
-    history: [],
   };
 
   it('prints names as written (Polish, Chinese, Danish), statuses in words and figures with units', async () => {

@@ -12,6 +12,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import pino from 'pino';
 import { createWorker } from '../../../src/jobs/worker.ts';
 import { NOT_AUTHORIZED } from '../../helpers/answers.ts';
+import { addCandidate } from '../../helpers/candidates.ts';
 import type { HttpAnswer } from '../../helpers/http.ts';
 import { object } from '../../helpers/json.ts';
 import { launchInvigil, type InvigilProcess, waitUntil } from '../../helpers/processes.ts';
@@ -207,14 +208,8 @@ for (const dialect of DIALECTS) {
 
     async function createStudent(owner: TestUser, examId: number): Promise<{ id: number; token: string }> {
       students += 1;
-      const answer = await owner.client.v3('POST', '/exams/:exam_id/student_sessions', {
-        exam_id: examId,
-        name: `Candidate ${students}`,
-        email: `candidate${students}@example.org`,
-      });
-      assert.equal(answer.status, 201, answer.text);
-      const student = object(object(answer.json, 'body').student, 'student');
-      return { id: student.id as number, token: student.token as string };
+      const { id, token } = await addCandidate(owner.client, examId, students);
+      return { id, token };
     }
 
     function room(token: string, action: string): Promise<HttpAnswer> {
