@@ -2,7 +2,7 @@
 import js from '@eslint/js';
 import svelte from 'eslint-plugin-svelte';
 import tseslint from 'typescript-eslint';
-import svelteConfig from './console/svelte.config.js';
+import svelteConfig from './web/svelte.config.js';
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'data/', 'dist/', 'test-output/', 'bench/results/', 'scratch/'] },
@@ -42,9 +42,9 @@ export default tseslint.config(
     rules: { 'no-undef': 'off' },
   },
   {
-    // The console's Svelte components: TypeScript inside, type-checked against console/tsconfig.json;
+    // The Svelte components of web/: TypeScript inside, type-checked against web/tsconfig.json;
     // svelte-check and tsc know the browser's globals, so no-undef stays off there.
-    files: ['console/**/*.svelte', 'console/**/*.svelte.ts'],
+    files: ['web/**/*.svelte', 'web/**/*.svelte.ts'],
     languageOptions: {
       parserOptions: {
         projectService: true,
@@ -55,9 +55,9 @@ export default tseslint.config(
     },
     rules: { 'no-undef': 'off' },
   },
-  { files: ['console/**/*.ts'], rules: { 'no-undef': 'off' } },
+  { files: ['web/**/*.ts'], rules: { 'no-undef': 'off' } },
   {
-    files: ['eslint.config.js', 'console/svelte.config.js', '.dependency-cruiser.js'],
+    files: ['eslint.config.js', 'web/svelte.config.js', '.dependency-cruiser.js'],
     ...tseslint.configs.disableTypeChecked,
   },
 );

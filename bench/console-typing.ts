@@ -207,14 +207,14 @@ export const consoleTyping: Benchmark = {
       ];
       return {
         lines: [
-          `console build: ${otherBuild ?? 'dist/console (the service’s own)'}`,
+          `console build: ${otherBuild ?? 'dist/web (the service’s own)'}`,
           `plain textarea (${DOCUMENT_CHARACTERS} chars): ${shown(plain)}`,
           `instructions editor (${DOCUMENT_CHARACTERS} chars): ${shown(rich)}`,
           `editor / plain field: ${ratio.toFixed(2)}× (median)`,
           `load average at the end of typing ${JSON.stringify(load)}`,
         ],
         figures: {
-          build: otherBuild ?? 'dist/console',
+          build: otherBuild ?? 'dist/web',
           plain,
           editor: rich,
           ratio,

@@ -19,6 +19,7 @@ import { completeRouteSchema, ignoredParams, ignoredParamsHeader } from './opena
 import { registerRoomPage } from './room/page.routes.ts';
 import { registerMobilePages } from './mobile/pages.routes.ts';
 import { registerLiveAssets } from './live/assets.routes.ts';
+import { registerWebAssets } from './web-build.ts';
 import { registerFlagModels } from './room/models.routes.ts';
 import { registerRoomRoutes } from './room/room.routes.ts';
 import { registerMobileRoutes } from './mobile/mobile.routes.ts';
@@ -382,6 +383,8 @@ export async function buildServer(deps: RouteDeps): Promise<FastifyInstance> {
   registerLtiDeepLinkingRoutes(app, deps);
   // The live-proctoring browser modules (live client, LiveKit adapter, livekit-client).
   registerLiveAssets(app);
+  // The web build's hashed files (docs/architecture.md, "The web/ entries").
+  registerWebAssets(app);
   // The exam office console (a built single-page app) and `/` pointing at it.
   registerConsoleRoutes(app, {
     mediaOrigins: storageMediaOrigins(deps.config.storage),

@@ -1,7 +1,7 @@
 /**
  * The rules for showing what users typed as HTML, without dependencies so the server's sanitiser
  * (src/security/html.ts, sanitize-html) and the console's preview of the candidate room
- * (console/src/lib/candidate-preview.ts, DOMPurify) read the same ones: escaping, and the tags and
+ * (web/console/src/lib/candidate-preview.ts, DOMPurify) read the same ones: escaping, and the tags and
  * attributes each kind of text may keep.
  */
 

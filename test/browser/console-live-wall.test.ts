@@ -1,5 +1,5 @@
 /**
- * The proctor wall (console/src/screens/LiveWall.svelte) in Chromium with a real service, on SQLite
+ * The proctor wall (web/console/src/screens/LiveWall.svelte) in Chromium with a real service, on SQLite
  * and PostgreSQL: a live-proctored exam with a live ID check, two candidates in the exam room with
  * Chromium's fake camera and screen, more candidates who never open the room, and a proctor assigned
  * to five of them. The wall shows the proctor's candidates with advancing camera frames

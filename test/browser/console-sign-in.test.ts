@@ -118,7 +118,7 @@ for (const dialect of DIALECTS) {
       assert.match(String(index.headers['content-security-policy']), /script-src 'self'/);
       assert.doesNotMatch(String(index.headers['content-security-policy']), /unsafe-inline|unsafe-eval/);
       assert.equal(index.headers['cache-control'], 'no-cache');
-      const script = /src="(\/console\/assets\/[^"]+\.js)"/.exec(index.text)?.[1];
+      const script = /src="(\/assets\/[^"]+\.js)"/.exec(index.text)?.[1];
       assert.ok(script !== undefined, index.text);
       const asset = await httpRequest({ url: `${world.baseUrl}${script}` });
       assert.equal(asset.status, 200);

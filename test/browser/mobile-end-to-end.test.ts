@@ -219,7 +219,7 @@ for (const dialect of DIALECTS) {
       });
       const phoneVideo = page.locator('video[data-source="mobile"]');
       if ((await phoneVideo.count()) === 0) {
-        // The console build in use predates the phone player (console/src/components/VideoPair.svelte).
+        // The console build in use predates the phone player (web/console/src/components/VideoPair.svelte).
         t.diagnostic('the review screen shows no phone player: the console build has none yet');
         await screenshot(page, 'review', 'without-phone');
         return;

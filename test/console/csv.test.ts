@@ -1,5 +1,5 @@
 /**
- * The console's CSV reader (console/src/lib/csv.ts), which runs in the browser before an import:
+ * The console's CSV reader (web/console/src/lib/csv.ts), which runs in the browser before an import:
  * encodings, separators, quoting, line ends and blank rows as spreadsheets write them, and column
  * names matched to student fields.
  */
@@ -13,7 +13,7 @@ import {
   mappingProblems,
   parseCsv,
   studentRows,
-} from '../../console/src/lib/csv.ts';
+} from '../../web/console/src/lib/csv.ts';
 
 const cellsOf = (text: string, separator: ',' | ';' | '\t' = ',') =>
   parseCsv(text, separator).records.map((record) => record.cells);

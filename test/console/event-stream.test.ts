@@ -1,10 +1,10 @@
 /**
- * The console's reader of the live monitor's event stream (console/src/lib/event-stream.ts): the
+ * The console's reader of the live monitor's event stream (web/console/src/lib/event-stream.ts): the
  * text/event-stream format as it arrives in chunks of any size.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { EventStreamParser } from '../../console/src/lib/event-stream.ts';
+import { EventStreamParser } from '../../web/console/src/lib/event-stream.ts';
 
 describe('EventStreamParser', () => {
   it('reads events, their ids and the retry delay, and skips comments', () => {

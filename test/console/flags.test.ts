@@ -1,7 +1,7 @@
 /**
- * Automated flags as the console words them (console/src/lib/flags.ts): which incidents are flags,
+ * Automated flags as the console words them (web/console/src/lib/flags.ts): which incidents are flags,
  * their type in words, confidence, who dismissed them, the queue's score bands, and the review
- * timeline's incidents carrying their flag (console/src/lib/review-time.ts).
+ * timeline's incidents carrying their flag (web/console/src/lib/review-time.ts).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -13,8 +13,8 @@ import {
   flagTypeWords,
   suspicionBand,
   suspicionWords,
-} from '../../console/src/lib/flags.ts';
-import { timedIncidents } from '../../console/src/lib/review-time.ts';
+} from '../../web/console/src/lib/flags.ts';
+import { timedIncidents } from '../../web/console/src/lib/review-time.ts';
 import { FLAG_TYPES as SERVER_FLAG_TYPES } from '../../src/domain/flags/flag-types.ts';
 
 describe('console flags', () => {

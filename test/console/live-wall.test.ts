@@ -1,5 +1,5 @@
 /**
- * The proctor wall's rules (console/src/lib/live-wall.ts): whose candidates a user sees and in what
+ * The proctor wall's rules (web/console/src/lib/live-wall.ts): whose candidates a user sees and in what
  * order, the grid's pages and remembered page size, connection quality from the live client's
  * figures, new incidents, chat messages merged from two sources, and the exam-clock second of an
  * incident filed live.
@@ -27,7 +27,7 @@ import {
   wallCandidates,
   type WallMessage,
   type WallStorage,
-} from '../../console/src/lib/live-wall.ts';
+} from '../../web/console/src/lib/live-wall.ts';
 
 /** A localStorage stand-in; `refuse` makes every write throw, as a full or private storage does. */
 function memoryStorage(refuse = false): WallStorage & { readonly items: Map<string, string> } {

@@ -1,19 +1,15 @@
-import { sendStaticAsset, type StaticAsset, staticAsset } from '../static-asset.ts';
-import fs from 'node:fs';
-import path from 'node:path';
+import { sendStaticAsset, type StaticAsset } from '../static-asset.ts';
+import { sendBuiltAsset, WEB_DIST, webBuild } from '../web-build.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { StorageConfig } from '../../config/config.ts';
 
 /**
- * The exam office console (docs/console.md): a single-page app built by Vite into dist/console and
- * served from memory. Hashed files under /console/assets/ are cached for a year; every other path
+ * The exam office console (docs/console.md): a single-page app built by Vite into dist/web/console and
+ * served from memory. Its hashed files are the web build's /assets/*, cached for a year (src/http/web-build.ts); every other path
  * under /console answers the app's index.html (the app routes in the browser), never cached, so a
  * new release is picked up on the next visit. A strict Content-Security-Policy: nothing but the
  * service's own scripts, styles and connections (and media from an S3 storage's host).
  */
-
-/** Where `npm run build:console` writes the app (relative to the repository root). */
-export const CONSOLE_DIST = path.resolve(import.meta.dirname, '../../../dist/console');
 
 /**
  * The console's Content-Security-Policy. `mediaOrigins` are where photos and recordings may load
@@ -52,30 +48,6 @@ export function storageMediaOrigins(storage: StorageConfig): string[] {
   return ['https://*.amazonaws.com'];
 }
 
-const CONTENT_TYPES: Readonly<Record<string, string>> = {
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.woff2': 'font/woff2',
-  '.json': 'application/json; charset=utf-8',
-};
-
-type ConsoleFile = StaticAsset;
-
-/** The built app read into memory: index.html and the hashed assets by name; undefined when not built. */
-function readBuild(dist: string): { index: ConsoleFile; assets: Map<string, ConsoleFile> } | undefined {
-  const indexPath = path.join(dist, 'index.html');
-  if (!fs.existsSync(indexPath)) return undefined;
-  const assets = new Map<string, ConsoleFile>();
-  const assetDir = path.join(dist, 'assets');
-  for (const name of fs.existsSync(assetDir) ? fs.readdirSync(assetDir) : []) {
-    const type = CONTENT_TYPES[path.extname(name)];
-    if (type !== undefined) assets.set(name, staticAsset(fs.readFileSync(path.join(assetDir, name)), type));
-  }
-  return { index: staticAsset(fs.readFileSync(indexPath), 'text/html; charset=utf-8'), assets };
-}
-
 function securityHeaders(reply: FastifyReply, policy: string): FastifyReply {
   return reply
     .header('content-security-policy', policy)
@@ -88,7 +60,7 @@ function securityHeaders(reply: FastifyReply, policy: string): FastifyReply {
 const NOT_BUILT = `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Console not built · Invigil</title></head>
 <body><main><h1>The console is not built</h1>
-<p>This installation has no built console. Run <code>npm run build:console</code> (or <code>npm ci</code>, which
+<p>This installation has no built console. Run <code>npm run build:web</code> (or <code>npm ci</code>, which
 builds it) in the Invigil directory, then restart the service. The API is available meanwhile at
 <a href="/api/docs">/api/docs</a>.</p></main></body></html>
 `;
@@ -97,12 +69,14 @@ builds it) in the Invigil directory, then restart the service. The API is availa
 export function registerConsoleRoutes(
   app: FastifyInstance,
   options: {
+    /** The web build's directory (dist/web by default). */
     readonly dist?: string;
     readonly mediaOrigins?: readonly string[];
     readonly connectOrigins?: readonly string[];
   } = {},
 ): void {
-  const build = readBuild(options.dist ?? CONSOLE_DIST);
+  const build = webBuild(options.dist ?? WEB_DIST);
+  const index = build.file('console/index.html');
   const policy = consolePolicy(options.mediaOrigins, options.connectOrigins);
 
   app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect('/console', 302));
@@ -110,7 +84,7 @@ export function registerConsoleRoutes(
   const sendFile = (
     request: Pick<FastifyRequest, 'headers'>,
     reply: FastifyReply,
-    file: ConsoleFile,
+    file: StaticAsset,
     cache: string,
   ) => sendStaticAsset(request, securityHeaders(reply, policy), file, cache);
 
@@ -118,23 +92,20 @@ export function registerConsoleRoutes(
     '/console/assets/:name',
     { schema: { hide: true } },
     (request, reply) => {
-      const file = build?.assets.get(request.params.name);
-      if (file === undefined) {
-        return securityHeaders(reply, policy).code(404).type('text/plain; charset=utf-8').send('Not Found');
-      }
-      return sendFile(request, reply, file, 'public, max-age=31536000, immutable');
+      // The console's files are the build's /assets/*; this older address stays for pages cached before.
+      return sendBuiltAsset(request, securityHeaders(reply, policy), build, request.params.name);
     },
   );
 
   const page = (request: Pick<FastifyRequest, 'headers'>, reply: FastifyReply) => {
-    if (build === undefined) {
+    if (index === undefined) {
       return securityHeaders(reply, policy)
         .code(503)
         .header('cache-control', 'no-store')
         .type('text/html; charset=utf-8')
         .send(NOT_BUILT);
     }
-    return sendFile(request, reply, build.index, 'no-cache');
+    return sendFile(request, reply, index, 'no-cache');
   };
   app.get('/console', { schema: { hide: true } }, page);
   app.get('/console/*', { schema: { hide: true } }, page);

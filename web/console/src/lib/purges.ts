@@ -1,0 +1,41 @@
+/**
+ * The purge log in words (docs/retention.md): what each kind of purged media is, and sizes a
+ * person reads. Shared by the retention tab and a session's legal hold.
+ */
+import type { paths } from '../../../shared/api-schema';
+
+export type Purge =
+  paths['/api/v3/purges']['get']['responses'][200]['content']['application/json']['purges'][number];
+export type PurgeKind = Purge['kind'];
+
+/** Every kind the service logs, in the order the filter offers them, with its words. */
+export const PURGE_KIND_LABELS: readonly (readonly [PurgeKind, string])[] = [
+  ['recording', 'Recordings'],
+  ['recording_chunk', 'Recording chunks'],
+  ['photo', 'ID card and face photos'],
+  ['upload', 'Uploaded files'],
+];
+
+/** The words for a kind ("Recordings"); the kind itself for one this console does not know. */
+export function purgeKindLabel(kind: string): string {
+  return PURGE_KIND_LABELS.find(([value]) => value === kind)?.[1] ?? kind;
+}
+
+const UNITS = ['KB', 'MB', 'GB', 'TB'] as const;
+
+/** "512 bytes", "12 KB", "3.4 MB", "1.2 GB" (binary multiples, as file managers show them). */
+export function humanBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} ${bytes === 1 ? 'byte' : 'bytes'}`;
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < UNITS.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${UNITS[unit]}`;
+}
+
+/** "7 files" or "1 file". */
+export function fileCount(files: number): string {
+  return `${files} ${files === 1 ? 'file' : 'files'}`;
+}
