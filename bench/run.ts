@@ -20,6 +20,7 @@ import { consoleTyping } from './console-typing.ts';
 import { flagsAccuracy } from './flags-accuracy.ts';
 import { flagsCost } from './flags-cost.ts';
 import { liveCapacity } from './live-capacity.ts';
+import { pageWeight } from './page-weight.ts';
 import { recordingFinalize } from './recording-finalize.ts';
 import { reportRender } from './report-render.ts';
 import { roomCapacity } from './room-capacity.ts';
@@ -39,6 +40,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   flagsAccuracy,
   consoleTyping,
   reportRender,
+  pageWeight,
 ];
 
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
