@@ -23,10 +23,10 @@ export default {
       name: 'domain-not-to-adapters',
       comment:
         'src/domain owns the ports it calls (src/domain/ports); the adapters implement them and app.ts ' +
-        'wires them. The domain imports no adapter, no composition root and nothing of the console.',
+        'wires them. The domain imports no adapter, no composition root and nothing of web/.',
       severity: 'error',
       from: { path: '^src/domain/' },
-      to: { path: [ADAPTERS, ROOT, '^console/'] },
+      to: { path: [ADAPTERS, ROOT, '^web/'] },
     },
     {
       name: 'db-not-upward',
@@ -36,24 +36,47 @@ export default {
       to: { path: ['^src/domain/', ADAPTERS, ROOT] },
     },
     {
-      name: 'console-only-shared-modules',
+      name: 'web-only-shared-modules',
       comment:
-        'The console reaches the server only through the API (its generated client types live in ' +
-        'console/src/lib). Of src/ it may import the shared pure modules: the HTML rules, the live ' +
-        "client the room's pages also run, and the live protocol's types.",
+        'The browser code (web/) reaches the server only through the API: its client types are ' +
+        'generated from the OpenAPI document (web/shared/api-schema.d.ts). Of src/ it may import the ' +
+        "shared pure modules: the HTML rules the server also applies, and the live sockets' messages.",
       severity: 'error',
-      from: { path: '^console/' },
-      to: {
-        path: '^src/',
-        pathNot: '^src/(security/html-rules[.]ts|http/live/page/live-client[.]js|live/protocol[.]ts)$',
-      },
+      from: { path: '^web/' },
+      to: { path: '^src/', pathNot: '^src/(security/html-rules|live/protocol)[.]ts$' },
     },
     {
-      name: 'console-protocol-types-only',
-      comment: 'The live protocol module is server code: the console imports its types, never its values.',
+      name: 'web-protocol-types-only',
+      comment: 'The live protocol module is server code: web/ imports its types, never its values.',
       severity: 'error',
-      from: { path: '^console/' },
+      from: { path: '^web/' },
       to: { path: '^src/live/protocol[.]ts$', dependencyTypesNot: ['type-only', 'type-import'] },
+    },
+    {
+      name: 'server-not-to-web',
+      comment:
+        'The server serves the build of web/ (src/http/web-build.ts reads its manifest); it imports none of it.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^web/' },
+    },
+    {
+      name: 'pages-apart',
+      comment:
+        'Each entry folder of web/ (the console, the room, the phone page, the LTI scripts) stands on its ' +
+        'own: what two of them need lives in web/shared, or in web/live for the live client.',
+      severity: 'error',
+      from: { path: '^web/(console|room|phone|lti)/' },
+      to: { path: '^web/', pathNot: ['^web/$1/', '^web/(shared|live)/'] },
+    },
+    {
+      name: 'console-only-shared-modules',
+      comment:
+        "The console shares with the candidate's pages only what lives in web/shared and the live " +
+        'client (web/live); the pages themselves (web/room, web/phone, web/lti) are not its modules.',
+      severity: 'error',
+      from: { path: '^web/console/' },
+      to: { path: '^web/', pathNot: '^web/(console|live|shared)/' },
     },
   ],
   options: {

@@ -36,12 +36,6 @@ export default tseslint.config(
     },
   },
   {
-    // The candidate pages' browser scripts: type-checked by tsc (the tsconfig.json beside each, DOM
-    // lib), which knows the browser's globals better than no-undef does.
-    files: ['src/http/room/page/**/*.js', 'src/http/shared/assets/*.js'],
-    rules: { 'no-undef': 'off' },
-  },
-  {
     // The Svelte components of web/: TypeScript inside, type-checked against web/tsconfig.json;
     // svelte-check and tsc know the browser's globals, so no-undef stays off there.
     files: ['web/**/*.svelte', 'web/**/*.svelte.ts'],

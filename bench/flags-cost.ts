@@ -1,7 +1,7 @@
 /**
  * `flags-cost`: what the room's face detector costs the candidate's machine. Headless Chromium's
  * camera plays the one-face video of test/flags/fake-camera.ts; the room's own `FaceDetector`
- * (src/http/room/page/flags/face.js, served like the room serves it) runs on it at the default
+ * (web/room/flags/face.ts, with its worker, served like the room serves it) runs on it at the default
  * `detection_hz` with its adaptive rate, as in an exam.
  *
  * Measured: detections per second achieved (and the rate the detector settled on), the time of one

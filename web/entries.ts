@@ -4,6 +4,14 @@
  */
 export const WEB_ENTRIES = {
   console: 'console/index.html',
+  lti: 'lti/lti.ts',
+  'lti-auto-submit': 'lti/auto-submit.ts',
+  'lti-platform-storage': 'lti/platform-storage.ts',
+  'live-client': 'live/live-client.ts',
+  livekit: 'live/livekit.ts',
+  'phone-live': 'live/phone-live.ts',
+  phone: 'phone/main.ts',
+  room: 'room/main.ts',
 } as const;
 
 export type WebEntry = keyof typeof WEB_ENTRIES;

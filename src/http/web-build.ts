@@ -70,7 +70,7 @@ function readManifest(dist: string): Map<string, ManifestChunk> {
 
 /**
  * The files of each entry: its script, and the CSS and static imports of it and of every chunk it
- * imports (each once, in the order a browser meets them).
+ * imports (each once; a chunk's style sheets after those of the chunks it imports).
  */
 function entriesOf(manifest: ReadonlyMap<string, ManifestChunk>): Map<string, EntryFiles> {
   const entries = new Map<string, EntryFiles>();
@@ -83,11 +83,12 @@ function entriesOf(manifest: ReadonlyMap<string, ManifestChunk>): Map<string, En
       if (seen.has(current)) return;
       seen.add(current);
       if (!top) preloads.add(`/${current.file}`);
-      for (const sheet of current.css ?? []) styles.add(`/${sheet}`);
       for (const key of current.imports ?? []) {
         const imported = manifest.get(key);
         if (imported !== undefined) visit(imported, false);
       }
+      // After the imports' sheets, as Vite orders them: a page's own rules override a shared base.
+      for (const sheet of current.css ?? []) styles.add(`/${sheet}`);
     };
     visit(chunk, true);
     entries.set(chunk.name, { script: `/${chunk.file}`, styles: [...styles], preloads: [...preloads] });
@@ -153,7 +154,7 @@ export function entryHeadTags(entry: EntryFiles): string {
  * one matters for a Web Worker, whose script's response sets the worker's rules: its own modules and
  * WebAssembly (the flags' detectors), fetches from the service only.
  */
-const ASSET_POLICY = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'";
+export const ASSET_POLICY = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'";
 
 /** Answers with `name` from `build` at a year's immutable caching (its name changes with its content), or 404. */
 export function sendBuiltAsset(

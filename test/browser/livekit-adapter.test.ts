@@ -1,5 +1,5 @@
 /**
- * The LiveKit adapter (src/http/live/page/livekit.js) in Chromium, without a LiveKit server (none
+ * The LiveKit adapter (web/live/livekit.ts, at its old address /live/assets/livekit.js) in Chromium, without a LiveKit server (none
  * runs in the test suite): it loads livekit-client from the service under a strict CSP, reports
  * `connecting` while LiveKit cannot be joined, keeps trying while LiveKit is down and stops when the
  * token is refused or the caller closes, never stops the caller's camera, and answers unknown stats
@@ -12,6 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Page } from 'playwright-core';
 import { registerLiveAssets } from '../../src/http/live/assets.routes.ts';
+import { registerWebAssets } from '../../src/http/web-build.ts';
 import { liveConnectSources } from '../../src/live/csp.ts';
 import { launchChromium, type TestBrowser } from '../helpers/browser.ts';
 
@@ -92,6 +93,7 @@ describe('LiveKit adapter in Chromium, without a LiveKit server', () => {
     livekitUrl = await livekit.start();
     app = Fastify();
     registerLiveAssets(app);
+    registerWebAssets(app);
     app.get('/', (_request, reply) =>
       reply
         .header('content-security-policy', pagePolicy(livekitUrl))

@@ -111,7 +111,7 @@ describe('automated flags in the room, in Chromium (smoke) [sqlite]', () => {
     t.diagnostic(`exam's rate ${rates[0]} Hz; ${average ?? 'no ten detections yet'}`);
     // The speech model loads on its own; give it the time to ask for its files.
     while (
-      !consoleLines.some((line) => /started micVAD|speech detection is off/.test(line)) &&
+      !consoleLines.some((line) => /started micVAD|speech detection on|speech detection is off/.test(line)) &&
       Date.now() - started < LOAD_TIMEOUT
     ) {
       await page.waitForTimeout(250);
@@ -129,7 +129,6 @@ describe('automated flags in the room, in Chromium (smoke) [sqlite]', () => {
     for (const url of models)
       assert.ok(url.startsWith(`${origin}${flagModelsPath()}`), `${url} under the hashed path`);
     for (const file of [
-      'flags.js',
       'human.esm.js',
       'blazeface.json',
       'blazeface.bin',

@@ -17,20 +17,14 @@ import { parseFormParams } from '../request-params.ts';
 import type { RouteDeps } from '../route-deps.ts';
 import { cookieValue, isSecureOrigin, sessionCookie } from '../staff/session-cookie.ts';
 import { clientOf } from '../staff/staff-requests.ts';
-import {
-  type LtiPage,
-  messagePage,
-  newWindowPage,
-  platformStoragePage,
-  registerLtiAssets,
-  sendPage,
-} from './pages.ts';
+import { type LtiPage, messagePage, newWindowPage, platformStoragePage, sendPage } from './pages.ts';
 
 /**
  * LMS launches over HTTP (docs/lti.md): the LTI 1.3 login initiation (GET and POST /lti/login), the
  * launch (POST /lti/launch: an LTI 1.3 `id_token`, or an LTI 1.1 OAuth-signed form), the
  * platform-storage check (POST /lti/launch/verify), the top-level continuation of a framed staff
- * launch (GET /lti/continue/<ticket>), the tool's key set (GET /lti/jwks) and the pages' assets.
+ * launch (GET /lti/continue/<ticket>) and the tool's key set (GET /lti/jwks). The pages' scripts and
+ * style sheet are the web build's (web/lti), served at /assets/*.
  *
  * The browser binding of an LTI 1.3 login: a cookie (SameSite=None, Partitioned, so it works in the
  * platform's iframe where the browser allows partitioned cookies), or the platform's own storage
@@ -310,8 +304,6 @@ export async function registerLtiRoutes(app: FastifyInstance, deps: RouteDeps): 
     }
     return sendPage(reply, relaunchPage(login.loginParams));
   }
-
-  registerLtiAssets(app);
 
   app.get('/lti/jwks', { schema: { hide: true } }, async (_request, reply) => {
     const keys = await services.ltiKeys.jwks();

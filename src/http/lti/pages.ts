@@ -1,16 +1,14 @@
-import { readStaticAsset, sendStaticAsset, type StaticAsset } from '../static-asset.ts';
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { escapeHtml } from '../../security/html.ts';
+import { entryHeadTags, webBuild } from '../web-build.ts';
 
 /**
  * The small server-rendered pages of LMS launches (docs/lti.md): a message, a button that opens
  * Invigil in a top-level window, a form that posts itself to the platform, and the platform-storage
  * step. They are shown inside the LMS's iframe, so they may be framed by anyone; what they may do is
  * held down by a strict Content-Security-Policy: no inline script or style, scripts and the style
- * sheet only from /lti/assets/, and forms posted only where the page means to post them.
+ * sheet only from the service (the web build's lti entries, web/lti, served at /assets/*), and forms
+ * posted only where the page means to post them.
  */
 
 /** A page ready to send: status, HTML and the Content-Security-Policy that goes with it. */
@@ -20,16 +18,8 @@ export interface LtiPage {
   readonly policy: string;
 }
 
-/** Where the pages' scripts and style sheet are served (registerLtiAssets). */
-export const LTI_ASSETS_PATH = '/lti/assets';
-
-/** The directory of the pages' static files. */
-const ASSET_DIR = fileURLToPath(new URL('./assets/', import.meta.url));
-
-const CONTENT_TYPES: Readonly<Record<string, string>> = {
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-};
+/** The web build's entries of these pages (web/entries.ts): the style sheet alone, or a script with it. */
+type LtiEntry = 'lti' | 'lti-auto-submit' | 'lti-platform-storage';
 
 /**
  * The policy of a page. `formAction` lists the origins (or 'self') its forms may post to; no form
@@ -50,18 +40,26 @@ function policyOf(options: { formAction?: readonly string[]; scripts?: boolean }
     .join('; ');
 }
 
-/** A whole HTML document around `body`, with the shared style sheet and optional scripts. */
-function documentOf(title: string, body: string, scripts: readonly string[] = []): string {
-  const scriptTags = scripts
-    .map((name) => `<script src="${LTI_ASSETS_PATH}/${name}" defer></script>`)
-    .join('\n');
+/**
+ * The `<head>` tags of `entry`: for the plain `lti` entry its style sheet only (those pages run no
+ * script, and their policy allows none), else the module script with its style sheet. Empty when the
+ * build lacks the entry (no `npm run build:web` yet): the page still says its message.
+ */
+function headTagsOf(entry: LtiEntry): string {
+  const files = webBuild().entry(entry);
+  if (files === undefined) return '';
+  if (entry !== 'lti') return entryHeadTags(files);
+  return files.styles.map((href) => `<link rel="stylesheet" href="${escapeHtml(href)}">`).join('\n');
+}
+
+/** A whole HTML document around `body`, loading `entry` of the web build (its style sheet, and its script if any). */
+function documentOf(title: string, body: string, entry: LtiEntry = 'lti'): string {
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${escapeHtml(title)} · Invigil</title>
-<link rel="stylesheet" href="${LTI_ASSETS_PATH}/lti.css">
-${scriptTags}
+${headTagsOf(entry)}
 </head>
 <body><main>
 ${body}
@@ -113,7 +111,7 @@ export function newWindowPage(options: {
 
 /**
  * A page with a form that posts `fields` to `action` (an http or https address) and submits itself
- * through /lti/assets/auto-submit.js; without script, its Continue button does the same. The policy
+ * through the `lti-auto-submit` script (web/lti/auto-submit.ts); without script, its Continue button does the same. The policy
  * lets the form post to the action's origin only. Returns it with status 200; throws a TypeError
  * for an action that is not http(s).
  */
@@ -139,14 +137,14 @@ export function autoSubmitPage(
   ].join('\n');
   return {
     status: 200,
-    html: documentOf(title, body, ['auto-submit.js']),
+    html: documentOf(title, body, 'lti-auto-submit'),
     policy: policyOf({ formAction: [new URL(url).origin], scripts: true }),
   };
 }
 
 /**
- * The platform-storage step (1EdTech "Client Side postMessages"): /lti/assets/platform-storage.js
- * reads its instructions from the page. `put`: store `key`=`value` in the platform, then go to
+ * The platform-storage step (1EdTech "Client Side postMessages"): the `lti-platform-storage` script
+ * (web/lti/platform-storage.ts) reads its instructions from the page. `put`: store `key`=`value` in the platform, then go to
  * `next` (the platform's authorization address). `get`: read `key` back and post it with `fields`
  * to `verifyAction` (an Invigil address). `target` is the frame the platform named in
  * `lti_storage_target` (`_parent` means the parent window itself); `origin` the platform's origin
@@ -210,7 +208,7 @@ export function platformStoragePage(
   ].join('\n');
   return {
     status: 200,
-    html: documentOf('Connecting', body, ['platform-storage.js']),
+    html: documentOf('Connecting', body, 'lti-platform-storage'),
     // The put step navigates to the platform by script (a navigation, not a form post).
     policy: policyOf({ formAction, scripts: true }),
   };
@@ -237,33 +235,4 @@ export function sendPage(reply: FastifyReply, page: LtiPage): FastifyReply {
     .header('cache-control', 'no-store')
     .type('text/html; charset=utf-8')
     .send(page.html);
-}
-
-/** The files of ./assets/, read once. */
-function readAssets(): Map<string, StaticAsset> {
-  const assets = new Map<string, StaticAsset>();
-  for (const name of fs.readdirSync(ASSET_DIR)) {
-    const contentType = CONTENT_TYPES[path.extname(name)];
-    if (contentType === undefined) continue;
-    assets.set(name, readStaticAsset(path.join(ASSET_DIR, name), contentType));
-  }
-  return assets;
-}
-
-/**
- * Registers GET /lti/assets/<name>: the pages' scripts and style sheet, served from memory and
- * revalidated by a content-hash ETag, so a new release is picked up on the next load.
- */
-export function registerLtiAssets(app: FastifyInstance): void {
-  const assets = readAssets();
-  app.get<{ Params: { name: string } }>(
-    `${LTI_ASSETS_PATH}/:name`,
-    { schema: { hide: true } },
-    (request, reply) => {
-      const file = assets.get(request.params.name);
-      reply.header('x-content-type-options', 'nosniff');
-      if (file === undefined) return reply.code(404).type('text/plain; charset=utf-8').send('Not Found');
-      return sendStaticAsset(request, reply, file);
-    },
-  );
 }

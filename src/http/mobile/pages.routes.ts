@@ -1,4 +1,3 @@
-import { readStaticAsset, sendStaticAsset, type StaticAsset } from '../static-asset.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config/config.ts';
 import { systemClock } from '../../domain/clock.ts';
@@ -7,6 +6,7 @@ import { NO_PHONE } from '../../domain/mobile/mobile.ts';
 import { createRateLimiter, type RateDecision } from '../../domain/room/rate-limiter.ts';
 import { escapeHtml } from '../../security/html.ts';
 import { v3Answer } from '../errors.ts';
+import { entryHeadTags, webBuild } from '../web-build.ts';
 import { roomContentSecurityPolicy } from '../room/page.routes.ts';
 import { ROOM_RATE_FLUSH_MS } from '../room/rate-limit.ts';
 import type { RouteDeps } from '../route-deps.ts';
@@ -30,21 +30,23 @@ export const PIN_IP_RATE_LIMIT = { max: 60, windowMs: 10 * 60_000 } as const;
 /** How often rows of PIN windows that are over are deleted. */
 const PURGE_MS = 60_000;
 
-/** A file of the phone page, read once at start and served from memory (static-asset.ts). */
-function asset(name: string, contentType: string): StaticAsset {
-  return readStaticAsset(new URL(`./page/${name}`, import.meta.url), contentType);
-}
-
 /**
- * The phone page's rules for the browser: the room's (scripts, styles and connections only from the
- * service and its live-proctoring servers, nothing framing it), with forms allowed to post to the
+ * The PIN form's rules for the browser: the phone page's (below), with forms allowed to post to the
  * service itself, which the PIN form does. Returns the header's value.
  */
 export function pinPageContentSecurityPolicy(config: Pick<Config, 'publicUrl' | 'live'>): string {
-  return roomContentSecurityPolicy(config)
+  return phonePageContentSecurityPolicy(config)
     .split('; ')
     .map((directive) => (directive.startsWith('form-action ') ? "form-action 'self'" : directive))
     .join('; ');
+}
+
+/**
+ * The phone page's rules: the room's (scripts, styles and connections only from the service and its
+ * live-proctoring servers, nothing framing it), without WebAssembly, since the phone runs no detector.
+ */
+export function phonePageContentSecurityPolicy(config: Pick<Config, 'publicUrl' | 'live'>): string {
+  return roomContentSecurityPolicy(config, { detectors: false });
 }
 
 function securityHeaders(reply: FastifyReply, policy: string): FastifyReply {
@@ -59,15 +61,27 @@ function securityHeaders(reply: FastifyReply, policy: string): FastifyReply {
   );
 }
 
-/** The head every phone page shares: phone viewport, the style sheet, the service's icon. */
-function head(title: string): string {
+/**
+ * The phone entry of the web build (web/phone): with `script`, its style sheets, module script and
+ * preloads; without, its style sheets only (the PIN form and the not-found page run no script).
+ * Empty when the build lacks the entry (no `npm run build:web` yet): the page still says its words.
+ */
+function phoneEntryTags(script: boolean): string {
+  const files = webBuild().entry('phone');
+  if (files === undefined) return '';
+  if (script) return entryHeadTags(files);
+  return files.styles.map((href) => `<link rel="stylesheet" href="${escapeHtml(href)}">`).join('\n');
+}
+
+/** The head every phone page shares: phone viewport, the phone entry's files, the service's icon. */
+function head(title: string, script = false): string {
   return `<meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
 <meta name="referrer" content="no-referrer">
 <meta name="robots" content="noindex">
 <title>${escapeHtml(title)}</title>
 <link rel="icon" href="/favicon.ico" sizes="16x16 32x32">
-<link rel="stylesheet" href="/m/assets/mobile.css">`;
+${phoneEntryTags(script)}`;
 }
 
 /** What the PIN form shows again after a refusal: the sentence, the values typed, whether they are wrong. */
@@ -124,28 +138,27 @@ ${error === undefined ? '' : `  <div class="alert" role="alert" id="pin-error"><
 }
 
 /**
- * The phone page's shell. Everything the student sees is filled in by mobile.js from the phone API;
- * the server only names the exam, so the page reads right before the script runs.
+ * The phone page's shell. The phone entry (web/phone) draws everything the student sees from the
+ * phone API, replacing the contents of #app; the server names the exam and says the page is
+ * opening, so the page reads right before the script runs.
  */
 function phonePageHtml(examName: string): string {
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
-${head(`${examName} · phone camera`)}
-<script type="module" src="/m/assets/mobile.js"></script>
+${head(`${examName} · phone camera`, true)}
 </head>
 <body>
+<div id="app">
 <header class="top">
   <h1 id="exam-name">${escapeHtml(examName)}</h1>
   <p class="subtitle">Phone camera</p>
-  <p id="connection" class="connection" role="status" aria-live="polite" aria-atomic="true" hidden></p>
 </header>
 <main id="main" tabindex="-1">
-  <div id="alert" class="alert" role="alert" hidden></div>
-  <p id="status" class="visually-hidden" role="status" aria-live="polite"></p>
   <section id="stage-loading" class="stage" aria-busy="true"><p>Opening the phone camera page…</p></section>
   <noscript><p class="alert">This page needs JavaScript to use the camera. Please turn it on and reload the page.</p></noscript>
 </main>
+</div>
 </body>
 </html>
 `;
@@ -205,21 +218,17 @@ function minutesText(seconds: number): string {
  * The phone's pages (docs/room.md "The phone"): `GET /m`, the PIN form; `POST /m`, which pairs by
  * PIN and email and sends the phone on to its page (303), or shows the form again with the refusal
  * (422 wrong PIN, 409 finished exam, 429 too many tries, with Retry-After); `GET /m/:token`, the phone
- * page (404 with a readable page for a token that names no session); and `/m/assets/*`, its script
- * and style sheet. The phone page works only through the phone API (`/api/mobile`). The PIN tries
- * are counted per client IP and per (client IP, email) pair across every process; the counts are flushed when the
- * server closes.
+ * page (404 with a readable page for a token that names no session), whose script and style sheet
+ * are the `phone` entry of the web build (served at /assets/*; the old /m/assets/mobile-live.js is
+ * an alias of the `phone-live` entry, src/http/live/assets.routes.ts). The phone page works only
+ * through the phone API (`/api/mobile`). The PIN tries are counted per client
+ * IP and per (client IP, email) pair across every process; the counts are flushed when the server
+ * closes.
  */
 export function registerMobilePages(app: FastifyInstance, deps: RouteDeps): void {
   const { services, config } = deps;
-  const pagePolicy = roomContentSecurityPolicy(config);
+  const pagePolicy = phonePageContentSecurityPolicy(config);
   const pinPolicy = pinPageContentSecurityPolicy(config);
-  const assets = new Map<string, StaticAsset>([
-    ['mobile.js', asset('mobile.js', 'text/javascript; charset=utf-8')],
-    ['mobile.css', asset('mobile.css', 'text/css; charset=utf-8')],
-    // Loaded by mobile.js in live-proctored exams only: the phone's camera for the proctor.
-    ['mobile-live.js', asset('mobile-live.js', 'text/javascript; charset=utf-8')],
-  ]);
 
   const pinLimiter = (component: string, limit: { max: number; windowMs: number }) =>
     createRateLimiter({
@@ -257,12 +266,6 @@ export function registerMobilePages(app: FastifyInstance, deps: RouteDeps): void
       return reply.type('application/json; charset=utf-8').send({ error: state.error });
     }
     return reply.type('text/html; charset=utf-8').send(pinPageHtml(state));
-  }
-
-  for (const [name, file] of assets) {
-    app.get(`/m/assets/${name}`, { schema: { hide: true } }, (request, reply) => {
-      return sendStaticAsset(request, securityHeaders(reply, pagePolicy), file);
-    });
   }
 
   app.get('/m', { schema: { hide: true } }, (request, reply) => sendPinPage(request, reply, 200, {}));

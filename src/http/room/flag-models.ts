@@ -5,10 +5,11 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * The files the room's automated-flag detectors load (docs/automated-flags.md), served by Invigil
- * itself under `/room/models/<content hash>/<file>` (src/http/room/models.routes.ts): the detector
- * modules of src/http/room/page/flags/, Human's browser bundle (face detection on TensorFlow.js) with
- * the three face models it runs and TensorFlow.js's WebAssembly binaries, and for speech vad-web's bundle, its audio worklet, the Silero
- * voice-activity model and onnxruntime-web's WebAssembly build. The set is read once per process and
+ * itself under `/room/models/<content hash>/<file>` (src/http/room/models.routes.ts): Human's browser
+ * bundle (face detection on TensorFlow.js) with the three face models it runs and TensorFlow.js's
+ * WebAssembly binaries, and for speech vad-web's bundle, its audio worklet, the Silero voice-activity
+ * model and onnxruntime-web's WebAssembly build. The detectors' own code (web/room/flags/) is part of
+ * the web build and served with it at /assets/*; only these installed packages' files are served here. The set is read once per process and
  * named by one hash of every file's content, so the browser may keep each file for a year: a release
  * that changes any byte changes every address.
  */
@@ -24,8 +25,6 @@ export interface FlagModelSet {
   readonly hash: string;
   readonly files: ReadonlyMap<string, FlagModelFile>;
 }
-
-const PAGE_FLAGS_DIR = fileURLToPath(new URL('./page/flags/', import.meta.url));
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
   '.js': 'text/javascript; charset=utf-8',
@@ -51,7 +50,8 @@ function packageDir(name: string): string {
  * Where each served name comes from: [served name, package, path inside it]. Human's face models:
  * BlazeFace finds faces (and their boxes count them), FaceMesh gives the head's yaw and pitch for
  * looking away, FaceRes the descriptor compared with the face photo. Nothing else of Human's
- * (body, hands, emotion, iris) is served: its configuration in face.js turns those off.
+ * (body, hands, emotion, iris) is served: its configuration in web/room/flags/detector.worker.ts
+ * turns those off.
  */
 const PACKAGE_FILES: readonly (readonly [string, string, string])[] = [
   ['human.esm.js', '@vladmandic/human', 'dist/human.esm.js'],
@@ -66,7 +66,7 @@ const PACKAGE_FILES: readonly (readonly [string, string, string])[] = [
   // runs the face models some 50 times faster than WebGL drawn in software or the plain processor
   // backend. The SIMD build is the one today's browsers take; the plain one is for those without
   // WebAssembly SIMD. The threaded build is not served: it needs cross-origin isolation, which the
-  // room does not have (face.js tells TensorFlow.js so).
+  // room does not have (the detector's worker tells TensorFlow.js so).
   ['tfjs-backend-wasm-simd.wasm', '@tensorflow/tfjs-backend-wasm', 'dist/tfjs-backend-wasm-simd.wasm'],
   ['tfjs-backend-wasm.wasm', '@tensorflow/tfjs-backend-wasm', 'dist/tfjs-backend-wasm.wasm'],
   ['vad.bundle.min.js', '@ricky0123/vad-web', 'dist/bundle.min.js'],
@@ -173,9 +173,6 @@ function readSet(): FlagModelSet {
     bodies.set(`${model}.json`, quantised.json);
     bodies.set(`${model}.bin`, quantised.bin);
   }
-  for (const name of fs.readdirSync(PAGE_FLAGS_DIR).sort()) {
-    if (name.endsWith('.js')) bodies.set(name, fs.readFileSync(path.join(PAGE_FLAGS_DIR, name)));
-  }
   const digest = crypto.createHash('sha256');
   const files = new Map<string, FlagModelFile>();
   for (const [name, body] of [...bodies].sort(([a], [b]) => a.localeCompare(b))) {
@@ -197,7 +194,7 @@ export function flagModelSet(): FlagModelSet {
 }
 
 /**
- * The base path the room loads the detectors and their models from, with the content hash:
+ * The base path the room's detectors load their models and vendor bundles from, with the content hash:
  * `/room/models/<hash>/` (ending in a slash; the room appends file names). The room view answers it
  * as `automated_flags.models`. Throws when a package is not installed.
  */

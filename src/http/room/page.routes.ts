@@ -1,16 +1,11 @@
 import crypto from 'node:crypto';
-import { readStaticAsset, sendStaticAsset, type StaticAsset } from '../static-asset.ts';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Config } from '../../config/config.ts';
 import { NotFoundMessage } from '../../domain/errors.ts';
 import { liveConnectSources } from '../../live/csp.ts';
 import { escapeHtml } from '../../security/html.ts';
+import { entryHeadTags, webBuild } from '../web-build.ts';
 import type { RouteDeps } from '../route-deps.ts';
-
-/** A file of the page, read once at start and served from memory (static-asset.ts). */
-function asset(name: string, contentType: string): StaticAsset {
-  return readStaticAsset(new URL(`./page/${name}`, import.meta.url), contentType);
-}
 
 /** Side of the favicon in pixels. */
 const ICON_SIZE = 32;
@@ -68,14 +63,18 @@ export const BANDWIDTH_PROBE_BYTES = 2 * 1024 * 1024;
  * HTML that slipped past the sanitiser still cannot run), media from the camera and the recorder,
  * images also from the addresses instructions link to, nothing framing the room. Connections: the
  * service itself, its live-proctoring WebSocket named outright (browsers that do not count ws: as
- * 'self'), and the LiveKit server when live proctoring runs there. 'wasm-unsafe-eval' lets the
- * automated flags' speech detector compile onnxruntime's WebAssembly (served by the service,
- * docs/automated-flags.md); it allows no JavaScript eval. Returns the header's value.
+ * 'self'), and the LiveKit server when live proctoring runs there. With `detectors` (the room),
+ * 'wasm-unsafe-eval' lets the automated flags compile their WebAssembly (served by the service,
+ * docs/automated-flags.md); it allows no JavaScript eval. The phone page, which runs no detector,
+ * leaves it out. Returns the header's value.
  */
-export function roomContentSecurityPolicy(config: Pick<Config, 'publicUrl' | 'live'>): string {
+export function roomContentSecurityPolicy(
+  config: Pick<Config, 'publicUrl' | 'live'>,
+  { detectors = true }: { readonly detectors?: boolean } = {},
+): string {
   return [
     "default-src 'none'",
-    "script-src 'self' 'wasm-unsafe-eval'",
+    detectors ? "script-src 'self' 'wasm-unsafe-eval'" : "script-src 'self'",
     "style-src 'self'",
     "img-src 'self' blob: data: https: http:",
     "media-src 'self' blob:",
@@ -97,9 +96,23 @@ function securityHeaders(reply: FastifyReply, policy: string): FastifyReply {
     );
 }
 
+/** The `<head>` tags of the room's entry of the web build; empty when the build lacks it (no build yet). */
+function roomHeadTags(): string {
+  const files = webBuild().entry('room');
+  return files === undefined ? '' : entryHeadTags(files);
+}
+
+/** Only the room entry's style sheets (the not-found page runs no script). */
+function roomStyleTags(): string {
+  const files = webBuild().entry('room');
+  return (files?.styles ?? []).map((href) => `<link rel="stylesheet" href="${escapeHtml(href)}">`).join('\n');
+}
+
 /**
- * The page's HTML. Everything the student sees is filled in by room.js from the room API; the
- * server only names the exam in the title, so a bookmark or a tab reads right before the script runs.
+ * The page's HTML: the room's script (web/room, built by Vite) draws everything the student sees
+ * from the room API. The server names the exam in the title and the heading, and says the room is
+ * opening, so a bookmark, a tab and a slow first load read right before the script runs; the script
+ * replaces the whole body with the page it draws.
  */
 function pageHtml(title: string): string {
   return `<!DOCTYPE html>
@@ -110,20 +123,13 @@ function pageHtml(title: string): string {
 <meta name="referrer" content="no-referrer">
 <title>${escapeHtml(title)}</title>
 <link rel="icon" href="/favicon.ico" sizes="16x16 32x32">
-<link rel="stylesheet" href="/room/assets/room.css">
-<script type="module" src="/room/assets/room.js"></script>
+${roomHeadTags()}
 </head>
 <body>
-<a class="skip" href="#main">Skip to the exam room</a>
 <header class="top">
   <h1 id="exam-name">${escapeHtml(title)}</h1>
-  <p id="student-name"></p>
-  <p id="timer" class="timer" hidden><span class="timer-label">Time left</span> <time id="time-left">--:--</time></p>
-  <p id="connection" class="connection" role="status" aria-live="polite" aria-atomic="true" hidden></p>
 </header>
 <main id="main" tabindex="-1">
-  <div id="alert" class="alert" role="alert" hidden></div>
-  <p id="status" class="visually-hidden" role="status" aria-live="polite"></p>
   <section id="stage-loading" aria-busy="true"><p>Opening your exam room…</p></section>
   <noscript><p class="alert">The exam room needs JavaScript. Please turn it on and reload this page.</p></noscript>
 </main>
@@ -140,7 +146,7 @@ function notFoundHtml(): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Exam room not found</title>
 <link rel="icon" href="/favicon.ico" sizes="16x16 32x32">
-<link rel="stylesheet" href="/room/assets/room.css">
+${roomStyleTags()}
 </head>
 <body>
 <main id="main">
@@ -159,33 +165,14 @@ function notFound(reply: FastifyReply): FastifyReply {
 
 /**
  * The candidate exam room page (contract §11): `GET /room/:token` answers the page (404 with a
- * readable page for a token that names no session), and `/room/assets/*` its script, style sheet
- * and the bandwidth check's download; `/shared/assets/page-kit.js`, the module it shares with the
- * phone page. The page works only through the room API (`/api/room`).
+ * readable page for a token that names no session), loading the `room` entry of the web build
+ * (web/room, served at /assets/*), and `/room/assets/bandwidth-probe` the bandwidth check's
+ * download. The page works only through the room API (`/api/room`).
  */
 export function registerRoomPage(app: FastifyInstance, { services, config }: RouteDeps): void {
   const policy = roomContentSecurityPolicy(config);
-  const script = asset('room.js', 'text/javascript; charset=utf-8');
-  const styles = asset('room.css', 'text/css; charset=utf-8');
   const probe = crypto.randomBytes(BANDWIDTH_PROBE_BYTES);
   const icon = faviconIco();
-
-  // What the room and the phone page share; both import it by a relative address that names this
-  // route and the file alike (src/http/shared/assets/page-kit.js).
-  const kit = readStaticAsset(
-    new URL('../shared/assets/page-kit.js', import.meta.url),
-    'text/javascript; charset=utf-8',
-  );
-
-  for (const [route, file] of [
-    ['/room/assets/room.js', script],
-    ['/room/assets/room.css', styles],
-    ['/shared/assets/page-kit.js', kit],
-  ] as const) {
-    app.get(route, { schema: { hide: true } }, (request, reply) => {
-      return sendStaticAsset(request, securityHeaders(reply, policy), file);
-    });
-  }
 
   // Browsers ask for /favicon.ico on every page of the host; the room's head links it too.
   app.get('/favicon.ico', { schema: { hide: true } }, (_request, reply) =>

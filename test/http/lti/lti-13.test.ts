@@ -475,7 +475,12 @@ for (const dialect of DIALECTS) {
         const params = loginParams(world, hint, { lti_storage_target: '_parent' });
         const page = await httpRequest({ url: `${world.baseUrl}/lti/login?${params.toString()}` });
         assert.equal(page.status, 200, page.text);
-        assert.match(page.text, /<script src="\/lti\/assets\/platform-storage.js" defer><\/script>/);
+        // The page's script is the web build's hashed file, served by the service itself.
+        const scriptPath =
+          /<script type="module" src="(\/assets\/lti-platform-storage-[\w-]+\.js)"><\/script>/.exec(
+            page.text,
+          )?.[1];
+        assert.ok(scriptPath !== undefined, 'the platform-storage script is loaded from /assets/');
         assert.doesNotMatch(page.text, /<script>/, 'no inline script');
         assert.match(String(page.headers['content-security-policy']), /script-src 'self'/);
         const put = storageData(page);
@@ -485,7 +490,7 @@ for (const dialect of DIALECTS) {
         assert.match(put.key ?? '', /^invigil_lti_[0-9a-f]{16}$/);
         const authUrl = new URL(put.next ?? '');
         assert.equal(authUrl.origin + authUrl.pathname, world.platform.authLoginUrl);
-        const script = await httpRequest({ url: `${world.baseUrl}/lti/assets/platform-storage.js` });
+        const script = await httpRequest({ url: `${world.baseUrl}${scriptPath}` });
         assert.equal(script.status, 200);
         assert.match(script.headers['content-type'] ?? '', /text\/javascript/);
         assert.match(script.text, /lti\.put_data/);

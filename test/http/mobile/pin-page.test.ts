@@ -11,12 +11,20 @@ import { after, before, describe, it } from 'node:test';
 import { NO_PHONE, PHONE_NOT_NEEDED, WRONG_PIN } from '../../../src/domain/mobile/mobile.ts';
 import { PIN_IP_RATE_LIMIT, PIN_RATE_LIMIT } from '../../../src/http/mobile/pages.routes.ts';
 import { escapeHtml } from '../../../src/security/html.ts';
+import { webBuild } from '../../../src/http/web-build.ts';
 import { type HttpAnswer, httpRequest } from '../../helpers/http.ts';
 import { object } from '../../helpers/json.ts';
 import { DIALECTS, startTestServer, type TestServer } from '../../helpers/server.ts';
 import { freePort } from '../../mail/support.ts';
 
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
+
+/** The phone page's script and style sheets in the web build (web/phone). */
+function phoneFiles() {
+  const files = webBuild().entry('phone');
+  assert.ok(files, 'the web build has the phone entry (npm run build:web)');
+  return files;
+}
 
 /** A pairing token: 32 hex characters. */
 const TOKEN_PATTERN = /^\/m\/([0-9a-f]{32})$/;
@@ -157,6 +165,8 @@ for (const dialect of DIALECTS) {
       const policy = String(answer.headers['content-security-policy']);
       assert.ok(policy.includes("form-action 'self'"), policy);
       assert.ok(policy.includes("script-src 'self'"), policy);
+      // The phone runs no detector: no WebAssembly compiling on its pages (the room alone has it).
+      assert.ok(!policy.includes('wasm-unsafe-eval'), policy);
       assert.ok(policy.includes("frame-ancestors 'none'"), policy);
       assert.equal(answer.headers['referrer-policy'], 'no-referrer');
       assert.equal(answer.headers['cache-control'], 'no-store');
@@ -178,7 +188,7 @@ for (const dialect of DIALECTS) {
       const page = await httpRequest({ url: `${server.baseUrl}${location}` });
       assert.equal(page.status, 200);
       assert.match(page.text, /<h1 id="exam-name">Statistics with a phone<\/h1>/);
-      assert.match(page.text, /<script type="module" src="\/m\/assets\/mobile\.js"><\/script>/);
+      assert.ok(page.text.includes(`<script type="module" src="${phoneFiles().script}"></script>`));
       assert.ok(
         String(page.headers['content-security-policy']).includes("form-action 'none'"),
         'the phone page posts no form',
@@ -348,16 +358,16 @@ for (const dialect of DIALECTS) {
 
     it('serves the phone page script and style sheet with an ETag', async () => {
       for (const [name, type] of [
-        ['mobile.js', /^text\/javascript/],
-        ['mobile.css', /^text\/css/],
+        [phoneFiles().script, /^text\/javascript/],
+        [phoneFiles().styles[0] ?? '', /^text\/css/],
       ] as const) {
-        const answer = await httpRequest({ url: `${server.baseUrl}/m/assets/${name}` });
+        const answer = await httpRequest({ url: `${server.baseUrl}${name}` });
         assert.equal(answer.status, 200, name);
         assert.match(answer.headers['content-type'] ?? '', type);
         const etag = answer.headers.etag ?? '';
         assert.match(etag, /^"[\w-]{22}"$/);
         const cached = await httpRequest({
-          url: `${server.baseUrl}/m/assets/${name}`,
+          url: `${server.baseUrl}${name}`,
           headers: { 'if-none-match': etag },
         });
         assert.equal(cached.status, 304, name);

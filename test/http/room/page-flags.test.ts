@@ -1,7 +1,7 @@
 /**
- * The room's automated-flags logic that needs no browser (src/http/room/page/flags/): the episode
- * keeper (episodes.js), the virtual-camera name check (signals.js) and the face detector's
- * adaptive rate and signal rules (face.js, driven without its constructor, which needs a page).
+ * The room's automated-flags logic that needs no browser (web/room/flags/): the episode
+ * keeper (episodes.ts), the virtual-camera name check (signals.ts) and the face detector's
+ * adaptive rate and signal rules (face.ts, driven without its constructor, which needs a page).
  * The modules are the page's own plain JavaScript, imported as they are; the browser tests
  * (test/browser/room-flags-smoke.test.ts, flags-room.test.ts) cover the rest in Chromium.
  */
@@ -86,15 +86,15 @@ interface FaceModule {
   FaceDetector: { prototype: object };
 }
 
-const flagsDirectory = new URL('../../../src/http/room/page/flags/', import.meta.url);
+const flagsDirectory = new URL('../../../web/room/flags/', import.meta.url);
 
 async function load<T>(file: string): Promise<T> {
   return (await import(new URL(file, flagsDirectory).href)) as T;
 }
 
-const { Episodes, END_GRACE_MS } = await load<EpisodesModule>('episodes.js');
-const { VIRTUAL_CAMERA_NAMES, isVirtualCamera } = await load<SignalsModule>('signals.js');
-const { FaceDetector, BUDGET, MIN_HZ, MATCH_EVERY_MS } = await load<FaceModule>('face.js');
+const { Episodes, END_GRACE_MS } = await load<EpisodesModule>('episodes.ts');
+const { VIRTUAL_CAMERA_NAMES, isVirtualCamera } = await load<SignalsModule>('signals.ts');
+const { FaceDetector, BUDGET, MIN_HZ, MATCH_EVERY_MS } = await load<FaceModule>('face.ts');
 
 /**
  * An episode keeper on a clock the test moves: `at(ms)` sets the clock, and the exam's offset is

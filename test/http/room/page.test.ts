@@ -119,11 +119,14 @@ for (const dialect of DIALECTS) {
         assert.doesNotMatch(answer.text, /"lab"/);
       });
 
-      it('loads its script and style sheet from /room/assets, with no inline script', async () => {
+      it('loads its script and style sheet from the service (the web build), with no inline script', async () => {
         const answer = await get(`/room/${student.token}`);
         assert.equal(answer.status, 200, answer.text);
-        assert.match(answer.text, /<script\b[^>]*\bsrc="\/room\/assets\/room\.js"[^>]*><\/script>/);
-        assert.match(answer.text, /<link\b[^>]*\bhref="\/room\/assets\/room\.css"[^>]*>/);
+        assert.match(
+          answer.text,
+          /<script\b[^>]*\btype="module"[^>]*\bsrc="\/assets\/room-[\w-]+\.js"[^>]*><\/script>/,
+        );
+        assert.match(answer.text, /<link\b[^>]*\brel="stylesheet"[^>]*\bhref="\/assets\/[\w-]+\.css"[^>]*>/);
         assert.deepEqual(inlineScripts(answer.text), []);
         assert.doesNotMatch(answer.text, /\son[a-z]+\s*=/i, 'no inline event handler');
       });
@@ -209,33 +212,42 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    describe('GET /room/assets/room.js and room.css, and /shared/assets/page-kit.js', () => {
-      for (const [file, contentType, marker] of [
-        ['/room/assets/room.js', 'text/javascript; charset=utf-8', /\b(import|export|function|const)\b/],
-        ['/room/assets/room.css', 'text/css; charset=utf-8', /[{}]/],
-        ['/shared/assets/page-kit.js', 'text/javascript; charset=utf-8', /\bexport function byId\b/],
+    describe("GET the room's script and style sheet (the hashed files its page names)", () => {
+      /** The script and the first style sheet the page loads. */
+      async function pageFiles(): Promise<{ script: string; styles: string }> {
+        const page = await get(`/room/${student.token}`);
+        const script = /<script\b[^>]*\bsrc="([^"]+)"/.exec(page.text)?.[1];
+        const styles = /<link\b[^>]*\brel="stylesheet"[^>]*\bhref="([^"]+)"/.exec(page.text)?.[1];
+        assert.ok(script !== undefined && styles !== undefined, page.text);
+        return { script, styles };
+      }
+
+      for (const [kind, contentType, marker] of [
+        ['script', 'text/javascript; charset=utf-8', /\b(import|export|function|const)\b/],
+        ['styles', 'text/css; charset=utf-8', /[{}]/],
       ] as const) {
-        it(`answers ${file} with its content type, an ETag and no-cache`, async () => {
-          const answer = await get(file);
+        it(`answers the page's ${kind} with its content type, an ETag and immutable caching`, async () => {
+          const answer = await get((await pageFiles())[kind]);
           assert.equal(answer.status, 200, answer.text);
           assert.equal(answer.headers['content-type'], contentType);
           assert.match(answer.text, marker);
           assert.match(answer.headers.etag ?? '', /^"[^"]+"$/);
-          assert.equal(answer.headers['cache-control'], 'no-cache');
+          assert.equal(answer.headers['cache-control'], 'public, max-age=31536000, immutable');
           assert.equal(answer.headers['x-content-type-options'], 'nosniff');
         });
 
-        it(`answers ${file} 304 with an empty body to If-None-Match naming its ETag`, async () => {
+        it(`answers the page's ${kind} 304 with an empty body to If-None-Match naming its ETag`, async () => {
+          const file = (await pageFiles())[kind];
           const first = await get(file);
           const etag = first.headers.etag ?? '';
           const again = await get(file, { 'if-none-match': etag });
           assert.equal(again.status, 304, again.text);
           assert.equal(again.bytes.length, 0);
           assert.equal(again.headers.etag, etag);
-          assert.equal(again.headers['cache-control'], 'no-cache');
         });
 
-        it(`answers ${file} in full to If-None-Match naming another ETag`, async () => {
+        it(`answers the page's ${kind} in full to If-None-Match naming another ETag`, async () => {
+          const file = (await pageFiles())[kind];
           const first = await get(file);
           const stale = await get(file, { 'if-none-match': '"stale"' });
           assert.equal(stale.status, 200, stale.text);
@@ -244,9 +256,8 @@ for (const dialect of DIALECTS) {
       }
 
       it('gives the two files different ETags', async () => {
-        const script = await get('/room/assets/room.js');
-        const styles = await get('/room/assets/room.css');
-        assert.notEqual(script.headers.etag, styles.headers.etag);
+        const { script, styles } = await pageFiles();
+        assert.notEqual((await get(script)).headers.etag, (await get(styles)).headers.etag);
       });
     });
 

@@ -1,16 +1,17 @@
 /**
- * The console's one import of the browser's live client (src/http/live/page/live-client.js, shared
- * with the candidate's room page): the socket to `/live/exams/:id` and the candidates' media.
- * Types: live-client-module.d.ts.
+ * The console's one import of the browser's live client (web/live/live-client.ts, shared with the
+ * candidate's room and phone): the socket to `/live/exams/:id` and the candidates' media. The names
+ * the console's screens use for its types are given here.
  */
-export { connectLive } from '../../../../src/http/live/page/live-client.js';
+export { connectLive } from '../../../live/live-client.ts';
 export type {
+  AppMessage as ServerMessage,
   LiveConnection,
   LiveMessageJson,
+  LiveStats as WatchStats,
   LiveStatus,
-  ServerMessage,
+  LiveWatch as Watch,
   SocketStatus,
   StreamKind,
-  Watch,
   WatchState,
-} from '../../../../src/http/live/page/live-client.js';
+} from '../../../live/live-client.ts';

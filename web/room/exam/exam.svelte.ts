@@ -1,0 +1,164 @@
+/**
+ * What the exam stage does (docs/room.md, "Exam in progress"): it starts recording once the stage
+ * is up (or waits for a click after a reload, since browsers share the camera and the screen only
+ * then), reports the events, follows the streams it records, finishes on the candidate's word and
+ * hands over to the server's clock when the time is up.
+ */
+import { tick } from 'svelte';
+import { room } from '../state/room.svelte.ts';
+import { publishLive } from '../live/live.svelte.ts';
+import { FLAGS_STOP_LIMIT_MS, runFlags, stopFlags } from './flags.ts';
+import { flushEvents, sendEvent, watchEvents, type EventType } from './events.ts';
+import { recording, type Source } from './recording.svelte.ts';
+import { EXAM_WORDS as words } from './words.ts';
+
+/** The rounds and the pause of the status reads after the countdown reached zero (a minute at most). */
+const TIME_UP_ROUNDS = 30;
+const TIME_UP_EVERY_MS = 2000;
+
+/** True when the stream has a track that still runs. */
+function running(stream: MediaStream | undefined): boolean {
+  return stream?.getTracks().some((track) => track.readyState === 'live') === true;
+}
+
+class ExamControl {
+  /** The label of the button that starts recording again; undefined while it is hidden. */
+  resumeLabel: string | undefined = $state();
+  /** What the recording line says instead of what is recorded (waiting for a click, saving). */
+  note: string | undefined = $state();
+  /** The candidate confirmed the finish: the page is sending its last parts. */
+  finishing = false;
+  #begun = false;
+  readonly #watchedTracks = new WeakSet<MediaStreamTrack>();
+
+  /** Once per page, when the exam stage is up: recording starts, or waits for a click. */
+  begin(): void {
+    const view = room.view;
+    if (this.#begun || view === undefined) return;
+    this.#begun = true;
+    watchEvents(
+      () => this.finishing,
+      () => recording.drain(),
+    );
+    // Opened on a started exam: the page was reloaded (or opened again), which staff should know.
+    if (!room.startedHere) void sendEvent('page_reloaded');
+    const { exam } = view;
+    const needCamera = exam.web_cam && !running(room.cameraStream);
+    const needScreen = exam.screen_share && !running(room.screenStream);
+    if (needCamera || needScreen) {
+      // No streams (a reload lost them, or the checks were skipped): the browser shares the camera
+      // and the screen only after a click.
+      this.resumeLabel = room.startedHere ? words.startRecording : words.resumeRecording;
+      this.note = room.startedHere ? words.recordingNotStarted : words.recordingReloaded;
+      return;
+    }
+    this.startRecording();
+  }
+
+  /** Asks for the camera and the screen again (a click), then records them. */
+  async resume(): Promise<void> {
+    const exam = room.view?.exam;
+    if (exam === undefined) return;
+    if (exam.web_cam) {
+      room.cameraStream = await navigator.mediaDevices.getUserMedia({
+        video: { width: 640, height: 480 },
+        audio: true,
+      });
+    }
+    if (exam.screen_share) {
+      room.screenStream = await navigator.mediaDevices.getDisplayMedia({ video: true, audio: false });
+    }
+    this.resumeLabel = undefined;
+    this.startRecording();
+    publishLive();
+    // The button hid itself: the line that says what is recorded takes the focus.
+    await tick();
+    const active = document.activeElement;
+    if (active === null || active === document.body || active.closest('[hidden]') !== null) {
+      const line = document.getElementById('recording-state');
+      if (line !== null) {
+        line.tabIndex = -1;
+        line.focus();
+      }
+    }
+  }
+
+  /** Records the streams the page has, follows their tracks, and hands them to the detectors. */
+  startRecording(): void {
+    this.note = undefined;
+    recording.start();
+    this.#watchTracks();
+    void runFlags();
+  }
+
+  /** Stops recording, sends the last parts, events and flags, then finishes the exam on the server. */
+  async finish(): Promise<void> {
+    this.finishing = true;
+    try {
+      this.note = words.recordingSaving;
+      await Promise.all([recording.stop(), stopFlags(FLAGS_STOP_LIMIT_MS)]);
+      await flushEvents();
+      room.accept(await room.callView('POST', '/finish'));
+    } finally {
+      this.finishing = false;
+    }
+  }
+
+  /**
+   * The countdown reached zero: stops recording, sends what it has, then reads the status every 2
+   * seconds until the server, whose clock decides, has finished the session (the two clocks may
+   * differ by a moment).
+   */
+  async timeUp(): Promise<void> {
+    room.announce(words.timeUp);
+    await recording.stop();
+    for (let round = 0; round < TIME_UP_ROUNDS && room.view?.session.status === 'exam_started'; round += 1) {
+      await room.poll();
+      if (room.view?.session.status !== 'exam_started') return;
+      await new Promise((resolve) => window.setTimeout(resolve, TIME_UP_EVERY_MS));
+    }
+  }
+
+  /** A camera, microphone or screen share that stops is an incident, and recording waits for a click. */
+  #watchTracks(): void {
+    const watched: [MediaStream | undefined, string, EventType, Source, string][] = [
+      [room.cameraStream, 'video', 'webcam_lost', 'webcam', 'camera'],
+      [room.cameraStream, 'audio', 'microphone_lost', 'webcam', 'microphone'],
+      [room.screenStream, 'video', 'screen_share_stopped', 'screen', 'screen share'],
+    ];
+    for (const [stream, kind, event, source, what] of watched) {
+      for (const track of stream?.getTracks() ?? []) {
+        if (track.kind !== kind || this.#watchedTracks.has(track)) continue;
+        this.#watchedTracks.add(track);
+        track.addEventListener('ended', () => {
+          if (this.finishing || room.view?.session.status !== 'exam_started') return;
+          void sendEvent(event);
+          room.showError(words.trackStopped(what));
+          this.resumeLabel = words.resumeRecording;
+          recording.stopSource(source);
+        });
+      }
+    }
+  }
+}
+
+/** The exam stage's controller: one per page. */
+export const exam = new ExamControl();
+
+/** What the recording line says now. */
+export function recordingLine(): string {
+  if (exam.note !== undefined) return exam.note;
+  const view = room.view;
+  if (recording.running.length === 0) {
+    if (view?.exam.web_cam === true || view?.exam.screen_share === true) return words.recordingOff;
+    return view?.mobile != null ? words.recordingPhoneOnly : words.recordingNone;
+  }
+  const sources = recording.running
+    .map((source) => (source === 'webcam' ? 'camera' : 'screen'))
+    .join(' and ');
+  return words.recordingOn(sources);
+}
+
+// A poll that finds the session finished (time up, ended by staff) stops the recorders first, so
+// the finished page counts the parts the server refused.
+room.whenFinished(() => recording.stop());
