@@ -18,7 +18,7 @@ import { ROOT } from './benchmark.ts';
 export const WIDTH = 640;
 export const HEIGHT = 360;
 export const FPS = 15;
-/** The live client's camera bitrate (src/http/live/page/live-client.js CAMERA_BITRATE). */
+/** The live client's camera bitrate (web/live/media.ts, the camera encoding). */
 const BITRATE = 600_000;
 const FRAMES = 60;
 const KEY_EVERY = 30;

@@ -32,7 +32,7 @@ import { chunkPayload, PAYLOAD_SEEDS, sha256 } from './room-payload.ts';
 import { createExam, createTeacher, serviceEnv } from './service.ts';
 import { nonceSource } from './signed-client.ts';
 
-/** The room page's rates (src/http/room/page/room.js): CHUNK_MS, POLL_MS. */
+/** The room page's rates (web/room/exam/recording.svelte.ts and web/room/state/room.svelte.ts): chunk length, poll interval. */
 const CHUNK_MS = 4_000;
 const POLL_MS = 20_000;
 /** The page reports focus and full-screen changes as they happen; one a minute per candidate. */

@@ -2,7 +2,7 @@
  * The load generator of the room-capacity benchmark, run as its own process (never in the server's,
  * nor in the orchestrator's event loop): `node bench/room-load.ts PLAN.json RESULT.json`.
  *
- * Each simulated candidate does what the room page (src/http/room/page/room.js) does while an exam
+ * Each simulated candidate does what the room page (web/room: web/room/state/room.svelte.ts and web/room/exam/) does while an exam
  * runs: a webcam and a screen recorder each produce one chunk every CHUNK_MS (MediaRecorder's
  * timeslice), queued and sent one after another per recorder, the next only once the previous one
  * is acknowledged; the view is polled every POLL_MS; and now and then an event is reported. Start

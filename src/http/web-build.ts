@@ -1,5 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { sendStaticAsset, staticAsset, type StaticAsset } from './static-asset.ts';
 
@@ -8,6 +10,9 @@ import { sendStaticAsset, staticAsset, type StaticAsset } from './static-asset.t
  * scripts, read into memory once per process. Pages name an entry of web/entries.ts and get the
  * hashed files it needs from Vite's manifest; the files themselves are served at /assets/*.
  */
+
+const brotliCompress = promisify(zlib.brotliCompress);
+const gzip = promisify(zlib.gzip);
 
 /**
  * Where the build lands: dist/web in the repository, or WEB_DIST (a development knob beside the
@@ -156,17 +161,80 @@ export function entryHeadTags(entry: EntryFiles): string {
  */
 export const ASSET_POLICY = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'";
 
-/** Answers with `name` from `build` at a year's immutable caching (its name changes with its content), or 404. */
-export function sendBuiltAsset(
+/** The encodings the built files are offered in, the browser's preference first. */
+type Encoding = 'br' | 'gzip';
+
+/** Files not worth packing: already packed (images, fonts) or too small to gain a round trip's worth. */
+const PACKABLE_TYPE = /^(text\/|application\/(json|wasm)|image\/svg)/;
+const MIN_PACKED_BYTES = 1024;
+
+/** Each file's packed forms, made on first request (in zlib's thread pool) and kept with the build. */
+const packed = new WeakMap<StaticAsset, Map<Encoding, Promise<StaticAsset | undefined>>>();
+
+/** The best encoding `header` (Accept-Encoding) allows: brotli, then gzip; undefined for neither. */
+export function chosenEncoding(header: string | undefined): Encoding | undefined {
+  const allowed = new Set<string>();
+  for (const item of (header ?? '').slice(0, 1000).split(',')) {
+    const [token = '', ...params] = item.split(';').map((part) => part.trim().toLowerCase());
+    const refused = params.some((param) => /^q=0(\.0*)?$/.test(param));
+    if (!refused) allowed.add(token);
+  }
+  if (allowed.has('br')) return 'br';
+  if (allowed.has('gzip')) return 'gzip';
+  return undefined;
+}
+
+function pack(file: StaticAsset, encoding: Encoding): Promise<StaticAsset | undefined> {
+  let forms = packed.get(file);
+  if (forms === undefined) {
+    forms = new Map();
+    packed.set(file, forms);
+  }
+  let form = forms.get(encoding);
+  if (form === undefined) {
+    const bytes =
+      encoding === 'br'
+        ? brotliCompress(file.body, {
+            params: {
+              [zlib.constants.BROTLI_PARAM_QUALITY]: zlib.constants.BROTLI_MAX_QUALITY,
+              [zlib.constants.BROTLI_PARAM_SIZE_HINT]: file.body.length,
+            },
+          })
+        : gzip(file.body, { level: zlib.constants.Z_BEST_COMPRESSION });
+    form = bytes.then(
+      (body) =>
+        body.length < file.body.length
+          ? { body, contentType: file.contentType, etag: `${file.etag.slice(0, -1)}-${encoding}"` }
+          : undefined,
+      () => undefined,
+    );
+    forms.set(encoding, form);
+  }
+  return form;
+}
+
+/**
+ * Answers with `name` from `build` at a year's immutable caching (its name changes with its content),
+ * packed with brotli or gzip when the browser takes it, or 404. Returns the reply.
+ */
+export async function sendBuiltAsset(
   request: Parameters<typeof sendStaticAsset>[0],
   reply: FastifyReply,
   build: WebBuild,
   name: string,
-): FastifyReply {
+): Promise<FastifyReply> {
   reply.header('x-content-type-options', 'nosniff').header('content-security-policy', ASSET_POLICY);
   const file = build.assets.get(name);
   if (file === undefined) return reply.code(404).type('text/plain; charset=utf-8').send('Not Found');
-  return sendStaticAsset(request, reply, file, 'public, max-age=31536000, immutable');
+  const cache = 'public, max-age=31536000, immutable';
+  if (!PACKABLE_TYPE.test(file.contentType) || file.body.length < MIN_PACKED_BYTES) {
+    return sendStaticAsset(request, reply, file, cache);
+  }
+  reply.header('vary', 'accept-encoding');
+  const encoding = chosenEncoding(request.headers['accept-encoding']);
+  const form = encoding === undefined ? undefined : await pack(file, encoding);
+  if (encoding === undefined || form === undefined) return sendStaticAsset(request, reply, file, cache);
+  return sendStaticAsset(request, reply.header('content-encoding', encoding), form, cache);
 }
 
 /** Registers /assets/:name, the hashed files of the web build. */

@@ -71,7 +71,7 @@ export type ServerMessage =
   /**
    * Both: sent with every ping (LIVE_HUB_TIMING.pingMs). Pages cannot see WebSocket pings, so this
    * is how a browser notices a socket whose network died without a word (it gives up on a socket
-   * silent for KEEPALIVE_LIMIT_MS of live-client.js and opens a new one).
+   * silent for KEEPALIVE_LIMIT_MS of the browser live client, web/live and opens a new one).
    */
   | { readonly type: 'keepalive' };
 
