@@ -5,7 +5,6 @@
  * known, so a renamed or retyped field in the server's schema fails the type check here, not in a
  * candidate's browser.
  */
-import createClient, { type Client } from 'openapi-fetch';
 import type { paths } from './api-schema';
 
 /** The JSON body of one answer, or never when that answer carries none. */
@@ -112,30 +111,4 @@ export type PhoneRecordingAnswer = Answer<'/api/mobile/{token}/recordings', 'pos
 export interface ApiErrorBody {
   readonly error: string;
   readonly errors?: Readonly<Record<string, readonly string[]>>;
-}
-
-// ---- A typed client ----
-
-/** The part of the generated paths the candidate pages may call, and nothing of the staff API. */
-export type CandidatePaths = {
-  [
-    Path in keyof paths as Path extends `/api/room/{token}${string}` | `/api/mobile/{token}${string}`
-      ? Path
-      : never
-  ]: paths[Path];
-};
-
-/**
- * A typed fetch client for the candidate APIs (openapi-fetch), for JSON calls where a page would
- * rather have `data`/`error` than requestJson's untyped `json`:
- * `candidateClient().GET('/api/room/{token}', { params: { path: { token } } })`.
- * Multipart uploads (recordings, photos, answer files) stay with requestJson and a FormData body,
- * since the schema describes their fields, not the FormData the browser sends.
- */
-export function candidateClient(origin: string = window.location.origin): Client<CandidatePaths> {
-  return createClient<CandidatePaths>({
-    baseUrl: origin,
-    credentials: 'same-origin',
-    headers: { accept: 'application/json' },
-  });
 }
