@@ -8,42 +8,28 @@
  * or `gone` when the server no longer knows the link. Recording starts by itself when the student
  * starts the exam on the computer. Chunks wait in a queue that survives a dropped connection; a
  * reopened page resumes the numbering where the server says (`next_sequence`). The server is the
- * judge of every move; the page shows what it says.
+ * judge of every move; the page shows what it says. The parts live beside it: the recording
+ * (recording.ts), the heartbeat (heartbeat.ts), the page's presence (presence.ts), the live link
+ * (live-link.ts) and what the view means for the page (stage.ts).
  */
-import { ApiError, wakeableSleeps } from '../../shared/http.ts';
+import { wakeableSleeps } from '../../shared/http.ts';
 import { PageMessages } from '../../shared/page-messages.svelte.ts';
-import { ChunkQueue } from '../../shared/recording/chunk-queue.ts';
-import { Recorder, recordClip, TYPES_VIDEO_ONLY } from '../../shared/recording/recorder.ts';
+import { recordClip, TYPES_VIDEO_ONLY } from '../../shared/recording/recorder.ts';
 import { CAMERA, EXAM, FINISHED, PAGE, SETUP, type LiveState } from '../words.ts';
 import { PhoneApi, type PhoneView } from './api.ts';
 import { cameraAdvice, facingMemory, openCamera, type Facing } from './camera.ts';
 import { deviceDescription } from './device.ts';
+import { Heartbeat, HEARTBEAT_MS, WAITING_HEARTBEAT_MS } from './heartbeat.ts';
 import { ScreenWake, watchBattery, type BatteryState, type WakeState } from './keep-awake.ts';
-import { loadPhoneLive, type PhoneLive } from './live.ts';
+import { LiveLink } from './live-link.ts';
+import { watchPresence } from './presence.ts';
+import { PhoneRecording } from './recording.ts';
+import { checkLineOf, secondsLeftOf, stageOf, type CheckLine, type Stage } from './stage.ts';
 
-/** Milliseconds of recording per uploaded chunk (as the room's). */
-const CHUNK_MS = 4000;
-/** The phone's recording bitrate: a side view, sharp enough to read a screen at a metre. */
-const BITS_PER_SECOND = 600_000;
-/** How often the page tells the server it is still there (and reads the session's status back). */
-const HEARTBEAT_MS = 5000;
-/**
- * How often it does so before the exam, so that recording starts within a moment of the start on
- * the computer (the phone hears of it only then; a wait of 5 s would be a recording gap).
- */
-const WAITING_HEARTBEAT_MS = 2000;
+export type { CheckLine, Stage };
+
 /** How long the camera check films. */
 export const CHECK_CLIP_MS = 2000;
-/** How long finishing waits for queued chunks before it gives up on them. */
-const FLUSH_LIMIT_MS = 30_000;
-
-export type Stage = 'loading' | 'setup' | 'exam' | 'finished' | 'gone';
-
-/** The check's result line: its words and whether it passed or failed. */
-export interface CheckLine {
-  readonly text: string;
-  readonly outcome: '' | 'succeeded' | 'failed';
-}
 
 export class PhoneSession {
   readonly token: string;
@@ -79,19 +65,16 @@ export class PhoneSession {
 
   /** performance.now() when `view` arrived, so the countdown runs on the server's figure. */
   #viewAt = 0;
-  #recorder: Recorder | undefined;
-  #heartbeatTimer: number | undefined;
   #tickTimer: number | undefined;
-  #leaving = false;
   /**
    * True once the server refused a chunk because the exam is over (its time ran out) before the
    * session's status says so; the page then shows the end as well.
    */
   #refusedAsFinished = false;
-  #live: PhoneLive | undefined;
-  #liveLoading = false;
   readonly #sleeps = wakeableSleeps();
-  readonly #queue: ChunkQueue;
+  readonly #recordingParts: PhoneRecording;
+  readonly #heartbeat: Heartbeat;
+  readonly #live: LiveLink;
   readonly #wake = new ScreenWake((state) => (this.wakeState = state));
   readonly #facingMemory;
 
@@ -106,16 +89,13 @@ export class PhoneSession {
       },
       onGone: (message) => this.#gone(message),
     });
-    // One queue for the page, whatever recorder fills it: a camera switched or turned on again
-    // goes on with the numbering unbroken.
-    this.#queue = new ChunkQueue({
-      source: 'mobile',
+    // One queue for the page, whatever recorder fills it.
+    this.#recordingParts = new PhoneRecording({
       upload: (form) => this.api.uploadChunk(form),
       pause: this.#sleeps.pause,
-      refused: 'drop',
-      onChange: () => {
-        this.queueSequence = this.#queue.sequence;
-        this.waiting = this.#queue.waiting;
+      onQueue: () => {
+        this.queueSequence = this.#recordingParts.sequence;
+        this.waiting = this.#recordingParts.waiting;
       },
       onClosed: (error) => {
         if (/finished/i.test(error.message)) {
@@ -123,6 +103,27 @@ export class PhoneSession {
           this.#render();
         } else void this.heartbeat();
       },
+      onFilming: () => (this.recording = true),
+    });
+    this.#heartbeat = new Heartbeat({
+      api: this.api,
+      report: () => ({
+        battery_level: this.battery === null ? null : this.battery.level,
+        charging: this.battery === null ? null : this.battery.charging,
+        visible: document.visibilityState === 'visible',
+        // Whether this page films now: a phone that only waits reads as paired, not streaming.
+        streaming: this.recording,
+      }),
+      accept: (view) => this.#accept(view),
+      over: () => this.over,
+      // Shorter while waiting for the start.
+      every: () => (this.stage === 'setup' ? WAITING_HEARTBEAT_MS : HEARTBEAT_MS),
+    });
+    this.#live = new LiveLink({
+      token,
+      stream: () => this.stream,
+      over: () => this.over,
+      onState: (state) => (this.liveState = state),
     });
   }
 
@@ -133,10 +134,19 @@ export class PhoneSession {
 
   /** Starts the page: says hello, follows the battery, the connection and the student leaving. */
   start(): void {
-    this.#watchLeaving();
-    window.addEventListener('online', () => {
-      this.#sleeps.wakeAll();
-      void this.heartbeat();
+    watchPresence({
+      filming: () => this.recording && this.stage === 'exam',
+      present: () => !this.over && this.stage !== 'loading',
+      leave: () => this.api.leave(),
+      returned: () => void this.#open(),
+      visibility: (visible) => {
+        if (visible && this.stream !== undefined) void this.#wake.request();
+        void this.heartbeat();
+      },
+      online: () => {
+        this.#sleeps.wakeAll();
+        void this.heartbeat();
+      },
     });
     void watchBattery((battery) => this.#readBattery(battery)).then((battery) => {
       if (battery !== null) this.#readBattery(battery);
@@ -175,11 +185,11 @@ export class PhoneSession {
       if (this.stage === 'gone') return;
       this.loadingShown = false;
       this.messages.showError(error instanceof Error ? error.message : String(error));
-      this.#heartbeatTimer = window.setTimeout(() => void this.#open(), HEARTBEAT_MS);
+      this.#heartbeat.after(HEARTBEAT_MS, () => void this.#open());
       return;
     }
     this.messages.clearError();
-    this.#heartbeatTimer = window.setTimeout(() => void this.heartbeat(), this.#heartbeatEvery());
+    this.#heartbeat.schedule();
     // A reopened page turns the camera it used on again; the browser remembers the permission.
     const saved = this.#facingMemory.recall();
     if (saved !== undefined && this.stream === undefined && !this.over) await this.startCamera(saved);
@@ -197,15 +207,9 @@ export class PhoneSession {
     const view = this.view;
     if (view === undefined) return;
     document.title = PAGE.title(view.exam.name);
-    const status = view.session.status;
-    const stage: Stage =
-      status === 'exam_finished' || this.#refusedAsFinished
-        ? 'finished'
-        : status === 'exam_started'
-          ? 'exam'
-          : 'setup';
+    const stage = stageOf(view, this.#refusedAsFinished);
     if (stage !== this.stage) this.#show(stage);
-    if (stage === 'setup') this.#updateCheck();
+    if (stage === 'setup') this.check = checkLineOf(this.view, this.check);
     if (stage === 'exam') this.#tick();
   }
 
@@ -221,55 +225,13 @@ export class PhoneSession {
     if (stage === 'finished') void this.#finish();
   }
 
-  /** The check's line, as the server's view says (a failure shown by the check itself stays until then). */
-  #updateCheck(): void {
-    const check = this.view?.mobile.check;
-    if (check === 'succeeded') this.check = { text: SETUP.passed, outcome: 'succeeded' };
-    else if (check === 'failed') this.check = { text: SETUP.failedTryAgain, outcome: '' };
-    else this.check = { text: this.check.text, outcome: '' };
-  }
-
-  /** Seconds left in the exam by the server's figure, run on since the view arrived; null when untimed. */
   #tick(): void {
-    const left = this.view?.session.time_left_seconds;
-    this.secondsLeft =
-      left === null || left === undefined
-        ? null
-        : Math.max(0, Math.floor(left - (performance.now() - this.#viewAt) / 1000));
-  }
-
-  /** The pause before the next heartbeat: shorter while waiting for the start. */
-  #heartbeatEvery(): number {
-    return this.stage === 'setup' ? WAITING_HEARTBEAT_MS : HEARTBEAT_MS;
+    this.secondsLeft = secondsLeftOf(this.view, performance.now() - this.#viewAt);
   }
 
   /** Tells the server the phone is still there, and shows the view it answers. Schedules the next. */
-  async heartbeat(): Promise<void> {
-    window.clearTimeout(this.#heartbeatTimer);
-    if (this.over) return;
-    try {
-      this.#accept(
-        await this.api.heartbeat({
-          battery_level: this.battery === null ? null : this.battery.level,
-          charging: this.battery === null ? null : this.battery.charging,
-          visible: document.visibilityState === 'visible',
-          // Whether this page films now: a phone that only waits reads as paired, not streaming.
-          streaming: this.recording,
-        }),
-      );
-    } catch (error) {
-      // A finished session refuses the heartbeat: the view says so.
-      if (error instanceof ApiError && error.status === 409) {
-        await this.api
-          .view('GET', '')
-          .then((view) => this.#accept(view))
-          .catch(() => undefined);
-      }
-    }
-    if (this.over) return;
-    // One timer only, even when a heartbeat of a visibility change ran meanwhile.
-    window.clearTimeout(this.#heartbeatTimer);
-    this.#heartbeatTimer = window.setTimeout(() => void this.heartbeat(), this.#heartbeatEvery());
+  heartbeat(): Promise<void> {
+    return this.#heartbeat.beat();
   }
 
   // ---- The camera ------------------------------------------------------------------------------
@@ -301,7 +263,7 @@ export class PhoneSession {
     this.messages.announce(which === 'user' ? CAMERA.frontOn : CAMERA.backOn);
     void this.#wake.request();
     this.#startRecording();
-    void this.#startLive();
+    if (this.view?.exam.live_proctoring === true) void this.#live.start();
   }
 
   /** The camera was taken away (another app, the system): stop recording and ask for it again. */
@@ -337,7 +299,7 @@ export class PhoneSession {
     if (this.view?.mobile.check === 'succeeded') this.messages.announce(SETUP.passedAnnounced);
   }
 
-  // ---- Recording -------------------------------------------------------------------------------
+  // ---- Recording and the end -------------------------------------------------------------------
 
   /**
    * Starts recording the camera; the first time, numbered from the server's `next_sequence`. Does
@@ -346,54 +308,41 @@ export class PhoneSession {
   #startRecording(): void {
     const view = this.view;
     if (view === undefined || this.stage !== 'exam') return;
-    if (this.stream === undefined || this.#recorder !== undefined) return;
-    this.#queue.startAt(view.mobile.next_sequence);
-    this.queueSequence = this.#queue.sequence;
-    this.#recorder = new Recorder({
-      stream: this.stream,
-      queue: this.#queue,
-      mimeTypes: TYPES_VIDEO_ONLY,
-      chunkMs: CHUNK_MS,
-      videoBitsPerSecond: BITS_PER_SECOND,
-      onStart: () => (this.recording = true),
-    });
+    if (this.stream === undefined || this.#recordingParts.running) return;
+    this.#recordingParts.start(this.stream, view.mobile.next_sequence);
+    this.queueSequence = this.#recordingParts.sequence;
     this.recorderOn = true;
     this.messages.announce(EXAM.announced);
   }
 
   /** Stops the recorder (its last chunk joins the queue). */
   async #stopRecorder(): Promise<void> {
-    const running = this.#recorder;
-    this.#recorder = undefined;
     this.recorderOn = false;
     this.recording = false;
-    await running?.stop();
+    await this.#recordingParts.stop();
   }
 
-  /** The exam is over: stop, send what waits (at most FLUSH_LIMIT_MS), and say what arrived. */
+  /** The exam is over: stop, send what waits (for a while at most), and say what arrived. */
   async #finish(): Promise<void> {
     window.clearInterval(this.#tickTimer);
-    window.clearTimeout(this.#heartbeatTimer);
+    this.#heartbeat.stop();
     await this.#stopRecorder();
-    await Promise.race([
-      this.#queue.drain(),
-      new Promise((resolve) => window.setTimeout(resolve, FLUSH_LIMIT_MS)),
-    ]);
-    this.#stopLive();
+    await this.#recordingParts.flush();
+    this.#live.stop();
     this.#stopCamera();
     const sent = this.sent;
-    const missing = this.#queue.waiting;
+    const missing = this.#recordingParts.waiting;
     this.arrival = missing > 0 ? FINISHED.missing(missing) : sent > 0 ? FINISHED.arrived(sent) : '';
   }
 
   /** Stops everything for a link the server no longer knows, and says what to do. */
   #gone(message: string): void {
     if (this.stage === 'gone') return;
-    window.clearTimeout(this.#heartbeatTimer);
+    this.#heartbeat.stop();
     window.clearInterval(this.#tickTimer);
-    this.#queue.stop();
+    this.#recordingParts.abandon();
     void this.#stopRecorder();
-    this.#stopLive();
+    this.#live.stop();
     this.#stopCamera();
     this.messages.clearError();
     this.goneText = /[.!?]$/.test(message) ? message : `${message}.`;
@@ -401,70 +350,7 @@ export class PhoneSession {
     this.stage = 'gone';
   }
 
-  // ---- Keeping the phone awake, its battery, and its presence ---------------------------------
-
   #readBattery(battery: BatteryState): void {
     this.battery = { level: battery.level, charging: battery.charging };
-  }
-
-  /** The student is leaving: warn while recording, and tell the server the phone is gone. */
-  #watchLeaving(): void {
-    window.addEventListener('beforeunload', (event) => {
-      if (!this.recording || this.stage !== 'exam') return;
-      event.preventDefault();
-      // Older browsers show the warning only when returnValue is set.
-      event.returnValue = '';
-    });
-    window.addEventListener('pagehide', () => {
-      if (this.#leaving || this.over || this.stage === 'loading') return;
-      this.#leaving = true;
-      this.api.leave();
-    });
-    // Back from the browser's page cache: the server heard the phone leave, so say hello again.
-    window.addEventListener('pageshow', (event) => {
-      if (!event.persisted || !this.#leaving) return;
-      this.#leaving = false;
-      void this.#open();
-    });
-    document.addEventListener('visibilitychange', () => {
-      if (document.visibilityState === 'visible' && this.stream !== undefined) void this.#wake.request();
-      void this.heartbeat();
-    });
-  }
-
-  // ---- Live proctoring -------------------------------------------------------------------------
-
-  /**
-   * In a live-proctored exam the phone also shows its camera to the proctor, through the live
-   * module (loaded only then); a camera turned on anew is handed to it. A failure there only shows
-   * in the live line: the recording goes on as it is.
-   */
-  async #startLive(): Promise<void> {
-    if (this.view?.exam.live_proctoring !== true || this.stream === undefined || this.over) return;
-    if (this.#live !== undefined) {
-      this.#live.setStream(this.stream);
-      return;
-    }
-    if (this.#liveLoading) return;
-    this.#liveLoading = true;
-    try {
-      const module = await loadPhoneLive();
-      if (this.stream === undefined || this.over) return;
-      this.#live = module.startPhoneLive({
-        token: this.token,
-        stream: this.stream,
-        onState: (state) => (this.liveState = state),
-      });
-    } catch {
-      this.liveState = 'unavailable';
-    } finally {
-      this.#liveLoading = false;
-    }
-  }
-
-  #stopLive(): void {
-    this.#live?.stop();
-    this.#live = undefined;
-    this.liveState = undefined;
   }
 }

@@ -1,0 +1,35 @@
+/**
+ * What the page shows, read from the server's view of the session: the stage, the check's line
+ * and the seconds left. Pure: the session module applies them.
+ */
+import { SETUP } from '../words.ts';
+import type { PhoneView } from './api.ts';
+
+export type Stage = 'loading' | 'setup' | 'exam' | 'finished' | 'gone';
+
+/** The check's result line: its words and whether it passed or failed. */
+export interface CheckLine {
+  readonly text: string;
+  readonly outcome: '' | 'succeeded' | 'failed';
+}
+
+/** The stage the session's status calls for; a chunk refused as "finished" ends it too. */
+export function stageOf(view: PhoneView, refusedAsFinished: boolean): Stage {
+  const status = view.session.status;
+  if (status === 'exam_finished' || refusedAsFinished) return 'finished';
+  return status === 'exam_started' ? 'exam' : 'setup';
+}
+
+/** The check's line, as the server's view says (a failure shown by the check itself stays until then). */
+export function checkLineOf(view: PhoneView | undefined, shown: CheckLine): CheckLine {
+  const check = view?.mobile.check;
+  if (check === 'succeeded') return { text: SETUP.passed, outcome: 'succeeded' };
+  if (check === 'failed') return { text: SETUP.failedTryAgain, outcome: '' };
+  return { text: shown.text, outcome: '' };
+}
+
+/** Seconds left by the server's figure, run on for `elapsedMs` since the view arrived; null when untimed. */
+export function secondsLeftOf(view: PhoneView | undefined, elapsedMs: number): number | null {
+  const left = view?.session.time_left_seconds;
+  return left === null || left === undefined ? null : Math.max(0, Math.floor(left - elapsedMs / 1000));
+}
