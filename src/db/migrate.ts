@@ -20,6 +20,7 @@ import * as m0017 from './migrations/0017_automated_flags.ts';
 import * as m0018 from './migrations/0018_mobile_camera.ts';
 import * as m0019 from './migrations/0019_terms_acceptance.ts';
 import * as m0020 from './migrations/0020_recoverable_tokens_and_deadlines.ts';
+import * as m0021 from './migrations/0021_outbox_session_index.ts';
 
 /** The migrations in order; each receives the dialect because a few column types differ. */
 function migrationsFor(dialect: Database['dialect']): Record<string, Migration> {
@@ -44,6 +45,7 @@ function migrationsFor(dialect: Database['dialect']): Record<string, Migration> 
     '0018_mobile_camera': { up: (db) => m0018.up(db) },
     '0019_terms_acceptance': { up: (db) => m0019.up(db) },
     '0020_recoverable_tokens_and_deadlines': { up: (db) => m0020.up(db) },
+    '0021_outbox_session_index': { up: (db) => m0021.up(db) },
   };
 }
 
