@@ -64,7 +64,10 @@ export async function createTestDatabase(dialect: DialectName): Promise<TestData
     return {
       url: `sqlite:${path.join(dataDir, 'test.sqlite')}`,
       dataDir,
-      drop: () => Promise.resolve(fs.rmSync(dataDir, { recursive: true, force: true })),
+      // Retried: a file the closing database removes (its -wal, -shm) can vanish or appear while the
+      // folder is read for removal, which fails it once with ENOTEMPTY.
+      drop: () =>
+        Promise.resolve(fs.rmSync(dataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })),
     };
   }
   const schema = `t_${crypto.randomBytes(6).toString('hex')}`;
