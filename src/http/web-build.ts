@@ -164,7 +164,7 @@ export const ASSET_POLICY = "default-src 'none'; script-src 'self' 'wasm-unsafe-
 /** The encodings the built files are offered in, the browser's preference first. */
 type Encoding = 'br' | 'gzip';
 
-/** Files not worth packing: already packed (images, fonts) or too small to gain a round trip's worth. */
+/** What is worth packing: text, JSON, WebAssembly and SVG (images and fonts come packed), from 1 KiB up. */
 const PACKABLE_TYPE = /^(text\/|application\/(json|wasm)|image\/svg)/;
 const MIN_PACKED_BYTES = 1024;
 
