@@ -40,10 +40,23 @@ export default {
       comment:
         'The browser code (web/) reaches the server only through the API: its client types are ' +
         'generated from the OpenAPI document (web/shared/api-schema.d.ts). Of src/ it may import the ' +
-        "shared pure modules: the HTML rules the server also applies, and the live sockets' messages.",
+        "shared pure modules: the HTML rules the server also applies, the live sockets' messages, and " +
+        'the languages and message formatting (src/i18n, less the server-only catalogue reader).',
       severity: 'error',
       from: { path: '^web/' },
-      to: { path: '^src/', pathNot: '^src/(security/html-rules|live/protocol)[.]ts$' },
+      to: {
+        path: '^src/',
+        pathNot: '^src/(security/html-rules|live/protocol|i18n/locales|i18n/translate)[.]ts$',
+      },
+    },
+    {
+      name: 'i18n-pure',
+      comment:
+        'src/i18n (languages, message formatting, the catalogues) stands below everything: the domain, ' +
+        'the adapters and web/ use it; it imports nothing else of the service.',
+      severity: 'error',
+      from: { path: '^src/i18n/' },
+      to: { path: ['^src/', '^web/'], pathNot: '^src/i18n/' },
     },
     {
       name: 'web-protocol-types-only',

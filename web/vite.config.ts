@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
 import { defineConfig } from 'vite';
 import { WEB_ENTRIES } from './entries.ts';
+import { messagesPlugin } from './i18n/messages-plugin.ts';
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
@@ -17,7 +18,7 @@ const entries = Object.entries(WEB_ENTRIES).filter(([name]) => only === undefine
 export default defineConfig({
   root: here('.'),
   base: '/',
-  plugins: [svelte()],
+  plugins: [svelte(), messagesPlugin(new URL('../messages/', import.meta.url))],
   // Workers (the flags' detectors) are ES modules like the pages that start them.
   worker: { format: 'es' },
   build: {
