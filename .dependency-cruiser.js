@@ -46,7 +46,7 @@ export default {
       from: { path: '^web/' },
       to: {
         path: '^src/',
-        pathNot: '^src/(security/html-rules|live/protocol|i18n/locales|i18n/translate)[.]ts$',
+        pathNot: '^src/(security/html-rules|live/protocol|i18n/locales|i18n/translate|i18n/dates)[.]ts$',
       },
     },
     {

@@ -12,6 +12,7 @@ import { createIdentityProvidersService } from './domain/identity-providers/iden
 import { createLtiResourcesService } from './domain/lti-resources/lti-resources.service.ts';
 import { createToolProvidersService } from './domain/tool-providers/tool-providers.service.ts';
 import { createInstitutesService } from './domain/institutes/institutes.service.ts';
+import { createMessageOverridesService } from './domain/message-overrides/message-overrides.service.ts';
 import { createRoomService } from './domain/room/room.service.ts';
 import { createPhotosService } from './domain/student-sessions/photos.service.ts';
 import { createSessionFilesService } from './domain/student-sessions/session-files.service.ts';
@@ -138,6 +139,7 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
   );
   const services: Services = {
     institutes: createInstitutesService({ db, clock, files }),
+    messageOverrides: createMessageOverridesService({ db, clock }),
     users,
     exams: createExamsService({ db, clock }),
     documents: createDocumentsService({ db, clock, files }),

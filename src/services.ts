@@ -7,6 +7,7 @@ import type { LtiResourcesService } from './domain/lti-resources/lti-resources.s
 import type { ToolProvidersService } from './domain/tool-providers/tool-providers.service.ts';
 import type { FilesService } from './domain/files/files.service.ts';
 import type { InstitutesService } from './domain/institutes/institutes.service.ts';
+import type { MessageOverridesService } from './domain/message-overrides/message-overrides.service.ts';
 import type { ExamExportsService } from './domain/exports/exam-exports.service.ts';
 import type { MailService } from './mail/mail.service.ts';
 import type { RoomService } from './domain/room/room.service.ts';
@@ -42,6 +43,8 @@ import type { LtiLaunchService } from './domain/lti/launch.service.ts';
 /** The use cases the transports (HTTP, CLI) call; built once in app.ts. */
 export interface Services {
   readonly institutes: InstitutesService;
+  /** An institute's own wording of candidate messages and emails (docs/languages.md). */
+  readonly messageOverrides: MessageOverridesService;
   readonly users: UsersService;
   readonly exams: ExamsService;
   readonly documents: DocumentsService;

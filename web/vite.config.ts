@@ -38,6 +38,15 @@ export default defineConfig({
       input: Object.fromEntries(entries.map(([name, file]) => [name, here(file)])),
       // Entries keep their exports: the live client and the LiveKit adapter are imported by address.
       preserveEntrySignatures: 'exports-only',
+      output: {
+        // A page's catalogue in one language is assets/messages-<page>-<locale>-<hash>.js.
+        chunkFileNames: (chunk) => {
+          const catalogue = /virtual:messages\/([^/]+)\/([^/]+)$/.exec(chunk.facadeModuleId ?? '');
+          return catalogue === null
+            ? 'assets/[name]-[hash].js'
+            : `assets/messages-${catalogue[1]}-${catalogue[2]}-[hash].js`;
+        },
+      },
     },
   },
 });

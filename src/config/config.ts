@@ -50,6 +50,11 @@ export interface Config {
   /** Keep the room's recording chunks after their recording is finalised (`KEEP_RECORDING_CHUNKS`, default false). */
   readonly keepRecordingChunks: boolean;
   /**
+   * Offer the pseudo-locale `en-XA` to candidates (`PSEUDO_LOCALE`, default false): accented,
+   * longer English that shows hard-coded text and truncation in tests (docs/languages.md).
+   */
+  readonly pseudoLocale: boolean;
+  /**
    * Destinations outbound requests (webhooks) may reach although they are not public addresses
    * (`OUTBOUND_ALLOWLIST`: host names, addresses and networks, separated by commas or spaces).
    */
@@ -290,6 +295,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 365, 1, 3650),
     keepRecordingChunks:
       oneOf(env, 'KEEP_RECORDING_CHUNKS', ['true', 'false', '1', '0'], 'false').match(/^(true|1)$/) !== null,
+    pseudoLocale:
+      oneOf(env, 'PSEUDO_LOCALE', ['true', 'false', '1', '0'], 'false').match(/^(true|1)$/) !== null,
     outboundAllowlist: parseOutboundAllowlist(env.OUTBOUND_ALLOWLIST),
     live: parseLive(env),
   });

@@ -21,6 +21,9 @@ import * as m0018 from './migrations/0018_mobile_camera.ts';
 import * as m0019 from './migrations/0019_terms_acceptance.ts';
 import * as m0020 from './migrations/0020_recoverable_tokens_and_deadlines.ts';
 import * as m0021 from './migrations/0021_outbox_session_index.ts';
+import * as m0022 from './migrations/0022_candidate_languages.ts';
+import * as m0023 from './migrations/0023_message_overrides.ts';
+import * as m0024 from './migrations/0024_user_language.ts';
 
 /** The migrations in order; each receives the dialect because a few column types differ. */
 function migrationsFor(dialect: Database['dialect']): Record<string, Migration> {
@@ -46,6 +49,9 @@ function migrationsFor(dialect: Database['dialect']): Record<string, Migration> 
     '0019_terms_acceptance': { up: (db) => m0019.up(db) },
     '0020_recoverable_tokens_and_deadlines': { up: (db) => m0020.up(db) },
     '0021_outbox_session_index': { up: (db) => m0021.up(db) },
+    '0022_candidate_languages': { up: (db) => m0022.up(db) },
+    '0023_message_overrides': { up: (db) => m0023.up(db) },
+    '0024_user_language': { up: (db) => m0024.up(db) },
   };
 }
 

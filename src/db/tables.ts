@@ -54,6 +54,8 @@ export interface UsersTable {
   api_token_encrypted: ColumnType<string | null, string | null | undefined, string | null>;
   /** Since 0005_staff_sign_in: the scrypt hash (src/security/passwords.ts), null without a password. */
   password_hash: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Since 0024_user_language: the console's language the user picked; null to follow the browser. */
+  language: ColumnType<string | null, string | null | undefined, string | null>;
   active: Bool;
   created_at: Millis;
   updated_at: Millis;
@@ -102,8 +104,20 @@ export interface ExamsTable {
   automated_flags: DefaultedBool;
   /** JSON of the flags' thresholds; null for the defaults. */
   flag_settings: string | null;
+  /** Since 0022_candidate_languages: JSON array of the tags candidates may be shown; null for all. */
+  candidate_languages: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Millis;
   updated_at: Millis;
+}
+
+/** Since 0023_message_overrides: an institute's own wording of one catalogue message in one locale. */
+export interface MessageOverridesTable {
+  institute_id: number;
+  locale: string;
+  key: string;
+  message: string;
+  updated_at: Millis;
+  updated_by: number | null;
 }
 
 export interface ExamComanagersTable {
@@ -235,6 +249,10 @@ export interface StudentSessionsTable {
   terms_accepted_at: ColumnType<Millis | null, Millis | null | undefined, Millis | null>;
   /** Since 0019_terms_acceptance: the SHA-256 (hex) of the terms' text the candidate accepted. */
   terms_sha256: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Since 0022_candidate_languages: the student's language (a supported BCP 47 tag); null when unset. */
+  language: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Since 0022_candidate_languages: the candidate's own pick in a language menu; null before one. */
+  chosen_language: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Millis;
   updated_at: Millis;
 }
@@ -607,6 +625,7 @@ export interface Tables {
   documents: DocumentsTable;
   attachments: AttachmentsTable;
   student_sessions: StudentSessionsTable;
+  message_overrides: MessageOverridesTable;
   incidents: IncidentsTable;
   session_files: SessionFilesTable;
   tool_providers: ToolProvidersTable;

@@ -25,6 +25,8 @@ export interface EntryFiles {
   readonly script: string;
   readonly styles: readonly string[];
   readonly preloads: readonly string[];
+  /** The entry's message catalogue per language (web/i18n/messages-plugin.ts), by locale. */
+  readonly messages: ReadonlyMap<string, string>;
 }
 
 export interface WebBuild {
@@ -55,6 +57,7 @@ interface ManifestChunk {
   readonly isEntry?: boolean;
   readonly imports?: readonly string[];
   readonly css?: readonly string[];
+  readonly dynamicImports?: readonly string[];
 }
 
 function isManifestChunk(value: unknown): value is ManifestChunk {
@@ -96,7 +99,19 @@ function entriesOf(manifest: ReadonlyMap<string, ManifestChunk>): Map<string, En
       for (const sheet of current.css ?? []) styles.add(`/${sheet}`);
     };
     visit(chunk, true);
-    entries.set(chunk.name, { script: `/${chunk.file}`, styles: [...styles], preloads: [...preloads] });
+    // The catalogues the entry loads by language: `virtual:messages/<page>/<locale>` in the manifest.
+    const messages = new Map<string, string>();
+    for (const key of chunk.dynamicImports ?? []) {
+      const locale = /virtual:messages\/[^/]+\/([^/]+)$/.exec(key)?.[1];
+      const file = manifest.get(key)?.file;
+      if (locale !== undefined && file !== undefined) messages.set(locale, `/${file}`);
+    }
+    entries.set(chunk.name, {
+      script: `/${chunk.file}`,
+      styles: [...styles],
+      preloads: [...preloads],
+      messages,
+    });
   }
   return entries;
 }
@@ -144,12 +159,15 @@ export function webBuild(dist: string = WEB_DIST): WebBuild {
 
 /**
  * The `<head>` tags that load `entry`: style sheets first, then the module script and the chunks it
- * imports as module preloads, so the browser fetches them in parallel rather than one after another.
+ * imports as module preloads, so the browser fetches them in parallel rather than one after another;
+ * with `locale`, the catalogue of that language too (the page loads it before it draws anything).
  */
-export function entryHeadTags(entry: EntryFiles): string {
+export function entryHeadTags(entry: EntryFiles, locale?: string): string {
+  const catalogue = locale === undefined ? undefined : entry.messages.get(locale);
   return [
     ...entry.styles.map((href) => `<link rel="stylesheet" href="${href}">`),
     ...entry.preloads.map((href) => `<link rel="modulepreload" href="${href}">`),
+    ...(catalogue === undefined ? [] : [`<link rel="modulepreload" href="${catalogue}">`]),
     `<script type="module" src="${entry.script}"></script>`,
   ].join('\n');
 }

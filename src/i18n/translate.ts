@@ -35,12 +35,46 @@ export class BrokenMessage extends Error {
   override readonly name = 'BrokenMessage';
 }
 
-/** The parsed form of a message (throws BrokenMessage with the parser's reason). */
+/** The parser's error kinds (ErrorKind of @formatjs/icu-messageformat-parser) in plain words. */
+const PARSE_PROBLEMS: Readonly<Record<string, string>> = {
+  EXPECT_ARGUMENT_CLOSING_BRACE: 'a `{` is not closed by a `}`',
+  EMPTY_ARGUMENT: 'a placeholder `{}` has no name',
+  MALFORMED_ARGUMENT: 'a placeholder’s name is not a plain word',
+  EXPECT_ARGUMENT_TYPE: 'a comma after a placeholder’s name is not followed by a type',
+  INVALID_ARGUMENT_TYPE:
+    'a placeholder’s type is not one of number, date, time, select, plural, selectordinal',
+  EXPECT_ARGUMENT_STYLE: 'a placeholder’s style is missing after its comma',
+  INVALID_NUMBER_SKELETON: 'a number format is not valid',
+  INVALID_DATE_TIME_SKELETON: 'a date or time format is not valid',
+  EXPECT_NUMBER_SKELETON: 'a number format is missing after `::`',
+  EXPECT_DATE_TIME_SKELETON: 'a date or time format is missing after `::`',
+  UNCLOSED_QUOTE_IN_ARGUMENT_STYLE: 'an apostrophe in a placeholder’s style is not closed',
+  EXPECT_SELECT_ARGUMENT_OPTIONS: 'a select has no options',
+  EXPECT_PLURAL_ARGUMENT_OFFSET_VALUE: 'a plural’s offset has no value',
+  INVALID_PLURAL_ARGUMENT_OFFSET_VALUE: 'a plural’s offset is not a number',
+  EXPECT_SELECT_ARGUMENT_SELECTOR: 'a select has no choices',
+  EXPECT_PLURAL_ARGUMENT_SELECTOR: 'a plural has no choices',
+  EXPECT_SELECT_ARGUMENT_SELECTOR_FRAGMENT: 'a select’s choice has no `{text}` after it',
+  EXPECT_PLURAL_ARGUMENT_SELECTOR_FRAGMENT: 'a plural’s choice has no `{text}` after it',
+  INVALID_PLURAL_ARGUMENT_SELECTOR: 'a plural’s choice is not one of zero, one, two, few, many, other or =N',
+  DUPLICATE_PLURAL_ARGUMENT_SELECTOR: 'a plural names the same choice twice',
+  DUPLICATE_SELECT_ARGUMENT_SELECTOR: 'a select names the same choice twice',
+  MISSING_OTHER_CLAUSE: 'a plural or select has no `other` choice',
+  INVALID_TAG: 'a tag is not written as `<name>…</name>`',
+  INVALID_TAG_NAME: 'a tag’s name is not valid',
+  UNMATCHED_CLOSING_TAG: 'a closing tag does not match the tag it closes',
+  UNCLOSED_TAG: 'a tag is not closed',
+};
+
+/** The parsed form of a message (throws BrokenMessage with the reason in plain words and where). */
 function parseMessage(message: string): MessageFormatElement[] {
   try {
     return parse(message);
   } catch (error) {
-    throw new BrokenMessage(error instanceof Error ? error.message : String(error));
+    const kind = error instanceof Error ? error.message : String(error);
+    const offset = (error as { location?: { start?: { offset?: number } } }).location?.start?.offset;
+    const where = typeof offset === 'number' ? ` (at character ${offset + 1})` : '';
+    throw new BrokenMessage(`${PARSE_PROBLEMS[kind] ?? kind}${where}`);
   }
 }
 

@@ -160,6 +160,7 @@ function launchOf(payload: JWTPayload, provider: Lti13Provider): LtiLaunch {
     context: contextId === null ? null : { id: contextId, title: text(context?.title) },
     custom,
     returnUrl: text(record(payload[CLAIMS.launchPresentation])?.return_url),
+    locale: text(record(payload[CLAIMS.launchPresentation])?.locale),
     proctoring: proctoringOf(payload, kind),
     deepLinking: deepLinkingOf(payload, kind),
   };

@@ -293,6 +293,7 @@ export async function verifyLti11Launch(
     context: contextId === null ? null : { id: contextId, title: text(params, 'context_title') },
     custom: customOf(params),
     returnUrl: text(params, 'launch_presentation_return_url'),
+    locale: text(params, 'launch_presentation_locale'),
     proctoring: null,
     deepLinking: null,
   };

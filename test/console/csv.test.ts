@@ -3,6 +3,7 @@
  * encodings, separators, quoting, line ends and blank rows as spreadsheets write them, and column
  * names matched to student fields.
  */
+import '../helpers/console-language.ts';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
@@ -112,6 +113,12 @@ describe('guessColumns', () => {
       'external_id',
     ]);
     assert.deepEqual(guessColumns(['Prénom', 'Nom', 'Courriel']), ['first_name', 'last_name', 'email']);
+  });
+
+  it('finds the language column a student’s language is read from', () => {
+    assert.deepEqual(guessColumns(['Name', 'Email', 'Language']), ['name', 'email', 'language']);
+    assert.deepEqual(guessColumns(['Naam', 'E-mail', 'Taal']), ['name', 'email', 'language']);
+    assert.deepEqual(guessColumns(['Nom', 'Courriel', 'Langue']), ['last_name', 'email', 'language']);
   });
 
   it('gives each field to the first column that names it', () => {

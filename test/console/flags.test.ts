@@ -3,6 +3,7 @@
  * their type in words, confidence, who dismissed them, the queue's score bands, and the review
  * timeline's incidents carrying their flag (web/console/src/lib/review-time.ts).
  */
+import '../helpers/console-language.ts';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {

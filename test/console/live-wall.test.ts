@@ -4,6 +4,7 @@
  * figures, new incidents, chat messages merged from two sources, and the exam-clock second of an
  * incident filed live.
  */
+import '../helpers/console-language.ts';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {

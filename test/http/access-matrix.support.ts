@@ -948,6 +948,16 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
       call({ id: actor === 'superuser' ? await freshInstitute(world) : world.instituteA }),
   },
   'POST /institutes/:id/webhook_secret': { scope: 'id', prepare: (world) => call({ id: world.instituteA }) },
+  'GET /institutes/:id/message_overrides': {
+    scope: 'id',
+    prepare: (world) => call({ id: world.instituteA, locale: 'nl' }),
+  },
+  'PUT /institutes/:id/message_overrides': {
+    scope: 'id',
+    // An empty message removes a wording: allowed whether or not one is saved.
+    prepare: (world) =>
+      call({ id: world.instituteA, locale: 'nl', key: 'candidate.error.server', message: '' }),
+  },
 
   // Users
   'GET /institutes/:institute_id/users': {

@@ -125,6 +125,8 @@ const EXPECTED: Readonly<Record<string, Row>> = {
   'PUT /institutes/:id':                                     [OK,   OK,   DENY, DENY, DENY, DENY, DENY, DENY, HIDE, HIDE],
   'DELETE /institutes/:id':                                  [OK,   DENY, DENY, DENY, DENY, DENY, DENY, DENY, HIDE, HIDE],
   'POST /institutes/:id/webhook_secret':                     [OK,   OK,   DENY, DENY, DENY, DENY, DENY, DENY, HIDE, HIDE],
+  'GET /institutes/:id/message_overrides':                   [OK,   OK,   DENY, DENY, DENY, DENY, DENY, DENY, HIDE, HIDE],
+  'PUT /institutes/:id/message_overrides':                   [OK,   OK,   DENY, DENY, DENY, DENY, DENY, DENY, HIDE, HIDE],
 
   'GET /institutes/:institute_id/users':                     [LIST, LIST, DENY, DENY, DENY, DENY, DENY, DENY, HIDE, HIDE],
   'POST /institutes/:institute_id/users':                    [OK,   OK,   DENY, DENY, DENY, DENY, DENY, DENY, HIDE, HIDE],

@@ -36,7 +36,10 @@ describe('the web build', () => {
           isEntry: true,
           imports: ['_shared.js'],
           css: ['assets/room-abc.css'],
+          dynamicImports: ['../virtual:messages/room/en', '../virtual:messages/room/nl'],
         },
+        '../virtual:messages/room/en': { file: 'assets/messages-room-en-111.js' },
+        '../virtual:messages/room/nl': { file: 'assets/messages-room-nl-222.js' },
         '_shared.js': { file: 'assets/shared-def.js', name: 'shared', css: ['assets/shared-def.css'] },
       }),
     );
@@ -56,6 +59,10 @@ describe('the web build', () => {
       script: '/assets/room-abc.js',
       styles: ['/assets/shared-def.css', '/assets/room-abc.css'],
       preloads: ['/assets/shared-def.js'],
+      messages: new Map([
+        ['en', '/assets/messages-room-en-111.js'],
+        ['nl', '/assets/messages-room-nl-222.js'],
+      ]),
     });
     assert.equal(webBuild(dir).entry('nothing'), undefined);
     assert.equal(
@@ -67,6 +74,10 @@ describe('the web build', () => {
         '<script type="module" src="/assets/room-abc.js"></script>',
       ].join('\n'),
     );
+    // With a language, its catalogue is fetched alongside (and no other language's).
+    const dutch = entryHeadTags(entry, 'nl');
+    assert.match(dutch, /<link rel="modulepreload" href="\/assets\/messages-room-nl-222\.js">/);
+    assert.doesNotMatch(dutch, /messages-room-en/);
   });
 
   it('chooses brotli, then gzip, and neither when the browser refuses them', () => {

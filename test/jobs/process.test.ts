@@ -8,6 +8,7 @@ import { httpRequest } from '../helpers/http.ts';
 import { DIALECTS } from '../helpers/server.ts';
 import { type JobsDatabase, openJobsDatabase, queueOn, waitFor } from './support.ts';
 import { INVIGIL_BIN } from '../helpers/cli.ts';
+import { freePort } from '../helpers/processes.ts';
 
 interface Running {
   readonly child: ChildProcessWithoutNullStreams;
@@ -46,8 +47,9 @@ async function waitForHealth(url: string, running: Running): Promise<void> {
   });
 }
 
-function randomPort(): string {
-  return String(20000 + Math.floor(Math.random() * 20000));
+/** A port nobody listens on now (a random one could be a client connection's, as ephemeral ports are). */
+async function randomPort(): Promise<string> {
+  return String(await freePort());
 }
 
 for (const dialect of DIALECTS) {
@@ -94,7 +96,7 @@ for (const dialect of DIALECTS) {
 
     it('`serve --no-worker` answers HTTP, leaves jobs queued, and exits 0 on SIGTERM', async () => {
       const { id } = await queue.enqueue(jobs.database.db, { kind: 'no-such-kind', payload: { n: 2 } });
-      const port = randomPort();
+      const port = await randomPort();
       const server = start(['serve', '--no-worker'], { ...env, PORT: port });
       try {
         await waitForHealth(`http://127.0.0.1:${port}`, server);
@@ -112,7 +114,7 @@ for (const dialect of DIALECTS) {
 
     it('`serve` runs the worker in-process, answers a request in flight at SIGTERM, and exits 0 promptly', async () => {
       const { id } = await queue.enqueue(jobs.database.db, { kind: 'no-such-kind', payload: { n: 3 } });
-      const port = randomPort();
+      const port = await randomPort();
       const server = start(['serve'], { ...env, PORT: port });
       const agent = new http.Agent({ keepAlive: true });
       let signalled = 0;

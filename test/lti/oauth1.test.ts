@@ -225,6 +225,7 @@ for (const dialect of DIALECTS) {
         platformIssuer: consumerKey,
         name: 'Ada Lovelace',
         email: 'Ada@Example.edu',
+        locale: null,
         roles: ['learner'],
         resourceLink: { id: 'rl-17', title: 'Final exam (proctored)' },
         context: { id: 'course-4', title: 'Chemistry 101' },

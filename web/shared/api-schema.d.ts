@@ -783,6 +783,8 @@ export interface paths {
                         archived?: boolean | string | number;
                         /** @description V3 setting: the room runs the automated flags */
                         automated_flags?: boolean | string | number;
+                        /** @description V3 setting: the languages a candidate may be shown; null for all */
+                        candidate_languages?: string[] | string | null;
                         /** @description Minutes */
                         duration: number;
                         /** @description V3 name of duration (duration wins) */
@@ -1039,6 +1041,8 @@ export interface paths {
                         archived?: boolean | string | number;
                         /** @description V3 setting: the room runs the automated flags */
                         automated_flags?: boolean | string | number;
+                        /** @description V3 setting: the languages a candidate may be shown; null for all */
+                        candidate_languages?: string[] | string | null;
                         /** @description Minutes */
                         duration?: number;
                         /** @description V3 name of duration (duration wins) */
@@ -1259,6 +1263,8 @@ export interface paths {
                         individual_info?: string | null;
                         /** @description true, false, 1 or 0 */
                         is_individual_info_html?: boolean | string | number;
+                        /** @description The student's language: a supported BCP 47 tag */
+                        language?: string | null;
                         /** @description An LTI resource of the exam's institute */
                         lti_resource_id?: number | null;
                         name: string;
@@ -1695,6 +1701,30 @@ export interface paths {
                                 /** @description The phone also publishes live (docs/api-live.md) */
                                 live_proctoring: boolean;
                                 name: string;
+                                /**
+                                 * @description The IANA time zone the candidate’s pages show the exam’s times in (the exam’s `timezone`); null when the stored name is no zone the server knows: the page then uses the browser’s own zone
+                                 * @example Europe/Amsterdam
+                                 */
+                                timezone: string | null;
+                            };
+                            /** @description The language the candidate’s pages speak (docs/languages.md, "How the language is chosen"): `current`, the first of the candidate’s own pick, the student’s language, the exam’s, the institute’s and the browser’s Accept-Language that the exam allows, else English (or the exam’s first language); `available`, the languages the language menu offers (the exam’s candidate_languages; en-XA too when the server sets PSEUDO_LOCALE) */
+                            language: {
+                                available: ("en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA")[];
+                                /** @enum {string} */
+                                current: "en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA";
+                            };
+                            /**
+                             * @description The institute’s own wording of candidate., room. and phone. messages (docs/languages.md, "An institute’s own wording"): locale → key → ICU message, to lay over the page’s catalogue; {} when it has none
+                             * @example {
+                             *       "nl": {
+                             *         "room.setup.heading": "Voorbereiding"
+                             *       }
+                             *     }
+                             */
+                            message_overrides: {
+                                [key: string]: {
+                                    [key: string]: string;
+                                };
                             };
                             mobile: {
                                 /**
@@ -1893,6 +1923,30 @@ export interface paths {
                                 /** @description The phone also publishes live (docs/api-live.md) */
                                 live_proctoring: boolean;
                                 name: string;
+                                /**
+                                 * @description The IANA time zone the candidate’s pages show the exam’s times in (the exam’s `timezone`); null when the stored name is no zone the server knows: the page then uses the browser’s own zone
+                                 * @example Europe/Amsterdam
+                                 */
+                                timezone: string | null;
+                            };
+                            /** @description The language the candidate’s pages speak (docs/languages.md, "How the language is chosen"): `current`, the first of the candidate’s own pick, the student’s language, the exam’s, the institute’s and the browser’s Accept-Language that the exam allows, else English (or the exam’s first language); `available`, the languages the language menu offers (the exam’s candidate_languages; en-XA too when the server sets PSEUDO_LOCALE) */
+                            language: {
+                                available: ("en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA")[];
+                                /** @enum {string} */
+                                current: "en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA";
+                            };
+                            /**
+                             * @description The institute’s own wording of candidate., room. and phone. messages (docs/languages.md, "An institute’s own wording"): locale → key → ICU message, to lay over the page’s catalogue; {} when it has none
+                             * @example {
+                             *       "nl": {
+                             *         "room.setup.heading": "Voorbereiding"
+                             *       }
+                             *     }
+                             */
+                            message_overrides: {
+                                [key: string]: {
+                                    [key: string]: string;
+                                };
                             };
                             mobile: {
                                 /**
@@ -2103,6 +2157,30 @@ export interface paths {
                                 /** @description The phone also publishes live (docs/api-live.md) */
                                 live_proctoring: boolean;
                                 name: string;
+                                /**
+                                 * @description The IANA time zone the candidate’s pages show the exam’s times in (the exam’s `timezone`); null when the stored name is no zone the server knows: the page then uses the browser’s own zone
+                                 * @example Europe/Amsterdam
+                                 */
+                                timezone: string | null;
+                            };
+                            /** @description The language the candidate’s pages speak (docs/languages.md, "How the language is chosen"): `current`, the first of the candidate’s own pick, the student’s language, the exam’s, the institute’s and the browser’s Accept-Language that the exam allows, else English (or the exam’s first language); `available`, the languages the language menu offers (the exam’s candidate_languages; en-XA too when the server sets PSEUDO_LOCALE) */
+                            language: {
+                                available: ("en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA")[];
+                                /** @enum {string} */
+                                current: "en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA";
+                            };
+                            /**
+                             * @description The institute’s own wording of candidate., room. and phone. messages (docs/languages.md, "An institute’s own wording"): locale → key → ICU message, to lay over the page’s catalogue; {} when it has none
+                             * @example {
+                             *       "nl": {
+                             *         "room.setup.heading": "Voorbereiding"
+                             *       }
+                             *     }
+                             */
+                            message_overrides: {
+                                [key: string]: {
+                                    [key: string]: string;
+                                };
                             };
                             mobile: {
                                 /**
@@ -2299,6 +2377,30 @@ export interface paths {
                                 /** @description The phone also publishes live (docs/api-live.md) */
                                 live_proctoring: boolean;
                                 name: string;
+                                /**
+                                 * @description The IANA time zone the candidate’s pages show the exam’s times in (the exam’s `timezone`); null when the stored name is no zone the server knows: the page then uses the browser’s own zone
+                                 * @example Europe/Amsterdam
+                                 */
+                                timezone: string | null;
+                            };
+                            /** @description The language the candidate’s pages speak (docs/languages.md, "How the language is chosen"): `current`, the first of the candidate’s own pick, the student’s language, the exam’s, the institute’s and the browser’s Accept-Language that the exam allows, else English (or the exam’s first language); `available`, the languages the language menu offers (the exam’s candidate_languages; en-XA too when the server sets PSEUDO_LOCALE) */
+                            language: {
+                                available: ("en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA")[];
+                                /** @enum {string} */
+                                current: "en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA";
+                            };
+                            /**
+                             * @description The institute’s own wording of candidate., room. and phone. messages (docs/languages.md, "An institute’s own wording"): locale → key → ICU message, to lay over the page’s catalogue; {} when it has none
+                             * @example {
+                             *       "nl": {
+                             *         "room.setup.heading": "Voorbereiding"
+                             *       }
+                             *     }
+                             */
+                            message_overrides: {
+                                [key: string]: {
+                                    [key: string]: string;
+                                };
                             };
                             mobile: {
                                 /**
@@ -2452,6 +2554,180 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/mobile/{token}/language": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Pick the phone page’s language
+         * @description Remembers the candidate’s pick in the phone page’s language menu on the session, as PUT /api/room/:token/language does (the room then speaks it too). 422 for a language outside `language.available`.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The phone’s pairing token (mobile.pairing_url) */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description One of the languages the view’s `language.available` lists
+                         * @example nl
+                         */
+                        language: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The language the candidate’s pages speak (docs/languages.md, "How the language is chosen"): `current`, the first of the candidate’s own pick, the student’s language, the exam’s, the institute’s and the browser’s Accept-Language that the exam allows, else English (or the exam’s first language); `available`, the languages the language menu offers (the exam’s candidate_languages; en-XA too when the server sets PSEUDO_LOCALE) */
+                            language: {
+                                available: ("en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA")[];
+                                /** @enum {string} */
+                                current: "en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA";
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No session has this pairing token (never made, or replaced) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description The session is finished, or the step does not fit its status */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description A parameter is invalid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description Too many requests for this token */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/mobile/{token}/leave": {
         parameters: {
             query?: never;
@@ -2488,6 +2764,30 @@ export interface paths {
                                 /** @description The phone also publishes live (docs/api-live.md) */
                                 live_proctoring: boolean;
                                 name: string;
+                                /**
+                                 * @description The IANA time zone the candidate’s pages show the exam’s times in (the exam’s `timezone`); null when the stored name is no zone the server knows: the page then uses the browser’s own zone
+                                 * @example Europe/Amsterdam
+                                 */
+                                timezone: string | null;
+                            };
+                            /** @description The language the candidate’s pages speak (docs/languages.md, "How the language is chosen"): `current`, the first of the candidate’s own pick, the student’s language, the exam’s, the institute’s and the browser’s Accept-Language that the exam allows, else English (or the exam’s first language); `available`, the languages the language menu offers (the exam’s candidate_languages; en-XA too when the server sets PSEUDO_LOCALE) */
+                            language: {
+                                available: ("en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA")[];
+                                /** @enum {string} */
+                                current: "en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA";
+                            };
+                            /**
+                             * @description The institute’s own wording of candidate., room. and phone. messages (docs/languages.md, "An institute’s own wording"): locale → key → ICU message, to lay over the page’s catalogue; {} when it has none
+                             * @example {
+                             *       "nl": {
+                             *         "room.setup.heading": "Voorbereiding"
+                             *       }
+                             *     }
+                             */
+                            message_overrides: {
+                                [key: string]: {
+                                    [key: string]: string;
+                                };
                             };
                             mobile: {
                                 /**
@@ -2993,11 +3293,22 @@ export interface paths {
                                 start_time: string | null;
                                 /** @description Plain text (never markup) the candidate accepts before starting: POST start then needs terms_accepted true. Null when the exam has no terms */
                                 terms: string | null;
+                                /**
+                                 * @description The IANA time zone the candidate’s pages show the exam’s times in (the exam’s `timezone`); null when the stored name is no zone the server knows: the page then uses the browser’s own zone
+                                 * @example Europe/Amsterdam
+                                 */
+                                timezone: string | null;
                                 /** @enum {string} */
                                 type: "demo" | "classroom" | "record_review" | "live_proctoring";
                                 upload_answers: boolean;
                                 use_duration: boolean;
                                 web_cam: boolean;
+                            };
+                            /** @description The language the candidate’s pages speak (docs/languages.md, "How the language is chosen"): `current`, the first of the candidate’s own pick, the student’s language, the exam’s, the institute’s and the browser’s Accept-Language that the exam allows, else English (or the exam’s first language); `available`, the languages the language menu offers (the exam’s candidate_languages; en-XA too when the server sets PSEUDO_LOCALE) */
+                            language: {
+                                available: ("en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA")[];
+                                /** @enum {string} */
+                                current: "en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA";
                             };
                             /** @description Live proctoring (docs/api-live.md) */
                             live: {
@@ -3012,6 +3323,19 @@ export interface paths {
                             };
                             /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
                             lti_start_assessment?: string;
+                            /**
+                             * @description The institute’s own wording of candidate., room. and phone. messages (docs/languages.md, "An institute’s own wording"): locale → key → ICU message, to lay over the page’s catalogue; {} when it has none
+                             * @example {
+                             *       "nl": {
+                             *         "room.setup.heading": "Voorbereiding"
+                             *       }
+                             *     }
+                             */
+                            message_overrides: {
+                                [key: string]: {
+                                    [key: string]: string;
+                                };
+                            };
                             /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam */
                             mobile?: {
                                 /** @description Chunks of the phone’s recording stored */
@@ -3329,11 +3653,22 @@ export interface paths {
                                 start_time: string | null;
                                 /** @description Plain text (never markup) the candidate accepts before starting: POST start then needs terms_accepted true. Null when the exam has no terms */
                                 terms: string | null;
+                                /**
+                                 * @description The IANA time zone the candidate’s pages show the exam’s times in (the exam’s `timezone`); null when the stored name is no zone the server knows: the page then uses the browser’s own zone
+                                 * @example Europe/Amsterdam
+                                 */
+                                timezone: string | null;
                                 /** @enum {string} */
                                 type: "demo" | "classroom" | "record_review" | "live_proctoring";
                                 upload_answers: boolean;
                                 use_duration: boolean;
                                 web_cam: boolean;
+                            };
+                            /** @description The language the candidate’s pages speak (docs/languages.md, "How the language is chosen"): `current`, the first of the candidate’s own pick, the student’s language, the exam’s, the institute’s and the browser’s Accept-Language that the exam allows, else English (or the exam’s first language); `available`, the languages the language menu offers (the exam’s candidate_languages; en-XA too when the server sets PSEUDO_LOCALE) */
+                            language: {
+                                available: ("en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA")[];
+                                /** @enum {string} */
+                                current: "en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA";
                             };
                             /** @description Live proctoring (docs/api-live.md) */
                             live: {
@@ -3348,6 +3683,19 @@ export interface paths {
                             };
                             /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
                             lti_start_assessment?: string;
+                            /**
+                             * @description The institute’s own wording of candidate., room. and phone. messages (docs/languages.md, "An institute’s own wording"): locale → key → ICU message, to lay over the page’s catalogue; {} when it has none
+                             * @example {
+                             *       "nl": {
+                             *         "room.setup.heading": "Voorbereiding"
+                             *       }
+                             *     }
+                             */
+                            message_overrides: {
+                                [key: string]: {
+                                    [key: string]: string;
+                                };
+                            };
                             /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam */
                             mobile?: {
                                 /** @description Chunks of the phone’s recording stored */
@@ -3690,11 +4038,22 @@ export interface paths {
                                 start_time: string | null;
                                 /** @description Plain text (never markup) the candidate accepts before starting: POST start then needs terms_accepted true. Null when the exam has no terms */
                                 terms: string | null;
+                                /**
+                                 * @description The IANA time zone the candidate’s pages show the exam’s times in (the exam’s `timezone`); null when the stored name is no zone the server knows: the page then uses the browser’s own zone
+                                 * @example Europe/Amsterdam
+                                 */
+                                timezone: string | null;
                                 /** @enum {string} */
                                 type: "demo" | "classroom" | "record_review" | "live_proctoring";
                                 upload_answers: boolean;
                                 use_duration: boolean;
                                 web_cam: boolean;
+                            };
+                            /** @description The language the candidate’s pages speak (docs/languages.md, "How the language is chosen"): `current`, the first of the candidate’s own pick, the student’s language, the exam’s, the institute’s and the browser’s Accept-Language that the exam allows, else English (or the exam’s first language); `available`, the languages the language menu offers (the exam’s candidate_languages; en-XA too when the server sets PSEUDO_LOCALE) */
+                            language: {
+                                available: ("en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA")[];
+                                /** @enum {string} */
+                                current: "en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA";
                             };
                             /** @description Live proctoring (docs/api-live.md) */
                             live: {
@@ -3709,6 +4068,19 @@ export interface paths {
                             };
                             /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
                             lti_start_assessment?: string;
+                            /**
+                             * @description The institute’s own wording of candidate., room. and phone. messages (docs/languages.md, "An institute’s own wording"): locale → key → ICU message, to lay over the page’s catalogue; {} when it has none
+                             * @example {
+                             *       "nl": {
+                             *         "room.setup.heading": "Voorbereiding"
+                             *       }
+                             *     }
+                             */
+                            message_overrides: {
+                                [key: string]: {
+                                    [key: string]: string;
+                                };
+                            };
                             /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam */
                             mobile?: {
                                 /** @description Chunks of the phone’s recording stored */
@@ -4277,11 +4649,22 @@ export interface paths {
                                 start_time: string | null;
                                 /** @description Plain text (never markup) the candidate accepts before starting: POST start then needs terms_accepted true. Null when the exam has no terms */
                                 terms: string | null;
+                                /**
+                                 * @description The IANA time zone the candidate’s pages show the exam’s times in (the exam’s `timezone`); null when the stored name is no zone the server knows: the page then uses the browser’s own zone
+                                 * @example Europe/Amsterdam
+                                 */
+                                timezone: string | null;
                                 /** @enum {string} */
                                 type: "demo" | "classroom" | "record_review" | "live_proctoring";
                                 upload_answers: boolean;
                                 use_duration: boolean;
                                 web_cam: boolean;
+                            };
+                            /** @description The language the candidate’s pages speak (docs/languages.md, "How the language is chosen"): `current`, the first of the candidate’s own pick, the student’s language, the exam’s, the institute’s and the browser’s Accept-Language that the exam allows, else English (or the exam’s first language); `available`, the languages the language menu offers (the exam’s candidate_languages; en-XA too when the server sets PSEUDO_LOCALE) */
+                            language: {
+                                available: ("en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA")[];
+                                /** @enum {string} */
+                                current: "en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA";
                             };
                             /** @description Live proctoring (docs/api-live.md) */
                             live: {
@@ -4296,6 +4679,19 @@ export interface paths {
                             };
                             /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
                             lti_start_assessment?: string;
+                            /**
+                             * @description The institute’s own wording of candidate., room. and phone. messages (docs/languages.md, "An institute’s own wording"): locale → key → ICU message, to lay over the page’s catalogue; {} when it has none
+                             * @example {
+                             *       "nl": {
+                             *         "room.setup.heading": "Voorbereiding"
+                             *       }
+                             *     }
+                             */
+                            message_overrides: {
+                                [key: string]: {
+                                    [key: string]: string;
+                                };
+                            };
                             /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam */
                             mobile?: {
                                 /** @description Chunks of the phone’s recording stored */
@@ -4637,11 +5033,22 @@ export interface paths {
                                 start_time: string | null;
                                 /** @description Plain text (never markup) the candidate accepts before starting: POST start then needs terms_accepted true. Null when the exam has no terms */
                                 terms: string | null;
+                                /**
+                                 * @description The IANA time zone the candidate’s pages show the exam’s times in (the exam’s `timezone`); null when the stored name is no zone the server knows: the page then uses the browser’s own zone
+                                 * @example Europe/Amsterdam
+                                 */
+                                timezone: string | null;
                                 /** @enum {string} */
                                 type: "demo" | "classroom" | "record_review" | "live_proctoring";
                                 upload_answers: boolean;
                                 use_duration: boolean;
                                 web_cam: boolean;
+                            };
+                            /** @description The language the candidate’s pages speak (docs/languages.md, "How the language is chosen"): `current`, the first of the candidate’s own pick, the student’s language, the exam’s, the institute’s and the browser’s Accept-Language that the exam allows, else English (or the exam’s first language); `available`, the languages the language menu offers (the exam’s candidate_languages; en-XA too when the server sets PSEUDO_LOCALE) */
+                            language: {
+                                available: ("en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA")[];
+                                /** @enum {string} */
+                                current: "en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA";
                             };
                             /** @description Live proctoring (docs/api-live.md) */
                             live: {
@@ -4656,6 +5063,19 @@ export interface paths {
                             };
                             /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
                             lti_start_assessment?: string;
+                            /**
+                             * @description The institute’s own wording of candidate., room. and phone. messages (docs/languages.md, "An institute’s own wording"): locale → key → ICU message, to lay over the page’s catalogue; {} when it has none
+                             * @example {
+                             *       "nl": {
+                             *         "room.setup.heading": "Voorbereiding"
+                             *       }
+                             *     }
+                             */
+                            message_overrides: {
+                                [key: string]: {
+                                    [key: string]: string;
+                                };
+                            };
                             /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam */
                             mobile?: {
                                 /** @description Chunks of the phone’s recording stored */
@@ -5484,11 +5904,22 @@ export interface paths {
                                 start_time: string | null;
                                 /** @description Plain text (never markup) the candidate accepts before starting: POST start then needs terms_accepted true. Null when the exam has no terms */
                                 terms: string | null;
+                                /**
+                                 * @description The IANA time zone the candidate’s pages show the exam’s times in (the exam’s `timezone`); null when the stored name is no zone the server knows: the page then uses the browser’s own zone
+                                 * @example Europe/Amsterdam
+                                 */
+                                timezone: string | null;
                                 /** @enum {string} */
                                 type: "demo" | "classroom" | "record_review" | "live_proctoring";
                                 upload_answers: boolean;
                                 use_duration: boolean;
                                 web_cam: boolean;
+                            };
+                            /** @description The language the candidate’s pages speak (docs/languages.md, "How the language is chosen"): `current`, the first of the candidate’s own pick, the student’s language, the exam’s, the institute’s and the browser’s Accept-Language that the exam allows, else English (or the exam’s first language); `available`, the languages the language menu offers (the exam’s candidate_languages; en-XA too when the server sets PSEUDO_LOCALE) */
+                            language: {
+                                available: ("en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA")[];
+                                /** @enum {string} */
+                                current: "en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA";
                             };
                             /** @description Live proctoring (docs/api-live.md) */
                             live: {
@@ -5503,6 +5934,19 @@ export interface paths {
                             };
                             /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
                             lti_start_assessment?: string;
+                            /**
+                             * @description The institute’s own wording of candidate., room. and phone. messages (docs/languages.md, "An institute’s own wording"): locale → key → ICU message, to lay over the page’s catalogue; {} when it has none
+                             * @example {
+                             *       "nl": {
+                             *         "room.setup.heading": "Voorbereiding"
+                             *       }
+                             *     }
+                             */
+                            message_overrides: {
+                                [key: string]: {
+                                    [key: string]: string;
+                                };
+                            };
                             /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam */
                             mobile?: {
                                 /** @description Chunks of the phone’s recording stored */
@@ -5745,6 +6189,205 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/room/{token}/language": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Pick the room’s language
+         * @description Remembers the candidate’s pick in the language menu for the session (docs/languages.md); the room, the phone page and the closing page then speak it. Allowed in every status, a finished session included. 422 `'language':['is not offered for this exam']` for a language outside `language.available`, `is not a valid language tag` for a malformed one, `can’t be blank` when missing.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The session’s room token (32 hex characters) */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description One of the languages the view’s `language.available` lists
+                         * @example nl
+                         */
+                        language: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The language the candidate’s pages speak (docs/languages.md, "How the language is chosen"): `current`, the first of the candidate’s own pick, the student’s language, the exam’s, the institute’s and the browser’s Accept-Language that the exam allows, else English (or the exam’s first language); `available`, the languages the language menu offers (the exam’s candidate_languages; en-XA too when the server sets PSEUDO_LOCALE) */
+                            language: {
+                                available: ("en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA")[];
+                                /** @enum {string} */
+                                current: "en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA";
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description `Couldn't find the exam room` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The language is missing, malformed or not offered */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Too many requests for this token */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/room/{token}/leave": {
         parameters: {
             query?: never;
@@ -5844,11 +6487,22 @@ export interface paths {
                                 start_time: string | null;
                                 /** @description Plain text (never markup) the candidate accepts before starting: POST start then needs terms_accepted true. Null when the exam has no terms */
                                 terms: string | null;
+                                /**
+                                 * @description The IANA time zone the candidate’s pages show the exam’s times in (the exam’s `timezone`); null when the stored name is no zone the server knows: the page then uses the browser’s own zone
+                                 * @example Europe/Amsterdam
+                                 */
+                                timezone: string | null;
                                 /** @enum {string} */
                                 type: "demo" | "classroom" | "record_review" | "live_proctoring";
                                 upload_answers: boolean;
                                 use_duration: boolean;
                                 web_cam: boolean;
+                            };
+                            /** @description The language the candidate’s pages speak (docs/languages.md, "How the language is chosen"): `current`, the first of the candidate’s own pick, the student’s language, the exam’s, the institute’s and the browser’s Accept-Language that the exam allows, else English (or the exam’s first language); `available`, the languages the language menu offers (the exam’s candidate_languages; en-XA too when the server sets PSEUDO_LOCALE) */
+                            language: {
+                                available: ("en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA")[];
+                                /** @enum {string} */
+                                current: "en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA";
                             };
                             /** @description Live proctoring (docs/api-live.md) */
                             live: {
@@ -5863,6 +6517,19 @@ export interface paths {
                             };
                             /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
                             lti_start_assessment?: string;
+                            /**
+                             * @description The institute’s own wording of candidate., room. and phone. messages (docs/languages.md, "An institute’s own wording"): locale → key → ICU message, to lay over the page’s catalogue; {} when it has none
+                             * @example {
+                             *       "nl": {
+                             *         "room.setup.heading": "Voorbereiding"
+                             *       }
+                             *     }
+                             */
+                            message_overrides: {
+                                [key: string]: {
+                                    [key: string]: string;
+                                };
+                            };
                             /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam */
                             mobile?: {
                                 /** @description Chunks of the phone’s recording stored */
@@ -6584,11 +7251,22 @@ export interface paths {
                                 start_time: string | null;
                                 /** @description Plain text (never markup) the candidate accepts before starting: POST start then needs terms_accepted true. Null when the exam has no terms */
                                 terms: string | null;
+                                /**
+                                 * @description The IANA time zone the candidate’s pages show the exam’s times in (the exam’s `timezone`); null when the stored name is no zone the server knows: the page then uses the browser’s own zone
+                                 * @example Europe/Amsterdam
+                                 */
+                                timezone: string | null;
                                 /** @enum {string} */
                                 type: "demo" | "classroom" | "record_review" | "live_proctoring";
                                 upload_answers: boolean;
                                 use_duration: boolean;
                                 web_cam: boolean;
+                            };
+                            /** @description The language the candidate’s pages speak (docs/languages.md, "How the language is chosen"): `current`, the first of the candidate’s own pick, the student’s language, the exam’s, the institute’s and the browser’s Accept-Language that the exam allows, else English (or the exam’s first language); `available`, the languages the language menu offers (the exam’s candidate_languages; en-XA too when the server sets PSEUDO_LOCALE) */
+                            language: {
+                                available: ("en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA")[];
+                                /** @enum {string} */
+                                current: "en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA";
                             };
                             /** @description Live proctoring (docs/api-live.md) */
                             live: {
@@ -6603,6 +7281,19 @@ export interface paths {
                             };
                             /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
                             lti_start_assessment?: string;
+                            /**
+                             * @description The institute’s own wording of candidate., room. and phone. messages (docs/languages.md, "An institute’s own wording"): locale → key → ICU message, to lay over the page’s catalogue; {} when it has none
+                             * @example {
+                             *       "nl": {
+                             *         "room.setup.heading": "Voorbereiding"
+                             *       }
+                             *     }
+                             */
+                            message_overrides: {
+                                [key: string]: {
+                                    [key: string]: string;
+                                };
+                            };
                             /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam */
                             mobile?: {
                                 /** @description Chunks of the phone’s recording stored */
@@ -7388,11 +8079,22 @@ export interface paths {
                                 start_time: string | null;
                                 /** @description Plain text (never markup) the candidate accepts before starting: POST start then needs terms_accepted true. Null when the exam has no terms */
                                 terms: string | null;
+                                /**
+                                 * @description The IANA time zone the candidate’s pages show the exam’s times in (the exam’s `timezone`); null when the stored name is no zone the server knows: the page then uses the browser’s own zone
+                                 * @example Europe/Amsterdam
+                                 */
+                                timezone: string | null;
                                 /** @enum {string} */
                                 type: "demo" | "classroom" | "record_review" | "live_proctoring";
                                 upload_answers: boolean;
                                 use_duration: boolean;
                                 web_cam: boolean;
+                            };
+                            /** @description The language the candidate’s pages speak (docs/languages.md, "How the language is chosen"): `current`, the first of the candidate’s own pick, the student’s language, the exam’s, the institute’s and the browser’s Accept-Language that the exam allows, else English (or the exam’s first language); `available`, the languages the language menu offers (the exam’s candidate_languages; en-XA too when the server sets PSEUDO_LOCALE) */
+                            language: {
+                                available: ("en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA")[];
+                                /** @enum {string} */
+                                current: "en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA";
                             };
                             /** @description Live proctoring (docs/api-live.md) */
                             live: {
@@ -7407,6 +8109,19 @@ export interface paths {
                             };
                             /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
                             lti_start_assessment?: string;
+                            /**
+                             * @description The institute’s own wording of candidate., room. and phone. messages (docs/languages.md, "An institute’s own wording"): locale → key → ICU message, to lay over the page’s catalogue; {} when it has none
+                             * @example {
+                             *       "nl": {
+                             *         "room.setup.heading": "Voorbereiding"
+                             *       }
+                             *     }
+                             */
+                            message_overrides: {
+                                [key: string]: {
+                                    [key: string]: string;
+                                };
+                            };
                             /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam */
                             mobile?: {
                                 /** @description Chunks of the phone’s recording stored */
@@ -8157,6 +8872,14 @@ export interface paths {
                                 archived: boolean;
                                 /** @description Step 12: the room runs the automated flags’ detectors on the candidate’s device (docs/automated-flags.md). Flags are advisory: a person decides */
                                 automated_flags: boolean;
+                                /**
+                                 * @description The languages a candidate may be shown (docs/languages.md), supported BCP 47 tags; null for every language
+                                 * @example [
+                                 *       "en",
+                                 *       "nl"
+                                 *     ]
+                                 */
+                                candidate_languages: string[] | null;
                                 comanager_ids: number[];
                                 /** Format: date-time */
                                 created_at: string;
@@ -8457,6 +9180,14 @@ export interface paths {
                          * @enum {boolean|string|integer}
                          */
                         automated_flags?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
+                        /**
+                         * @description The languages a candidate of the exam may be shown (docs/languages.md): supported BCP 47 tags, each language once; null or empty for every supported language. 422 on an empty list, a repeated language ('must not name a language twice'), a malformed tag ('is not a valid language tag') or an unsupported one ('is not included in the list')
+                         * @example [
+                         *       "en",
+                         *       "nl"
+                         *     ]
+                         */
+                        candidate_languages?: string[] | string | null;
                         /** @description Older spelling of duration_minutes */
                         duration?: number | string | null;
                         /** @description Whole minutes; required when use_duration is true */
@@ -8605,6 +9336,14 @@ export interface paths {
                                 archived: boolean;
                                 /** @description Step 12: the room runs the automated flags’ detectors on the candidate’s device (docs/automated-flags.md). Flags are advisory: a person decides */
                                 automated_flags: boolean;
+                                /**
+                                 * @description The languages a candidate may be shown (docs/languages.md), supported BCP 47 tags; null for every language
+                                 * @example [
+                                 *       "en",
+                                 *       "nl"
+                                 *     ]
+                                 */
+                                candidate_languages: string[] | null;
                                 comanager_ids: number[];
                                 /** Format: date-time */
                                 created_at: string;
@@ -11953,7 +12692,7 @@ export interface paths {
         };
         /**
          * List the student sessions of an exam
-         * @description Filter/sort fields: id, exam_id, name, email, status, attempt, archived, is_email_sent, created_at, updated_at, start_time, end_time, open_time, external_id, proctor_id, priority, student_lms_id, resource_link_id, context_id, lti_resource_id. Archived sessions appear only when filtering on archived. Email operands compare case-insensitively. Incidents are included.
+         * @description Filter/sort fields: id, exam_id, name, email, status, attempt, archived, is_email_sent, created_at, updated_at, start_time, end_time, open_time, external_id, proctor_id, priority, student_lms_id, resource_link_id, context_id, lti_resource_id, language. Archived sessions appear only when filtering on archived. Email operands compare case-insensitively. Incidents are included.
          */
         get: {
             parameters: {
@@ -11992,6 +12731,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
+                                chosen_language: string | null;
                                 /** @description A proctor holds the candidate's exam clock still */
                                 clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
@@ -12058,6 +12799,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The student’s language (docs/languages.md): a supported BCP 47 tag in canonical case, set by the exam office or from an LTI launch’s locale; null when unset
+                                 * @example nl
+                                 */
+                                language: string | null;
                                 /**
                                  * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
                                  * @enum {string}
@@ -12326,6 +13072,8 @@ export interface paths {
                          * @enum {boolean|string|integer}
                          */
                         is_individual_info_html?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
+                        /** @description The student's language: a supported BCP 47 tag (en, nl, de, fr, es, it, ar, optionally with a region such as de-CH), stored in canonical case; empty or null clears it. 422 'is not a valid language tag' or 'is not included in the list' */
+                        language?: string | null;
                         /** @description An LTI resource of the exam's institute, linked to this exam or to none; null unlinks */
                         lti_resource_id?: number | null;
                         /** @description At most 200 characters (longer: 422) */
@@ -12366,6 +13114,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
+                                chosen_language: string | null;
                                 /** @description A proctor holds the candidate's exam clock still */
                                 clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
@@ -12432,6 +13182,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent?: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The student’s language (docs/languages.md): a supported BCP 47 tag in canonical case, set by the exam office or from an LTI launch’s locale; null when unset
+                                 * @example nl
+                                 */
+                                language: string | null;
                                 /**
                                  * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
                                  * @enum {string}
@@ -12733,6 +13488,8 @@ export interface paths {
                              * @enum {boolean|string|integer}
                              */
                             is_individual_info_html?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
+                            /** @description The student's language: a supported BCP 47 tag (en, nl, de, fr, es, it, ar, optionally with a region such as de-CH), stored in canonical case; empty or null clears it. 422 'is not a valid language tag' or 'is not included in the list' */
+                            language?: string | null;
                             /** @description With first_name, the name when `name` is absent */
                             last_name?: string;
                             /** @description An LTI resource of the exam's institute, linked to this exam or to none; null unlinks */
@@ -12816,6 +13573,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
+                                chosen_language: string | null;
                                 /** @description A proctor holds the candidate's exam clock still */
                                 clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
@@ -12882,6 +13641,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent?: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The student’s language (docs/languages.md): a supported BCP 47 tag in canonical case, set by the exam office or from an LTI launch’s locale; null when unset
+                                 * @example nl
+                                 */
+                                language: string | null;
                                 /**
                                  * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
                                  * @enum {string}
@@ -13177,6 +13941,14 @@ export interface paths {
                                 archived: boolean;
                                 /** @description Step 12: the room runs the automated flags’ detectors on the candidate’s device (docs/automated-flags.md). Flags are advisory: a person decides */
                                 automated_flags: boolean;
+                                /**
+                                 * @description The languages a candidate may be shown (docs/languages.md), supported BCP 47 tags; null for every language
+                                 * @example [
+                                 *       "en",
+                                 *       "nl"
+                                 *     ]
+                                 */
+                                candidate_languages: string[] | null;
                                 comanager_ids: number[];
                                 /** Format: date-time */
                                 created_at: string;
@@ -13455,6 +14227,14 @@ export interface paths {
                          * @enum {boolean|string|integer}
                          */
                         automated_flags?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
+                        /**
+                         * @description The languages a candidate of the exam may be shown (docs/languages.md): supported BCP 47 tags, each language once; null or empty for every supported language. 422 on an empty list, a repeated language ('must not name a language twice'), a malformed tag ('is not a valid language tag') or an unsupported one ('is not included in the list')
+                         * @example [
+                         *       "en",
+                         *       "nl"
+                         *     ]
+                         */
+                        candidate_languages?: string[] | string | null;
                         /** @description Older spelling of duration_minutes */
                         duration?: number | string | null;
                         /** @description Whole minutes; required when use_duration is true */
@@ -13572,6 +14352,14 @@ export interface paths {
                                 archived: boolean;
                                 /** @description Step 12: the room runs the automated flags’ detectors on the candidate’s device (docs/automated-flags.md). Flags are advisory: a person decides */
                                 automated_flags: boolean;
+                                /**
+                                 * @description The languages a candidate may be shown (docs/languages.md), supported BCP 47 tags; null for every language
+                                 * @example [
+                                 *       "en",
+                                 *       "nl"
+                                 *     ]
+                                 */
+                                candidate_languages: string[] | null;
                                 comanager_ids: number[];
                                 /** Format: date-time */
                                 created_at: string;
@@ -14039,6 +14827,14 @@ export interface paths {
                          * @enum {boolean|string|integer}
                          */
                         automated_flags?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
+                        /**
+                         * @description The languages a candidate of the exam may be shown (docs/languages.md): supported BCP 47 tags, each language once; null or empty for every supported language. 422 on an empty list, a repeated language ('must not name a language twice'), a malformed tag ('is not a valid language tag') or an unsupported one ('is not included in the list')
+                         * @example [
+                         *       "en",
+                         *       "nl"
+                         *     ]
+                         */
+                        candidate_languages?: string[] | string | null;
                         /** @description Older spelling of duration_minutes */
                         duration?: number | string | null;
                         /** @description Whole minutes; required when use_duration is true */
@@ -14156,6 +14952,14 @@ export interface paths {
                                 archived: boolean;
                                 /** @description Step 12: the room runs the automated flags’ detectors on the candidate’s device (docs/automated-flags.md). Flags are advisory: a person decides */
                                 automated_flags: boolean;
+                                /**
+                                 * @description The languages a candidate may be shown (docs/languages.md), supported BCP 47 tags; null for every language
+                                 * @example [
+                                 *       "en",
+                                 *       "nl"
+                                 *     ]
+                                 */
+                                candidate_languages: string[] | null;
                                 comanager_ids: number[];
                                 /** Format: date-time */
                                 created_at: string;
@@ -14670,6 +15474,8 @@ export interface paths {
                          * @enum {boolean|string|integer}
                          */
                         is_individual_info_html?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
+                        /** @description The student's language: a supported BCP 47 tag (en, nl, de, fr, es, it, ar, optionally with a region such as de-CH), stored in canonical case; empty or null clears it. 422 'is not a valid language tag' or 'is not included in the list' */
+                        language?: string | null;
                         /** @description An LTI resource of the exam's institute, linked to this exam or to none; null unlinks */
                         lti_resource_id?: number | null;
                         /** @description At most 200 characters (longer: 422) */
@@ -14713,6 +15519,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
+                                chosen_language: string | null;
                                 /** @description A proctor holds the candidate's exam clock still */
                                 clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
@@ -14779,6 +15587,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent?: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The student’s language (docs/languages.md): a supported BCP 47 tag in canonical case, set by the exam office or from an LTI launch’s locale; null when unset
+                                 * @example nl
+                                 */
+                                language: string | null;
                                 /**
                                  * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
                                  * @enum {string}
@@ -16099,7 +16912,7 @@ export interface paths {
         /**
          * Deprecated: GET /exams/:exam_id/student_sessions
          * @deprecated
-         * @description Filter/sort fields: id, exam_id, name, email, status, attempt, archived, is_email_sent, created_at, updated_at, start_time, end_time, open_time, external_id, proctor_id, priority, student_lms_id, resource_link_id, context_id, lti_resource_id. Archived sessions appear only when filtering on archived. Email operands compare case-insensitively. Incidents are included.
+         * @description Filter/sort fields: id, exam_id, name, email, status, attempt, archived, is_email_sent, created_at, updated_at, start_time, end_time, open_time, external_id, proctor_id, priority, student_lms_id, resource_link_id, context_id, lti_resource_id, language. Archived sessions appear only when filtering on archived. Email operands compare case-insensitively. Incidents are included.
          */
         get: {
             parameters: {
@@ -16141,6 +16954,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
+                                chosen_language: string | null;
                                 /** @description A proctor holds the candidate's exam clock still */
                                 clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
@@ -16207,6 +17022,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The student’s language (docs/languages.md): a supported BCP 47 tag in canonical case, set by the exam office or from an LTI launch’s locale; null when unset
+                                 * @example nl
+                                 */
+                                language: string | null;
                                 /**
                                  * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
                                  * @enum {string}
@@ -16955,6 +17775,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
+                                chosen_language: string | null;
                                 /** @description A proctor holds the candidate's exam clock still */
                                 clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
@@ -17021,6 +17843,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The student’s language (docs/languages.md): a supported BCP 47 tag in canonical case, set by the exam office or from an LTI launch’s locale; null when unset
+                                 * @example nl
+                                 */
+                                language: string | null;
                                 /**
                                  * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
                                  * @enum {string}
@@ -17283,6 +18110,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
+                                chosen_language: string | null;
                                 /** @description A proctor holds the candidate's exam clock still */
                                 clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
@@ -17349,6 +18178,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The student’s language (docs/languages.md): a supported BCP 47 tag in canonical case, set by the exam office or from an LTI launch’s locale; null when unset
+                                 * @example nl
+                                 */
+                                language: string | null;
                                 /**
                                  * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
                                  * @enum {string}
@@ -17636,6 +18470,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
+                                chosen_language: string | null;
                                 /** @description A proctor holds the candidate's exam clock still */
                                 clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
@@ -17702,6 +18538,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The student’s language (docs/languages.md): a supported BCP 47 tag in canonical case, set by the exam office or from an LTI launch’s locale; null when unset
+                                 * @example nl
+                                 */
+                                language: string | null;
                                 /**
                                  * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
                                  * @enum {string}
@@ -18171,6 +19012,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
+                                chosen_language: string | null;
                                 /** @description A proctor holds the candidate's exam clock still */
                                 clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
@@ -18237,6 +19080,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The student’s language (docs/languages.md): a supported BCP 47 tag in canonical case, set by the exam office or from an LTI launch’s locale; null when unset
+                                 * @example nl
+                                 */
+                                language: string | null;
                                 /**
                                  * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
                                  * @enum {string}
@@ -19978,6 +20826,455 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/api/v3/institutes/{id}/message_overrides": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The messages an institute may reword, with its wording (administrators)
+         * @description Every message under candidate., room., phone., lti. and email. of the catalogues, sorted by key, with the English, the catalogue’s message in `locale` and the institute’s own wording (docs/languages.md, "An institute’s own wording").
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description The language of the wording */
+                    locale: "en" | "nl" | "de" | "fr" | "es" | "it" | "ar";
+                };
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description The language of the wording
+                             * @enum {string}
+                             */
+                            locale: "en" | "nl" | "de" | "fr" | "es" | "it" | "ar";
+                            messages: {
+                                /** @description The catalogue’s message in the locale asked for */
+                                catalogue: string;
+                                /** @description The English catalogue’s message (ICU MessageFormat) */
+                                english: string;
+                                /** @example room.setup.heading */
+                                key: string;
+                                /** @description The institute’s own wording in that locale; null when it uses the catalogue’s */
+                                override: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the wording was saved; null without one
+                                 */
+                                updated_at: string | null;
+                                /** @description The user who saved it; null without one */
+                                updated_by: number | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        /**
+         * Save or remove an institute’s wording of a message (administrators)
+         * @description Saves `message` as the institute’s wording of `key` in `locale`, or removes the wording when `message` is empty. The key must be a message of the English catalogue under candidate., room., phone., lti. or email. (422 `is not a message an institute may reword`); the message must parse as ICU MessageFormat and use the same placeholders and tags as the catalogue’s (422 naming what differs, e.g. 'The message has missing placeholder {name}.'); at most 4000 characters. Recorded in the audit log.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        key: string;
+                        /**
+                         * @description The language of the wording
+                         * @enum {string}
+                         */
+                        locale: "en" | "nl" | "de" | "fr" | "es" | "it" | "ar";
+                        /** @description The wording; empty or null removes it */
+                        message?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            message: {
+                                /** @description The catalogue’s message in the locale asked for */
+                                catalogue: string;
+                                /** @description The English catalogue’s message (ICU MessageFormat) */
+                                english: string;
+                                /** @example room.setup.heading */
+                                key: string;
+                                /** @description The institute’s own wording in that locale; null when it uses the catalogue’s */
+                                override: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the wording was saved; null without one
+                                 */
+                                updated_at: string | null;
+                                /** @description The user who saved it; null without one */
+                                updated_by: number | null;
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v3/institutes/{id}/webhook_secret": {
@@ -23800,7 +25097,7 @@ export interface paths {
         };
         /**
          * List every student session the caller may see
-         * @description Filter/sort fields: id, exam_id, name, email, status, attempt, archived, is_email_sent, created_at, updated_at, start_time, end_time, open_time, external_id, proctor_id, priority, student_lms_id, resource_link_id, context_id, lti_resource_id. Archived sessions appear only when filtering on archived. Email operands compare case-insensitively. Incidents are included.
+         * @description Filter/sort fields: id, exam_id, name, email, status, attempt, archived, is_email_sent, created_at, updated_at, start_time, end_time, open_time, external_id, proctor_id, priority, student_lms_id, resource_link_id, context_id, lti_resource_id, language. Archived sessions appear only when filtering on archived. Email operands compare case-insensitively. Incidents are included.
          */
         get: {
             parameters: {
@@ -23837,6 +25134,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
+                                chosen_language: string | null;
                                 /** @description A proctor holds the candidate's exam clock still */
                                 clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
@@ -23903,6 +25202,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The student’s language (docs/languages.md): a supported BCP 47 tag in canonical case, set by the exam office or from an LTI launch’s locale; null when unset
+                                 * @example nl
+                                 */
+                                language: string | null;
                                 /**
                                  * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
                                  * @enum {string}
@@ -24159,6 +25463,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
+                                chosen_language: string | null;
                                 /** @description A proctor holds the candidate's exam clock still */
                                 clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
@@ -24225,6 +25531,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The student’s language (docs/languages.md): a supported BCP 47 tag in canonical case, set by the exam office or from an LTI launch’s locale; null when unset
+                                 * @example nl
+                                 */
+                                language: string | null;
                                 /**
                                  * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
                                  * @enum {string}
@@ -24465,6 +25776,8 @@ export interface paths {
                          * @enum {boolean|string|integer}
                          */
                         is_individual_info_html?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
+                        /** @description The student's language: a supported BCP 47 tag (en, nl, de, fr, es, it, ar, optionally with a region such as de-CH), stored in canonical case; empty or null clears it. 422 'is not a valid language tag' or 'is not included in the list' */
+                        language?: string | null;
                         /** @description An LTI resource of the exam's institute, linked to this exam or to none; null unlinks */
                         lti_resource_id?: number | null;
                         /** @description At most 200 characters (longer: 422) */
@@ -24510,6 +25823,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
+                                chosen_language: string | null;
                                 /** @description A proctor holds the candidate's exam clock still */
                                 clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
@@ -24576,6 +25891,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The student’s language (docs/languages.md): a supported BCP 47 tag in canonical case, set by the exam office or from an LTI launch’s locale; null when unset
+                                 * @example nl
+                                 */
+                                language: string | null;
                                 /**
                                  * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
                                  * @enum {string}
@@ -25005,6 +26325,8 @@ export interface paths {
                          * @enum {boolean|string|integer}
                          */
                         is_individual_info_html?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
+                        /** @description The student's language: a supported BCP 47 tag (en, nl, de, fr, es, it, ar, optionally with a region such as de-CH), stored in canonical case; empty or null clears it. 422 'is not a valid language tag' or 'is not included in the list' */
+                        language?: string | null;
                         /** @description An LTI resource of the exam's institute, linked to this exam or to none; null unlinks */
                         lti_resource_id?: number | null;
                         /** @description At most 200 characters (longer: 422) */
@@ -25050,6 +26372,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
+                                chosen_language: string | null;
                                 /** @description A proctor holds the candidate's exam clock still */
                                 clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
@@ -25116,6 +26440,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The student’s language (docs/languages.md): a supported BCP 47 tag in canonical case, set by the exam office or from an LTI launch’s locale; null when unset
+                                 * @example nl
+                                 */
+                                language: string | null;
                                 /**
                                  * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
                                  * @enum {string}
@@ -25398,6 +26727,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
+                                chosen_language: string | null;
                                 /** @description A proctor holds the candidate's exam clock still */
                                 clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
@@ -25464,6 +26795,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The student’s language (docs/languages.md): a supported BCP 47 tag in canonical case, set by the exam office or from an LTI launch’s locale; null when unset
+                                 * @example nl
+                                 */
+                                language: string | null;
                                 /**
                                  * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
                                  * @enum {string}
@@ -25755,6 +27091,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
+                                chosen_language: string | null;
                                 /** @description A proctor holds the candidate's exam clock still */
                                 clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
@@ -25821,6 +27159,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The student’s language (docs/languages.md): a supported BCP 47 tag in canonical case, set by the exam office or from an LTI launch’s locale; null when unset
+                                 * @example nl
+                                 */
+                                language: string | null;
                                 /**
                                  * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
                                  * @enum {string}
@@ -26104,6 +27447,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
+                                chosen_language: string | null;
                                 /** @description A proctor holds the candidate's exam clock still */
                                 clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
@@ -26170,6 +27515,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The student’s language (docs/languages.md): a supported BCP 47 tag in canonical case, set by the exam office or from an LTI launch’s locale; null when unset
+                                 * @example nl
+                                 */
+                                language: string | null;
                                 /**
                                  * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
                                  * @enum {string}
@@ -26432,6 +27782,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
+                                chosen_language: string | null;
                                 /** @description A proctor holds the candidate's exam clock still */
                                 clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
@@ -26498,6 +27850,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The student’s language (docs/languages.md): a supported BCP 47 tag in canonical case, set by the exam office or from an LTI launch’s locale; null when unset
+                                 * @example nl
+                                 */
+                                language: string | null;
                                 /**
                                  * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
                                  * @enum {string}
@@ -26928,6 +28285,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
+                                chosen_language: string | null;
                                 /** @description A proctor holds the candidate's exam clock still */
                                 clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
@@ -26994,6 +28353,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The student’s language (docs/languages.md): a supported BCP 47 tag in canonical case, set by the exam office or from an LTI launch’s locale; null when unset
+                                 * @example nl
+                                 */
+                                language: string | null;
                                 /**
                                  * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
                                  * @enum {string}
@@ -27646,6 +29010,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
+                                chosen_language: string | null;
                                 /** @description A proctor holds the candidate's exam clock still */
                                 clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
@@ -27712,6 +29078,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The student’s language (docs/languages.md): a supported BCP 47 tag in canonical case, set by the exam office or from an LTI launch’s locale; null when unset
+                                 * @example nl
+                                 */
+                                language: string | null;
                                 /**
                                  * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
                                  * @enum {string}
@@ -27976,6 +29347,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
+                                chosen_language: string | null;
                                 /** @description A proctor holds the candidate's exam clock still */
                                 clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
@@ -28042,6 +29415,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The student’s language (docs/languages.md): a supported BCP 47 tag in canonical case, set by the exam office or from an LTI launch’s locale; null when unset
+                                 * @example nl
+                                 */
+                                language: string | null;
                                 /**
                                  * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
                                  * @enum {string}
@@ -29634,6 +31012,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
+                                chosen_language: string | null;
                                 /** @description A proctor holds the candidate's exam clock still */
                                 clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
@@ -29700,6 +31080,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The student’s language (docs/languages.md): a supported BCP 47 tag in canonical case, set by the exam office or from an LTI launch’s locale; null when unset
+                                 * @example nl
+                                 */
+                                language: string | null;
                                 /**
                                  * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
                                  * @enum {string}
@@ -30402,11 +31787,14 @@ export interface paths {
         };
         /**
          * Download the report of a student session as PDF
-         * @description A PDF for a misconduct committee (docs/reports.md): the session’s facts (student, exam, institute, identifiers, times, browser and operating system, checks, status), the ID card and face photo, the recordings’ summary, every incident with its time since the start and in the exam’s time zone, the verdict with its reviewer, time and comment, and the verdict history; every page carries the moment of generation and its page number. Answered as `application/pdf` with `Content-Disposition: attachment; filename="student-session-<id>-report.pdf"`. Readable by whoever may read the session (signed, or the console’s session cookie). 404 `Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope.
+         * @description A PDF for a misconduct committee (docs/reports.md): the session’s facts (student, exam, institute, identifiers, times, browser and operating system, checks, status), the ID card and face photo, the recordings’ summary, every incident with its time since the start and in the exam’s time zone, the verdict with its reviewer, time and comment, and the verdict history; every page carries the moment of generation and its page number. Answered as `application/pdf` with `Content-Disposition: attachment; filename="student-session-<id>-report.pdf"`. Readable by whoever may read the session (signed, or the console’s session cookie). 404 `Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope. Written in the institute’s `default_language` unless `language` names another (an Arabic report is laid out right to left: docs/languages.md); 422 naming `language` for a language the service does not speak.
          */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description The language of the report’s words and dates; the institute’s default language when absent. */
+                    language?: "en" | "nl" | "de" | "fr" | "es" | "it" | "ar";
+                };
                 header?: never;
                 path: {
                     id: number;
@@ -30539,6 +31927,29 @@ export interface paths {
                         };
                     };
                 };
+                /** @description No such record, or one outside the caller’s scope */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/pdf": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
                 /** @description The database is unavailable: retry after Retry-After seconds */
                 503: {
                     headers: {
@@ -30617,6 +32028,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
+                                chosen_language: string | null;
                                 /** @description A proctor holds the candidate's exam clock still */
                                 clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
@@ -30683,6 +32096,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The student’s language (docs/languages.md): a supported BCP 47 tag in canonical case, set by the exam office or from an LTI launch’s locale; null when unset
+                                 * @example nl
+                                 */
+                                language: string | null;
                                 /**
                                  * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
                                  * @enum {string}
@@ -31455,6 +32873,8 @@ export interface paths {
                                 bandwidth_speed: number | null;
                                 browser: string | null;
                                 browser_version: string | null;
+                                /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
+                                chosen_language: string | null;
                                 /** @description A proctor holds the candidate's exam clock still */
                                 clock_paused: boolean;
                                 /** @description The LTI context (course) the student came from */
@@ -31521,6 +32941,11 @@ export interface paths {
                                 /** @description Absent from the create answer */
                                 is_email_sent: boolean;
                                 is_individual_info_html: boolean;
+                                /**
+                                 * @description The student’s language (docs/languages.md): a supported BCP 47 tag in canonical case, set by the exam office or from an LTI launch’s locale; null when unset
+                                 * @example nl
+                                 */
+                                language: string | null;
                                 /**
                                  * @description The candidate's live connection (live-proctored exams, docs/api-live.md): offline (no room socket), connecting (socket open, media not flowing yet), live
                                  * @enum {string}
@@ -34127,6 +35552,174 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/language": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the console language of the signed-in user
+         * @description The console shows itself in this language on every browser the user signs in with; null clears the choice, and the console follows the browser’s languages again. Staff emails (invitations, password resets) use it too.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description The csrf_token of the session */
+                    "x-csrf-token"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description A supported language (en, nl, de, fr, es, it, ar), or null */
+                        language: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Saved */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            language: string | null;
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No live session, X-CSRF-Token missing or wrong, or a session limited to enrolling a second factor */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description `'language':['is not a valid language tag']` or `['is not included in the list']` */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/oidc/{id}/start": {
         parameters: {
             query?: never;
@@ -35675,6 +37268,8 @@ export interface paths {
                                 email: string;
                                 id: number;
                                 institute_id: number;
+                                /** @description The console language the user picked (PUT /auth/language), or null to follow the browser */
+                                language: string | null;
                                 name: string;
                                 role: string;
                             };
@@ -35843,6 +37438,8 @@ export interface paths {
                                 email: string;
                                 id: number;
                                 institute_id: number;
+                                /** @description The console language the user picked (PUT /auth/language), or null to follow the browser */
+                                language: string | null;
                                 name: string;
                                 role: string;
                             };
@@ -36072,6 +37669,8 @@ export interface paths {
                                 email: string;
                                 id: number;
                                 institute_id: number;
+                                /** @description The console language the user picked (PUT /auth/language), or null to follow the browser */
+                                language: string | null;
                                 name: string;
                                 role: string;
                             };

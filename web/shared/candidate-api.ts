@@ -28,6 +28,26 @@ type Sent<Path extends keyof paths, Method extends 'put' | 'post'> = paths[Path]
   ? JsonOf<NonNullable<Request>>
   : never;
 
+// ---- Both pages: the candidate's language ----
+
+/**
+ * The language part of the room's and the phone's views: the language shown and the ones the exam
+ * offers (the language menu), and the institute's own wording per language (locale → key → message).
+ */
+export type CandidateLanguageFields = Pick<
+  Answer<'/api/room/{token}', 'get', 200>,
+  'language' | 'message_overrides'
+>;
+
+/** The view's `language`: the one shown now, and those the candidate may choose from. */
+export type CandidateLanguage = CandidateLanguageFields['language'];
+
+/** PUT /api/room/{token}/language (and the phone's, the same body): the candidate's choice. */
+export type LanguageRequest = Sent<'/api/room/{token}/language', 'put'>;
+
+/** The answer to PUT …/language: the view's `language` again. */
+export type LanguageAnswer = Answer<'/api/room/{token}/language', 'put', 200>;
+
 // ---- The room: /api/room/{token} ----
 
 /**

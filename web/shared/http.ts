@@ -5,13 +5,19 @@
  * (web/shared/api-schema.d.ts) through web/shared/candidate-api.ts.
  */
 
-/** A refused or failed API call: the HTTP status (0 when the server could not be reached) and the sentence to show. */
+/**
+ * A refused or failed API call: the HTTP status (0 when the server could not be reached), the
+ * server's own sentence (English), and optionally the catalogue message the page shows instead
+ * (web/shared/phrase.ts words the others by their status).
+ */
 export class ApiError extends Error {
   readonly status: number;
+  readonly phrase: { readonly key: string } | undefined;
 
-  constructor(status: number, message: string) {
+  constructor(status: number, message: string, phrase?: { readonly key: string }) {
     super(message);
     this.status = status;
+    this.phrase = phrase;
   }
 }
 

@@ -9,7 +9,7 @@ import {
   type Params,
   requiredOnCreate,
 } from '../input.ts';
-import { readLanguage } from '../languages.ts';
+import { readLanguage, readLanguageList } from '../languages.ts';
 import type { ListFields } from '../listing.ts';
 import { ianaTimeZone } from '../time-zones.ts';
 import { readFlagSettings, type StoredFlagSettings } from '../flags/settings.ts';
@@ -73,6 +73,8 @@ export type ExamAttributes = {
   readonly endTime: number | null;
   /** A supported BCP 47 tag (src/domain/languages.ts) when written through the API. */
   readonly examLanguage: string;
+  /** The languages a candidate may be shown (supported BCP 47 tags); null for every language. */
+  readonly candidateLanguages: readonly string[] | null;
   /** An IANA time zone name. */
   readonly timezone: string;
   /** The automated flags' thresholds the exam sets; null for the defaults (flags/settings.ts). */
@@ -156,6 +158,8 @@ export function readExamChanges(input: Params, mode: 'create' | 'update'): ExamC
   if (endTime !== undefined) changes.endTime = endTime;
   const examLanguage = readLanguage(params, 'exam_language');
   if (examLanguage !== undefined) changes.examLanguage = examLanguage;
+  const candidateLanguages = readLanguageList(params, 'candidate_languages');
+  if (candidateLanguages !== undefined) changes.candidateLanguages = candidateLanguages;
   const timezone = readTimeZone(params);
   if (timezone !== undefined) changes.timezone = timezone;
   const flagSettings = readFlagSettings(params);
@@ -188,6 +192,7 @@ export function newExamDefaults(language: string): Omit<ExamAttributes, 'name' |
     startTime: null,
     endTime: null,
     examLanguage: language,
+    candidateLanguages: null,
     timezone: 'UTC',
     flagSettings: null,
     ...flags,

@@ -44,6 +44,7 @@ function examFromRow(row: ExamRow, comanagerIds: readonly number[]): Exam {
     startTime: row.start_time,
     endTime: row.end_time,
     examLanguage: row.exam_language,
+    candidateLanguages: parseLanguageList(row.candidate_languages),
     timezone: row.timezone,
     flagSettings: parseStoredFlagSettings(row.flag_settings),
     ...flags,
@@ -52,6 +53,19 @@ function examFromRow(row: ExamRow, comanagerIds: readonly number[]): Exam {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
+}
+
+/** The stored JSON array of an exam's candidate languages; null (every language) when absent or unreadable. */
+function parseLanguageList(text: string | null): readonly string[] | null {
+  if (text === null) return null;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (!Array.isArray(parsed)) return null;
+    const tags = parsed.filter((tag): tag is string => typeof tag === 'string');
+    return tags.length === 0 ? null : tags;
+  } catch {
+    return null;
+  }
 }
 
 function columnsFrom(changes: ExamChanges): Updateable<ExamsTable> {
@@ -63,6 +77,9 @@ function columnsFrom(changes: ExamChanges): Updateable<ExamsTable> {
   if (changes.startTime !== undefined) values.start_time = changes.startTime;
   if (changes.endTime !== undefined) values.end_time = changes.endTime;
   if (changes.examLanguage !== undefined) values.exam_language = changes.examLanguage;
+  if (changes.candidateLanguages !== undefined)
+    values.candidate_languages =
+      changes.candidateLanguages === null ? null : JSON.stringify(changes.candidateLanguages);
   if (changes.timezone !== undefined) values.timezone = changes.timezone;
   if (changes.flagSettings !== undefined) values.flag_settings = storedFlagSettingsText(changes.flagSettings);
   for (const [key, column] of Object.entries({ ...EXAM_FLAGS, ...EXAM_TEXTS }) as [

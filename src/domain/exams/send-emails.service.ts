@@ -1,5 +1,9 @@
 import type { Db } from '../../db/database.ts';
+import type { PageLocale } from '../../i18n/locales.ts';
+import type { Translator } from '../../i18n/translate.ts';
 import type { Outbox } from '../mail/outbox-writer.ts';
+import { candidateMailLocale, mailTranslator } from '../mail/mail-language.ts';
+import { findExamMailLanguages, findStudentMailLanguages } from '../mail/mail-language.repository.ts';
 import { examLinkMail, type ExamLinkContent, examNeeds } from '../mail/templates.ts';
 import type { Actor } from '../access.ts';
 import type { Clock } from '../clock.ts';
@@ -80,11 +84,25 @@ export function createSendEmailsService(deps: {
         const sessions = (await listAllStudentSessionsOfExam(trx, exam.id)).filter((session) =>
           emailed.has(session.id),
         );
+        // Each student's email in the student's language (mail-language.ts).
+        const examLanguages = await findExamMailLanguages(trx, exam.id);
+        const studentLanguages = await findStudentMailLanguages(trx, exam.id);
+        // One translator per language: it keeps the messages it has parsed.
+        const translators = new Map<PageLocale, Translator>();
         for (const session of sessions) {
+          const locale =
+            examLanguages === undefined
+              ? 'en'
+              : candidateMailLocale(examLanguages, studentLanguages.get(session.id));
+          let t = translators.get(locale);
+          if (t === undefined) {
+            t = await mailTranslator(trx, exam.instituteId, locale);
+            translators.set(locale, t);
+          }
           await outbox.write(trx, {
             kind: 'exam_link',
             to: session.email,
-            message: examLinkMail(examLinkContent(exam, session, publicUrl)),
+            message: examLinkMail(examLinkContent(exam, session, publicUrl), t),
             studentSessionId: session.id,
           });
         }

@@ -8,6 +8,8 @@ import type { Clock } from '../clock.ts';
 import type { Lti11Verifier } from '../ports/lti.ts';
 import { Taken, Unauthorized } from '../errors.ts';
 import { findExam } from '../exams/exams.repository.ts';
+import { isLocale, localeOfTag } from '../../i18n/locales.ts';
+import { canonicalLanguage } from '../languages.ts';
 import { insertLtiResource } from '../lti-resources/lti-resources.repository.ts';
 import type { RoomService } from '../room/room.service.ts';
 import type { ClientInfo, SignInResult, StaffAuthService } from '../staff-auth/staff-auth.service.ts';
@@ -84,6 +86,16 @@ function usableEmail(email: string | null): string | null {
   if (email === null) return null;
   const normalized = normalizeEmail(email);
   return /^[^\s@]+@[^\s@]+$/.test(normalized) && !isPlaceholderEmail(normalized) ? normalized : null;
+}
+
+/**
+ * The student's language from a platform's locale: the tag in canonical case when the service keeps
+ * its shape (`de-CH`), else its primary language (`de-DE-1996` → `de`); undefined for a language the
+ * service does not speak, which the launch then ignores.
+ */
+function languageOfLocale(locale: string): string | undefined {
+  const primary = localeOfTag(locale);
+  return canonicalLanguage(locale.trim()) ?? (isLocale(primary) ? primary : undefined);
 }
 
 function isStaff(launch: LtiLaunch): boolean {
@@ -190,6 +202,7 @@ export function createLtiLaunchService(deps: {
       resourceLinkId: string;
       contextId: string | null;
       ltiResourceId: number;
+      language?: string;
     },
   ) {
     for (let round = 1; ; round += 1) {
@@ -225,6 +238,9 @@ export function createLtiLaunchService(deps: {
   ): Promise<LaunchSession | LaunchOutcome> {
     const lmsUserId = launch.platformUserId;
     const email = usableEmail(launch.email) ?? placeholderEmail(launch.toolProvider.id, lmsUserId);
+    // The platform's locale sets the student's language; one the service does not speak is ignored.
+    const language = typeof launch.locale === 'string' ? languageOfLocale(launch.locale) : undefined;
+    const languageField = language === undefined ? {} : { language };
     const lmsFields = {
       lmsUserId,
       resourceLinkId: link.id,
@@ -240,14 +256,14 @@ export function createLtiLaunchService(deps: {
         await setSessionLmsFields(
           db,
           unclaimed.id,
-          { ...lmsFields, contextId: lmsFields.contextId ?? undefined },
+          { ...lmsFields, contextId: lmsFields.contextId ?? undefined, ...languageField },
           now,
         );
         return finishedMessage(unclaimed) ?? unclaimed;
       }
       const attempts = await attemptsOf(db, examId, email);
       if (attempts.length > 0) throw emailTaken();
-      return created(launch, examId, { ...lmsFields, email, attempt: 0 }, client);
+      return created(launch, examId, { ...lmsFields, email, attempt: 0, ...languageField }, client);
     }
     if (newest.status !== 'exam_finished') {
       // Fill what an older session (added by hand, or launched elsewhere) lacks; never move it.
@@ -257,6 +273,7 @@ export function createLtiLaunchService(deps: {
           ? { contextId: lmsFields.contextId }
           : {}),
         ...(newest.ltiResourceId === null ? { ltiResourceId: resourceId } : {}),
+        ...(language !== undefined && newest.language !== language ? { language } : {}),
       };
       if (Object.keys(missing).length > 0) await setSessionLmsFields(db, newest.id, missing, now);
       return newest;
@@ -269,7 +286,13 @@ export function createLtiLaunchService(deps: {
       return await created(
         launch,
         examId,
-        { ...lmsFields, email: newest.email, attempt: newest.attempt + 1, name: newest.name },
+        {
+          ...lmsFields,
+          email: newest.email,
+          attempt: newest.attempt + 1,
+          name: newest.name,
+          ...languageField,
+        },
         client,
       );
     } catch (error) {
@@ -299,6 +322,7 @@ export function createLtiLaunchService(deps: {
       contextId: string | null;
       ltiResourceId: number;
       name?: string;
+      language?: string;
     },
     client: ClientInfo,
   ): Promise<LaunchSession> {
@@ -328,6 +352,7 @@ export function createLtiLaunchService(deps: {
       attempt: session.attempt,
       email: session.email,
       name: session.name,
+      language: session.language,
       resourceLinkId: session.resourceLinkId,
       contextId: session.contextId,
       ltiResourceId: session.ltiResourceId,

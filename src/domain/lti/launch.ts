@@ -59,6 +59,12 @@ export interface LtiLaunch {
   readonly custom: Readonly<Record<string, string>>;
   /** `launch_presentation.return_url` (1.1 `launch_presentation_return_url`). */
   readonly returnUrl: string | null;
+  /**
+   * The user's language as the platform names it, a BCP 47 tag: `launch_presentation.locale`
+   * (1.1 `launch_presentation_locale`); null or absent when it sent none. It sets the student
+   * session's `language` (an unsupported one is ignored) and chooses the LTI pages' language.
+   */
+  readonly locale?: string | null;
   readonly proctoring: ProctoringClaims | null;
   readonly deepLinking: DeepLinkingSettings | null;
 }

@@ -47,6 +47,8 @@ export interface LaunchSession {
   readonly resourceLinkId: string | null;
   readonly contextId: string | null;
   readonly ltiResourceId: number | null;
+  /** The student's language (a supported BCP 47 tag), or null. */
+  readonly language: string | null;
   /** The Proctoring Services attempt its link holds, null without one. */
   readonly platformAttempt: number | null;
 }
@@ -65,6 +67,7 @@ function sessionsOf(db: Db, examId: number) {
       's.resource_link_id',
       's.context_id',
       's.lti_resource_id',
+      's.language',
       'l.attempt_number',
     ])
     .where('s.exam_id', '=', examId);
@@ -80,6 +83,7 @@ type SessionRow = {
   resource_link_id: string | null;
   context_id: string | null;
   lti_resource_id: number | null;
+  language: string | null;
   attempt_number: number | null;
 };
 
@@ -95,6 +99,7 @@ function sessionFromRow(row: SessionRow | undefined): LaunchSession | undefined 
     resourceLinkId: row.resource_link_id,
     contextId: row.context_id,
     ltiResourceId: row.lti_resource_id,
+    language: row.language,
     platformAttempt: row.attempt_number,
   };
 }
@@ -152,6 +157,8 @@ export interface SessionLmsFields {
   readonly resourceLinkId?: string;
   readonly contextId?: string;
   readonly ltiResourceId?: number;
+  /** The student's language, from the launch's locale (a supported tag in canonical case). */
+  readonly language?: string;
 }
 
 /** Writes the LMS fields of a session. */
@@ -168,6 +175,7 @@ export async function setSessionLmsFields(
       ...(fields.resourceLinkId === undefined ? {} : { resource_link_id: fields.resourceLinkId }),
       ...(fields.contextId === undefined ? {} : { context_id: fields.contextId }),
       ...(fields.ltiResourceId === undefined ? {} : { lti_resource_id: fields.ltiResourceId }),
+      ...(fields.language === undefined ? {} : { language: fields.language }),
       updated_at: now,
     })
     .where('id', '=', id)

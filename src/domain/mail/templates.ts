@@ -1,11 +1,16 @@
+import { translator } from '../../i18n/catalogues.ts';
+import { formatDateTime } from '../../i18n/dates.ts';
+import { textDirection } from '../../i18n/locales.ts';
+import type { Translator } from '../../i18n/translate.ts';
 import { escapeHtml, htmlToText, individualInfoHtml } from '../../security/html.ts';
 
 /**
  * The emails Invigil sends, each rendered once, when it is written to the outbox, as a subject, a
  * plain-text part and an HTML part. Everything a user typed (names, the exam's name, a student's
  * individual information) is HTML-escaped in the HTML part; individual information flagged as HTML
- * is sanitised to a small allow-list instead. English only for now: the institute's
- * `default_language` does not select a template yet (docs/mail.md).
+ * is sanitised to a small allow-list instead. Every sentence comes from the catalogue's `email.*`
+ * messages in the reader's language (the caller's translator: mail-language.ts says which
+ * language, with the institute's overrides); English when no translator is given (docs/mail.md).
  */
 
 /** A message as the outbox stores it. */
@@ -62,6 +67,8 @@ export interface ExamEndedContent {
   readonly examName: string;
   /** Epoch milliseconds. */
   readonly endedAt: number;
+  /** The exam's IANA time zone the time is written in; UTC when absent. */
+  readonly timeZone?: string | null;
 }
 
 /** A subject is one header line: line breaks a user typed into a name become spaces. */
@@ -106,16 +113,33 @@ export function formatZonedTime(millis: number, timeZone: string | null | undefi
   return `${part('year')}-${part('month')}-${part('day')} ${part('hour')}:${part('minute')} ${timeZone} (${utc} UTC)`;
 }
 
+/**
+ * A time as an email of `t`'s language writes it, always with its zone: in English the exam's zone
+ * with UTC beside it (formatZonedTime, which English emails have always used); in any other
+ * language the date and time in that language's words, in the exam's zone, named (dates.ts).
+ * Returns it; throws nothing.
+ */
+export function mailTime(t: Translator, millis: number, zone: string | null | undefined): string {
+  if (t.locale === 'en') return formatZonedTime(millis, zone);
+  try {
+    return formatDateTime(millis, t.locale, zone ?? 'UTC');
+  } catch {
+    return formatTime(millis);
+  }
+}
+
 /** The time window as one sentence, or undefined when the exam sets none. */
 function windowSentence(
+  t: Translator,
   from: number | null,
   until: number | null,
   zone: string | null | undefined,
 ): string | undefined {
-  const time = (millis: number) => formatZonedTime(millis, zone);
-  if (from !== null && until !== null) return `You may start from ${time(from)} until ${time(until)}.`;
-  if (from !== null) return `You may start from ${time(from)}.`;
-  if (until !== null) return `You may start at any time until ${time(until)}.`;
+  const time = (millis: number) => mailTime(t, millis, zone);
+  if (from !== null && until !== null)
+    return t.t('email.examLink.windowBetween', { from: time(from), until: time(until) });
+  if (from !== null) return t.t('email.examLink.windowFrom', { from: time(from) });
+  if (until !== null) return t.t('email.examLink.windowUntil', { until: time(until) });
   return undefined;
 }
 
@@ -125,47 +149,66 @@ function windowSentence(
  * is recorded; screen sharing when the screen is; a phone when a mobile camera is used; a steady
  * connection when anything is recorded; answer files when answers are uploaded. Returns them.
  */
-export function needsList(needs: ExamNeeds): string[] {
+export function needsList(needs: ExamNeeds, t: Translator = translator('en')): string[] {
   const recorded = needs.webCam || needs.screenShare || needs.mobileCam;
-  const list = [
-    'A computer (desktop or laptop) with a current Google Chrome, Microsoft Edge or Mozilla Firefox. Phones and tablets cannot run the exam room.',
-  ];
+  const list = [t.t('email.examLink.needComputer')];
   if (needs.webCam) {
-    list.push('A camera and a microphone: both are recorded while you work.');
-    list.push(
-      'An identity card with your photo: the room takes a picture of it and of your face before you start.',
-    );
+    list.push(t.t('email.examLink.needCamera'));
+    list.push(t.t('email.examLink.needIdCard'));
   }
-  if (needs.screenShare)
-    list.push('Permission for the browser to share your entire screen: it is recorded while you work.');
-  if (needs.mobileCam) {
-    list.push('A phone with a camera, set up as a second camera as your exam office explains.');
-  }
-  if (recorded) list.push('A steady internet connection (at least 1 Mbit/s).');
-  if (needs.uploadAnswers)
-    list.push(
-      'Your answers as files (PDF, images, text, zip or office documents): you upload them in the exam room.',
-    );
+  if (needs.screenShare) list.push(t.t('email.examLink.needScreen'));
+  if (needs.mobileCam) list.push(t.t('email.examLink.needPhone'));
+  if (recorded) list.push(t.t('email.examLink.needConnection'));
+  if (needs.uploadAnswers) list.push(t.t('email.examLink.needAnswers'));
   return list;
 }
 
 /** The sentence after the list: how the room checks the equipment first, when it records anything. */
-function checkSentence(needs: ExamNeeds): string | undefined {
+function checkSentence(t: Translator, needs: ExamNeeds): string | undefined {
   if (!(needs.webCam || needs.screenShare || needs.mobileCam)) return undefined;
-  return 'Open the link a little early: before you start, the exam room checks your equipment, which takes a few minutes.';
+  return t.t('email.examLink.checkEarly');
 }
 
-function durationSentence(minutes: number | null): string | undefined {
+function durationSentence(t: Translator, minutes: number | null): string | undefined {
   if (minutes === null) return undefined;
-  return `Once started, you have ${minutes} minute${minutes === 1 ? '' : 's'}.`;
+  return t.t('email.examLink.duration', { minutes });
 }
 
-function page(subject: string, body: string): string {
+/**
+ * A sentence whose `<quoted>` tag names what a user typed (the exam's name): in the text part in the
+ * language's quotation marks, in the HTML part escaped and bold. Returns both forms.
+ */
+function namingSentence(
+  t: Translator,
+  key: string,
+  values: Record<string, string>,
+): { text: string; html: string } {
+  let text = '';
+  let html = '';
+  for (const part of t.rich(key, values)) {
+    if (typeof part === 'string') {
+      text += part;
+      html += escapeHtml(part);
+      continue;
+    }
+    text += t.t('email.common.quoted', { text: part.text });
+    html += `<strong>${escapeHtml(part.text)}</strong>`;
+  }
+  return { text, html };
+}
+
+/**
+ * The HTML document around a body, in the reader's language and writing direction: `lang` and
+ * `dir` on <html>, and `dir` on the body again, because some mail clients keep only the body.
+ */
+function page(t: Translator, subject: string, body: string): string {
+  const dir = textDirection(t.locale);
+  const align = dir === 'rtl' ? ' text-align: right;' : '';
   return [
     '<!DOCTYPE html>',
-    '<html>',
+    `<html lang="${escapeHtml(t.locale)}" dir="${dir}">`,
     '<head><meta charset="utf-8"><title>' + escapeHtml(subject) + '</title></head>',
-    '<body style="font-family: sans-serif; line-height: 1.5; color: #222;">',
+    `<body dir="${dir}" style="font-family: sans-serif; line-height: 1.5; color: #222;${align}">`,
     body,
     '</body>',
     '</html>',
@@ -175,80 +218,89 @@ function page(subject: string, body: string): string {
 
 /**
  * The exam-link email: the room address, the exam's name, the time window (in the exam's time zone,
- * named, and UTC) and duration, what the student needs (from the exam's settings), and the
- * student's individual information. Returns the rendered message; throws nothing.
+ * named) and duration, what the student needs (from the exam's settings), and the student's
+ * individual information, in `t`'s language (English by default). Returns the rendered message;
+ * throws nothing.
  */
-export function examLinkMail(content: ExamLinkContent): RenderedMail {
-  const subject = oneLine(`Your exam link: ${content.examName}`);
-  const when = windowSentence(content.from, content.until, content.timeZone);
-  const duration = durationSentence(content.durationMinutes);
-  const needs = needsList(content.needs);
-  const check = checkSentence(content.needs);
+export function examLinkMail(content: ExamLinkContent, t: Translator = translator('en')): RenderedMail {
+  const subject = oneLine(t.t('email.examLink.subject', { exam: content.examName }));
+  const greeting = t.t('email.common.greeting', { name: content.studentName });
+  const registered = namingSentence(t, 'email.examLink.registered', { exam: content.examName });
+  const when = windowSentence(t, content.from, content.until, content.timeZone);
+  const duration = durationSentence(t, content.durationMinutes);
+  const needs = needsList(content.needs, t);
+  const check = checkSentence(t, content.needs);
+  const needsHeading = t.t('email.examLink.needsHeading');
+  const infoHeading = t.t('email.examLink.infoHeading');
+  const personal = t.t('email.examLink.personal');
   const info =
     content.individualInfo === null || content.individualInfo.trim() === '' ? null : content.individualInfo;
   const infoHtml = individualInfoHtml(info, content.individualInfoIsHtml);
   const infoText = info === null ? null : content.individualInfoIsHtml ? htmlToText(info) : info;
 
   const text = [
-    `Hello ${content.studentName},`,
+    greeting,
     '',
-    `you are registered for the exam "${content.examName}".`,
+    registered.text,
     ...(when === undefined ? [] : ['', when]),
     ...(duration === undefined ? [] : [duration]),
     '',
-    'What you need:',
+    needsHeading,
     ...needs.map((need) => `- ${need}`),
     ...(check === undefined ? [] : ['', check]),
     '',
-    'Open your exam room with this link:',
+    t.t('email.examLink.openWithLink'),
     content.roomUrl,
-    ...(infoText === null || infoText === '' ? [] : ['', 'Information for you:', infoText]),
+    ...(infoText === null || infoText === '' ? [] : ['', infoHeading, infoText]),
     '',
-    'The link is personal: do not share it.',
+    personal,
     '',
   ].join('\n');
 
   const html = page(
+    t,
     subject,
     [
-      `<p>Hello ${escapeHtml(content.studentName)},</p>`,
-      `<p>you are registered for the exam <strong>${escapeHtml(content.examName)}</strong>.</p>`,
+      `<p>${escapeHtml(greeting)}</p>`,
+      `<p>${registered.html}</p>`,
       ...(when === undefined && duration === undefined
         ? []
-        : [`<p>${[when, duration].filter((part) => part !== undefined).join('<br>\n')}</p>`]),
-      '<p>What you need:</p>',
+        : [
+            `<p>${[when, duration]
+              .filter((part) => part !== undefined)
+              .map(escapeHtml)
+              .join('<br>\n')}</p>`,
+          ]),
+      `<p>${escapeHtml(needsHeading)}</p>`,
       `<ul>\n${needs.map((need) => `<li>${escapeHtml(need)}</li>`).join('\n')}\n</ul>`,
       ...(check === undefined ? [] : [`<p>${escapeHtml(check)}</p>`]),
-      `<p><a href="${escapeHtml(content.roomUrl)}">Open your exam room</a><br>`,
+      `<p><a href="${escapeHtml(content.roomUrl)}">${escapeHtml(t.t('email.examLink.openButton'))}</a><br>`,
       `${escapeHtml(content.roomUrl)}</p>`,
-      ...(infoHtml === null ? [] : ['<p>Information for you:</p>', `<div>${infoHtml}</div>`]),
-      '<p>The link is personal: do not share it.</p>',
+      ...(infoHtml === null ? [] : [`<p>${escapeHtml(infoHeading)}</p>`, `<div>${infoHtml}</div>`]),
+      `<p>${escapeHtml(personal)}</p>`,
     ].join('\n'),
   );
   return { subject, text, html };
 }
 
 /**
- * The notification that a student's exam session was ended (end_exam). Returns the rendered message;
- * throws nothing.
+ * The notification that a student's exam session was ended (end_exam), in `t`'s language (English
+ * by default), the time in the exam's zone when `content.timeZone` names one. Returns the rendered
+ * message; throws nothing.
  */
-export function examEndedMail(content: ExamEndedContent): RenderedMail {
-  const subject = oneLine(`Your exam has ended: ${content.examName}`);
-  const ended = formatTime(content.endedAt);
-  const text = [
-    `Hello ${content.studentName},`,
-    '',
-    `your session of the exam "${content.examName}" was ended at ${ended}.`,
-    'Your recordings have stopped, and nothing more is needed from you.',
-    '',
-  ].join('\n');
+export function examEndedMail(content: ExamEndedContent, t: Translator = translator('en')): RenderedMail {
+  const subject = oneLine(t.t('email.examEnded.subject', { exam: content.examName }));
+  const greeting = t.t('email.common.greeting', { name: content.studentName });
+  const ended = namingSentence(t, 'email.examEnded.ended', {
+    exam: content.examName,
+    time: mailTime(t, content.endedAt, content.timeZone),
+  });
+  const stopped = t.t('email.examEnded.nothingMore');
+  const text = [greeting, '', ended.text, stopped, ''].join('\n');
   const html = page(
+    t,
     subject,
-    [
-      `<p>Hello ${escapeHtml(content.studentName)},</p>`,
-      `<p>your session of the exam <strong>${escapeHtml(content.examName)}</strong> was ended at ${ended}.</p>`,
-      '<p>Your recordings have stopped, and nothing more is needed from you.</p>',
-    ].join('\n'),
+    [`<p>${escapeHtml(greeting)}</p>`, `<p>${ended.html}</p>`, `<p>${escapeHtml(stopped)}</p>`].join('\n'),
   );
   return { subject, text, html };
 }
@@ -263,53 +315,78 @@ export interface StaffLinkContent {
   readonly expiresAt: number;
 }
 
-function staffLinkMail(
-  subject: string,
-  opening: string,
-  action: string,
-  content: StaffLinkContent,
-): RenderedMail {
-  const until = formatTime(content.expiresAt);
+/** The catalogue keys of one kind of staff link email. */
+interface StaffLinkKeys {
+  readonly subject: string;
+  readonly opening: string;
+  readonly action: string;
+}
+
+function staffLinkMail(keys: StaffLinkKeys, content: StaffLinkContent, t: Translator): RenderedMail {
+  const subject = t.t(keys.subject);
+  const greeting = t.t('email.common.greeting', { name: content.name });
+  const opening = t.t(keys.opening);
+  const action = t.t(keys.action);
+  const validity = t.t('email.common.linkValidity', {
+    time: mailTime(t, content.expiresAt, null),
+    email: content.email,
+  });
   const text = [
-    `Hello ${content.name},`,
+    greeting,
     '',
     opening,
     '',
-    `${action}:`,
+    t.t('email.common.linkLine', { action }),
     content.url,
     '',
-    `The link works once, until ${until}. Your sign-in email is ${content.email}.`,
+    validity,
     '',
   ].join('\n');
   const html = page(
+    t,
     subject,
     [
-      `<p>Hello ${escapeHtml(content.name)},</p>`,
+      `<p>${escapeHtml(greeting)}</p>`,
       `<p>${escapeHtml(opening)}</p>`,
       `<p><a href="${escapeHtml(content.url)}">${escapeHtml(action)}</a><br>`,
       `${escapeHtml(content.url)}</p>`,
-      `<p>The link works once, until ${until}. Your sign-in email is ${escapeHtml(content.email)}.</p>`,
+      `<p>${escapeHtml(validity)}</p>`,
     ].join('\n'),
   );
   return { subject: oneLine(subject), text, html };
 }
 
-/** The invitation of a staff user to choose a password. Returns the rendered message; throws nothing. */
-export function staffInvitationMail(content: StaffLinkContent): RenderedMail {
+/**
+ * The invitation of a staff user to choose a password, in `t`'s language (English by default).
+ * Returns the rendered message; throws nothing.
+ */
+export function staffInvitationMail(
+  content: StaffLinkContent,
+  t: Translator = translator('en'),
+): RenderedMail {
   return staffLinkMail(
-    'You are invited to Invigil',
-    'an account was made for you in Invigil, the proctored exam service.',
-    'Choose your password',
+    {
+      subject: 'email.staffInvitation.subject',
+      opening: 'email.staffInvitation.opening',
+      action: 'email.staffInvitation.action',
+    },
     content,
+    t,
   );
 }
 
-/** The link to choose a new password after "forgot password". Returns the rendered message; throws nothing. */
-export function passwordResetMail(content: StaffLinkContent): RenderedMail {
+/**
+ * The link to choose a new password after "forgot password", in `t`'s language (English by
+ * default). Returns the rendered message; throws nothing.
+ */
+export function passwordResetMail(content: StaffLinkContent, t: Translator = translator('en')): RenderedMail {
   return staffLinkMail(
-    'Choose a new Invigil password',
-    'someone (we hope you) asked to choose a new password for your Invigil account. If it was not you, ignore this email: your password stays as it is.',
-    'Choose a new password',
+    {
+      subject: 'email.passwordReset.subject',
+      opening: 'email.passwordReset.opening',
+      action: 'email.passwordReset.action',
+    },
     content,
+    t,
   );
 }

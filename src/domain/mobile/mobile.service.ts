@@ -13,11 +13,24 @@ import {
   UnsupportedMediaType,
 } from '../errors.ts';
 import type { Exam } from '../exams/exam.ts';
-import { findExam } from '../exams/exams.repository.ts';
+import { findExam, instituteLanguage } from '../exams/exams.repository.ts';
+import { pageOverrides } from '../message-overrides/message-overrides.service.ts';
 import { optionalBoolean, optionalString, type Params } from '../input.ts';
 import { isClockPaused } from '../live/live-clock.ts';
 import { type ChunkBody, createRecordingIntake, type RecordingAck } from '../room/recordings.ts';
-import { findSessionIdByToken, nextSequence, updateRoomChecks } from '../room/room.repository.ts';
+import {
+  type CandidatePage,
+  languageFacts,
+  type LanguageFacts,
+  type PageOverrides,
+  readLanguageChoice,
+} from '../room/language.ts';
+import {
+  findSessionIdByToken,
+  nextSequence,
+  updateChosenLanguage,
+  updateRoomChecks,
+} from '../room/room.repository.ts';
 import {
   deadlineOf,
   MOBILE_RECORDING_KIND,
@@ -66,6 +79,10 @@ export interface PhoneView {
   /** When the exam ends for this student (epoch ms), or null. */
   readonly deadline: number | null;
   readonly now: number;
+  /** What is stored that names the candidate's language (src/domain/room/language.ts). */
+  readonly languageFacts: LanguageFacts;
+  /** The institute's own wording of the page messages, by locale (docs/languages.md). */
+  readonly messageOverrides: PageOverrides;
 }
 
 /** The outcome of a PIN and email typed on the phone: the pairing token to continue with. */
@@ -92,8 +109,19 @@ export interface MobileService {
   pairByPin(pin: string, email: string): Promise<PinPairing>;
   /** The exam's name for the page title; throws 404. */
   examName(mobileToken: string): Promise<string>;
+  /** The exam's name and the language facts for the phone page; throws 404 as examName. */
+  page(mobileToken: string): Promise<CandidatePage>;
   /** The phone's view; settles its status first. */
   view(mobileToken: string): Promise<PhoneView>;
+  /**
+   * Remembers the candidate's pick in the phone page's language menu on the session, as the room's
+   * does (RoomService.chooseLanguage). Returns the view; throws Invalid naming `language`.
+   */
+  chooseLanguage(
+    mobileToken: string,
+    params: Params,
+    options: { readonly pseudo: boolean },
+  ): Promise<PhoneView>;
   /** The phone page opened: paired (or back). `device` is its own description. */
   hello(mobileToken: string, params: Params): Promise<PhoneView>;
   /** The phone is still there. */
@@ -239,11 +267,17 @@ export function createMobileService(deps: {
     return reread(session.id);
   }
 
+  async function factsOf(session: Session, exam: Exam): Promise<LanguageFacts> {
+    return languageFacts(session, exam, (await instituteLanguage(db, exam.instituteId)) ?? null);
+  }
+
   async function viewOf(session: Session, exam: Exam): Promise<PhoneView> {
     const now = clock.now();
     const settled = await settle(session);
     const next = await nextSequence(db, session.id, MOBILE_RECORDING_KIND);
     return {
+      languageFacts: await factsOf(settled, exam),
+      messageOverrides: await pageOverrides(db, exam.instituteId),
       session: settled,
       exam,
       status: settledStatus(settled, now).status,
@@ -323,9 +357,21 @@ export function createMobileService(deps: {
       return (await open(mobileToken)).exam.name;
     },
 
+    async page(mobileToken) {
+      const { session, exam } = await open(mobileToken);
+      return { examName: exam.name, languageFacts: await factsOf(session, exam) };
+    },
+
     async view(mobileToken) {
       const { session, exam } = await open(mobileToken);
       return viewOf(session, exam);
+    },
+
+    async chooseLanguage(mobileToken, params, options) {
+      const { session, exam } = await open(mobileToken);
+      const language = readLanguageChoice(params, await factsOf(session, exam), options.pseudo);
+      await updateChosenLanguage(db, session.id, language, clock.now());
+      return viewOf(await reread(session.id), exam);
     },
 
     async hello(mobileToken, params) {

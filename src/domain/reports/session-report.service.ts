@@ -1,8 +1,13 @@
 import type { Readable } from 'node:stream';
 import type { Db } from '../../db/database.ts';
+import { translator } from '../../i18n/catalogues.ts';
+import { isPageLocale, type PageLocale } from '../../i18n/locales.ts';
+import type { Translator } from '../../i18n/translate.ts';
 import { StorageMissing } from '../../storage/storage.ts';
 import type { Actor } from '../access.ts';
 import type { Clock } from '../clock.ts';
+import { Invalid } from '../errors.ts';
+import { optionalString, type Params } from '../input.ts';
 import type { Exam } from '../exams/exam.ts';
 import { findExam } from '../exams/exams.repository.ts';
 import type { FilesService } from '../files/files.service.ts';
@@ -19,8 +24,20 @@ import {
   type ReportPhoto,
   type ReportVerdict,
   reportFileName,
+  reportLocale,
   type SessionReportData,
 } from './session-report.ts';
+
+/**
+ * The language a reviewer asked the report in (params `language`), when it names one the service
+ * speaks; undefined when absent or blank. Throws Invalid naming `language` for any other value.
+ */
+export function readReportLanguage(params: Params): PageLocale | undefined {
+  const language = optionalString(params, 'language');
+  if (language === undefined || language === null) return undefined;
+  if (!isPageLocale(language)) throw new Invalid('language', 'is not included in the list');
+  return language;
+}
 
 /**
  * A photo larger than this is named in the report, not drawn: the PDF is built in memory, and a
@@ -39,9 +56,11 @@ export interface SessionReportsService {
    * The report of a session (docs/reports.md) for whoever may read the session, rendered off the
    * event loop. Returns the PDF and its download name. Throws NotFound (Student Session, the id as
    * sent) when the session is missing, its exam deleted, or out of scope; ServiceUnavailable when
-   * the renderer is full or the report ran past its time budget (report-renderer.ts).
+   * the renderer is full or the report ran past its time budget (report-renderer.ts). Written in
+   * `language` when given (a reviewer's pick, readReportLanguage), else in the institute's default
+   * language (reportLocale).
    */
-  report(actor: Actor, sessionId: string | number): Promise<SessionReportFile>;
+  report(actor: Actor, sessionId: string | number, language?: PageLocale): Promise<SessionReportFile>;
   /**
    * The report of session `sessionId` without an actor, for the zip job (whose export was asked for
    * by a manager of the exam). Returns the PDF, or undefined when the session or its exam is gone.
@@ -51,6 +70,16 @@ export interface SessionReportsService {
 }
 
 type SessionFacts = Omit<StudentSession, 'incidents'>;
+
+/** The report's label of each requirement check (`Screenshare check`, ...). */
+const CHECK_NAMES: Readonly<Record<keyof typeof CHECK_FIELDS, string>> = {
+  screenshareCheck: 'pdf.check.screenshare',
+  microphoneCheck: 'pdf.check.microphone',
+  speakersCheck: 'pdf.check.speakers',
+  webcamCheck: 'pdf.check.webcam',
+  mobileCheck: 'pdf.check.mobile',
+  bandwidthCheck: 'pdf.check.bandwidth',
+};
 
 function verdictOf(entry: ReviewEntry): ReportVerdict {
   return {
@@ -94,40 +123,58 @@ export function createSessionReportsService(deps: {
   const { db, clock, files } = deps;
   const renderer = deps.renderer ?? sharedReportRenderer;
 
-  async function photoOf(kind: ReportPhoto['kind'], fileId: number | null): Promise<ReportPhoto> {
+  async function photoOf(
+    t: Translator,
+    kind: ReportPhoto['kind'],
+    fileId: number | null,
+  ): Promise<ReportPhoto> {
     const none = { kind, contentType: null, bytes: undefined };
-    if (fileId === null) return { ...none, note: 'None was taken.' };
+    if (fileId === null) return { ...none, note: t.t('pdf.photos.noneTaken') };
     const file = await files.find(fileId);
-    if (file === undefined) return { ...none, note: 'The stored photo is missing.' };
+    if (file === undefined) return { ...none, note: t.t('pdf.photos.missing') };
     if (file.size > MAX_EMBEDDED_PHOTO_BYTES) {
-      return { ...none, contentType: file.contentType, note: `Too large to show here (${file.size} bytes).` };
+      return {
+        ...none,
+        contentType: file.contentType,
+        note: t.t('pdf.photos.tooLargeBytes', { bytes: String(file.size) }),
+      };
     }
     try {
       const stream = await files.open(file);
       const bytes = await readAtMost(stream, MAX_EMBEDDED_PHOTO_BYTES);
       if (bytes === undefined) {
         stream.destroy();
-        return { ...none, contentType: file.contentType, note: 'Too large to show here.' };
+        return { ...none, contentType: file.contentType, note: t.t('pdf.photos.tooLarge') };
       }
       return { kind, contentType: file.contentType, bytes, note: undefined };
     } catch (error) {
       if (!(error instanceof StorageMissing)) throw error;
-      return { ...none, contentType: file.contentType, note: 'The stored photo is missing.' };
+      return { ...none, contentType: file.contentType, note: t.t('pdf.photos.missing') };
     }
   }
 
-  /** Everything the report shows of `session` (of `exam`). Returns the data. */
-  async function gather(session: SessionFacts, exam: Exam): Promise<SessionReportData> {
-    const [institute, incidents, history, recordings, idCard, face] = await Promise.all([
-      findInstitute(db, exam.instituteId),
+  /**
+   * Everything the report shows of `session` (of `exam`), in `language` when given, else the
+   * institute's. Returns the data.
+   */
+  async function gather(
+    session: SessionFacts,
+    exam: Exam,
+    language?: PageLocale,
+  ): Promise<SessionReportData> {
+    const institute = await findInstitute(db, exam.instituteId);
+    const locale = reportLocale(language, institute?.defaultLanguage);
+    const t = translator(locale);
+    const [incidents, history, recordings, idCard, face] = await Promise.all([
       listReportIncidents(db, session.id),
       listReviewEntries(db, session.id),
       listRecordings(db, session.id),
-      photoOf('id_card', session.idCardFileId),
-      photoOf('face_photo', session.facePhotoFileId),
+      photoOf(t, 'id_card', session.idCardFileId),
+      photoOf(t, 'face_photo', session.facePhotoFileId),
     ]);
     const verdicts = history.map(verdictOf);
     return {
+      locale,
       generatedAt: clock.now(),
       timeZone: exam.timezone,
       institute: { id: exam.instituteId, name: institute?.name ?? `Institute ${exam.instituteId}` },
@@ -154,8 +201,8 @@ export function createSessionReportsService(deps: {
         browserVersion: session.browserVersion,
         bandwidthSpeed: session.bandwidthSpeed,
         transcodingStatus: session.transcodingStatus,
-        checks: Object.entries(CHECK_FIELDS).map(([field, name]) => ({
-          name: name.replace(/_/g, ' ').replace(/^./, (first) => first.toUpperCase()),
+        checks: Object.keys(CHECK_FIELDS).map((field) => ({
+          name: t.t(CHECK_NAMES[field as keyof typeof CHECK_FIELDS]),
           value: session[field as keyof typeof CHECK_FIELDS],
         })),
       },
@@ -173,11 +220,11 @@ export function createSessionReportsService(deps: {
   }
 
   return {
-    async report(actor, sessionId) {
+    async report(actor, sessionId, language) {
       const { session, exam } = await findVisibleSession(db, actor, sessionId);
       return {
         fileName: reportFileName(session.id),
-        bytes: await renderer.render(await gather(session, exam)),
+        bytes: await renderer.render(await gather(session, exam, language)),
       };
     },
 

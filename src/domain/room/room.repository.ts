@@ -125,6 +125,15 @@ export async function updateRoomChecks(
   await db.updateTable('student_sessions').set(set).where('id', '=', id).execute();
 }
 
+/** Stores the candidate's pick of a language (`chosen_language`). Returns nothing; a gone session is left alone. */
+export async function updateChosenLanguage(db: Db, id: number, language: string, now: number): Promise<void> {
+  await db
+    .updateTable('student_sessions')
+    .set({ chosen_language: language, updated_at: now })
+    .where('id', '=', id)
+    .execute();
+}
+
 const fileCounts = prepared([1] as [number], (db, sessionId) =>
   db
     .selectFrom('session_files')

@@ -11,7 +11,8 @@ import type { Clock } from '../clock.ts';
 import { findDocumentOfExam } from '../documents/documents.repository.ts';
 import { DomainError, Invalid, NotFoundMessage, ParamMissing, StateConflictMessage } from '../errors.ts';
 import type { Exam } from '../exams/exam.ts';
-import { findExam } from '../exams/exams.repository.ts';
+import { findExam, instituteLanguage } from '../exams/exams.repository.ts';
+import { pageOverrides } from '../message-overrides/message-overrides.service.ts';
 import type { FilesService } from '../files/files.service.ts';
 import type { Params } from '../input.ts';
 import { createLiveChat } from '../live/live-chat.ts';
@@ -50,8 +51,10 @@ import {
   nextSequence,
   type RoomMove,
   sessionFileCounts,
+  updateChosenLanguage,
   updateRoomChecks,
 } from './room.repository.ts';
+import { type CandidatePage, languageFacts, readLanguageChoice } from './language.ts';
 import { type ChunkBody, createRecordingIntake, type RecordingAck } from './recordings.ts';
 import {
   admissionRequired,
@@ -131,6 +134,8 @@ export interface RoomService {
    * read. Returns it.
    */
   examName(token: string): Promise<string>;
+  /** The exam's name and the language facts for the room's page (no document or counts read). */
+  page(token: string): Promise<CandidatePage>;
   /**
    * Finishes every started session whose deadline has passed though nobody reopened it, exactly as opening the room would (end_reason `time_up`, end and recording end at the
    * deadline, finalisation and the webhook queued with the move): the worker calls it on a timer
@@ -177,6 +182,12 @@ export interface RoomService {
    * throws StateConflict for a forbidden move.
    */
   finish(token: string): Promise<RoomView>;
+  /**
+   * Remembers the candidate's pick in the room's language menu (`language`, one the exam offers;
+   * `pseudo` lets `en-XA` be picked) for the session, whatever its state: a finished candidate still
+   * reads the closing page. Returns the view. Throws Invalid naming `language` (readLanguageChoice).
+   */
+  chooseLanguage(token: string, params: Params, options: { readonly pseudo: boolean }): Promise<RoomView>;
   /**
    * Appends one recording chunk at `sequence` from `source` (body fields, over `params`), the file
    * part `file` streamed straight into the storage as the body arrives; the token and the session's
@@ -383,6 +394,8 @@ export function createRoomService(deps: {
         clockPaused: isClockPaused(session),
       },
       ltiStartAssessment: await hasStartAssessment(db, session.id),
+      languageFacts: languageFacts(session, exam, (await instituteLanguage(db, exam.instituteId)) ?? null),
+      messageOverrides: await pageOverrides(db, exam.instituteId),
     };
   }
 
@@ -471,6 +484,26 @@ export function createRoomService(deps: {
 
     async examName(token) {
       return (await open(token)).exam.name;
+    },
+
+    async page(token) {
+      const { session, exam } = await open(token);
+      return {
+        examName: exam.name,
+        languageFacts: languageFacts(session, exam, (await instituteLanguage(db, exam.instituteId)) ?? null),
+      };
+    },
+
+    async chooseLanguage(token, params, options) {
+      const opened = await open(token);
+      const facts = languageFacts(
+        opened.session,
+        opened.exam,
+        (await instituteLanguage(db, opened.exam.instituteId)) ?? null,
+      );
+      const language = readLanguageChoice(params, facts, options.pseudo);
+      await updateChosenLanguage(db, opened.session.id, language, clock.now());
+      return viewOf({ ...opened, session: await reread(opened.session.id) });
     },
 
     async updateChecks(token, params) {

@@ -5,6 +5,7 @@ import type { ExamDocument } from '../documents/document.ts';
 import { Invalid, ParamMissing } from '../errors.ts';
 import type { Exam } from '../exams/exam.ts';
 import type { RoomMobile } from '../mobile/mobile.ts';
+import type { LanguageFacts, PageOverrides } from './language.ts';
 import {
   has,
   optionalBoolean,
@@ -141,6 +142,10 @@ export interface RoomView {
   readonly ltiStartAssessment: boolean;
   /** The phone of a `mobile_cam` exam (docs/room.md "The phone"); null when the exam uses none. */
   readonly mobile: RoomMobile | null;
+  /** What is stored that names the candidate's language (resolved with the request's by language.ts). */
+  readonly languageFacts: LanguageFacts;
+  /** The institute's own wording of the page messages, by locale (docs/languages.md). */
+  readonly messageOverrides: PageOverrides;
 }
 
 /** What `PUT checks` changes. */

@@ -37,3 +37,18 @@ export async function findApiSecret(
 export async function userHasPassword(db: Db, userId: number): Promise<boolean> {
   return (await findApiSecret(db, userId))?.hasPassword === true;
 }
+
+/** Writes the user's console language (null to follow the browser). Returns false when there is no such user. */
+export async function writeUserLanguage(
+  db: Db,
+  userId: number,
+  language: string | null,
+  now: number,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('users')
+    .set({ language, updated_at: now })
+    .where('id', '=', userId)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}

@@ -4,9 +4,12 @@ import { hashPassword, passwordProblem } from '../../security/passwords.ts';
 import type { Actor } from '../access.ts';
 import type { Clock } from '../clock.ts';
 import { Invalid, NotFound } from '../errors.ts';
+import type { Params } from '../input.ts';
+import { has } from '../input.ts';
+import { readLanguage } from '../languages.ts';
 import type { Credentials } from '../users/user.ts';
 import type { UsersService } from '../users/users.service.ts';
-import { deleteOtherStaffSessions, findApiSecret } from './account.repository.ts';
+import { deleteOtherStaffSessions, findApiSecret, writeUserLanguage } from './account.repository.ts';
 import { deleteChallengesOfUser } from './second-factor.ts';
 import { spendOneTimeLinksOfUser, writePasswordHash } from './staff-auth.repository.ts';
 import type { ClientInfo, StaffAuthService } from './staff-auth.service.ts';
@@ -45,6 +48,11 @@ export interface AccountService {
    * working at once. Returns the new ones, shown only now; throws as revealSecretKey.
    */
   rotateCredentials(actor: Actor, password: string, client: ClientInfo): Promise<Credentials>;
+  /**
+   * Sets the console's language for the user (a supported tag, stored in canonical case), or clears it
+   * (null: the console follows the browser). Throws Invalid (`language`) or NotFound.
+   */
+  setLanguage(actor: Actor, params: Params): Promise<string | null>;
 }
 
 /** Builds the account service over staff sign-in (password checks) and users (credentials). */
@@ -59,6 +67,14 @@ export function createAccountService(deps: {
   const key = deps.keys.encryption;
 
   return {
+    async setLanguage(actor, params) {
+      if (!has(params, 'language')) throw new Invalid('language', "can't be blank");
+      const language = params.language === null ? null : (readLanguage(params, 'language') ?? null);
+      if (!(await writeUserLanguage(db, actor.id, language, clock.now())))
+        throw new NotFound('User', actor.id);
+      return language;
+    },
+
     async changePassword(actor, sessionToken, passwords, client) {
       // The new password's rules say nothing about the account, so they are checked first.
       const problem = passwordProblem(passwords.next);

@@ -2,6 +2,8 @@ import crypto from 'node:crypto';
 import type { Db } from '../../db/database.ts';
 import type { JobQueue } from '../ports/jobs.ts';
 import { createOutbox } from '../mail/outbox-writer.ts';
+import { findInstitute } from '../institutes/institutes.repository.ts';
+import { mailTranslator, staffMailLocale } from '../mail/mail-language.ts';
 import { passwordResetMail, staffInvitationMail } from '../mail/templates.ts';
 import { hashToken, type ServerKeys } from '../../security/keys.ts';
 import {
@@ -88,6 +90,8 @@ export interface StaffSession {
   /** The signed-in user's email and name, for the console's header. */
   readonly email: string;
   readonly name: string;
+  /** The console's language the user picked, or null to follow the browser. */
+  readonly language: string | null;
   readonly csrfToken: string;
   readonly createdAt: number;
   /** When it ends if no request comes first. */
@@ -269,6 +273,7 @@ export function createStaffAuthService(deps: {
       actor: { id: user.id, instituteId: user.instituteId, role: user.role },
       email: user.email,
       name: user.name,
+      language: user.language,
       csrfToken: row.csrfToken,
       createdAt: row.createdAt,
       idleExpiresAt: Math.min(row.lastSeenAt + SESSION_IDLE_MS, row.expiresAt),
@@ -420,10 +425,14 @@ export function createStaffAuthService(deps: {
         expiresAt,
       });
       const content = { name: user.name, email: user.email, url, expiresAt };
+      // The user's own console language, else the institute's (mail-language.ts).
+      const institute = await findInstitute(trx, user.instituteId);
+      const locale = staffMailLocale(user.language, institute?.defaultLanguage);
+      const t = await mailTranslator(trx, user.instituteId, locale);
       await outbox.write(trx, {
         kind: purpose === 'invitation' ? 'staff_invitation' : 'password_reset',
         to: user.email,
-        message: purpose === 'invitation' ? staffInvitationMail(content) : passwordResetMail(content),
+        message: purpose === 'invitation' ? staffInvitationMail(content, t) : passwordResetMail(content, t),
         studentSessionId: null,
         instituteId: user.instituteId,
       });

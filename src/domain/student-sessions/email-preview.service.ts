@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.ts';
+import { candidateMailTranslator } from '../mail/mail-language.ts';
 import { examLinkMail } from '../mail/templates.ts';
 import type { Actor } from '../access.ts';
 import type { Clock } from '../clock.ts';
@@ -52,8 +53,13 @@ export function createEmailPreviewService(deps: {
       const kind = PREVIEW_KINDS.find((known) => known === sentKind);
       if (kind === undefined) throw new Invalid('kind', 'is not included in the list');
       const session = await sessionOf(exam.id, params);
-      const shown = session ?? sampleSession(exam.id, clock.now());
-      const mail = examLinkMail(examLinkContent(exam, shown, publicUrl));
+      // In the language the student would get it in; the sample student speaks the exam's language.
+      const t = await candidateMailTranslator(db, exam, session?.id);
+      const shown = session ?? {
+        ...sampleSession(exam.id, clock.now()),
+        name: t.t('email.examLink.sampleStudent'),
+      };
+      const mail = examLinkMail(examLinkContent(exam, shown, publicUrl), t);
       return { kind, to: shown.email, ...mail, sample: session === undefined };
     },
   };

@@ -101,6 +101,8 @@ export function sampleSession(examId: number, now: number): StudentSession {
     mobileDevice: null,
     termsAcceptedAt: null,
     termsSha256: null,
+    language: null,
+    chosenLanguage: null,
     createdAt: now,
     updatedAt: now,
     incidents: [],

@@ -2,6 +2,7 @@ import type { Db } from '../../db/database.ts';
 import type { JobQueue } from '../ports/jobs.ts';
 import type { LiveEvents } from '../ports/live-events.ts';
 import type { Outbox } from '../mail/outbox-writer.ts';
+import { candidateMailTranslator } from '../mail/mail-language.ts';
 import { examEndedMail } from '../mail/templates.ts';
 import type { Actor } from '../access.ts';
 import type { Clock } from '../clock.ts';
@@ -78,10 +79,14 @@ export function createEndExamService(deps: {
           await queueRecordingFinalisation(trx, { clock, jobs }, current.id);
           const institute = await findInstitute(trx, exam.instituteId);
           if (institute?.examFinalizedEmailsEnabled === true) {
+            const t = await candidateMailTranslator(trx, exam, current.id);
             await outbox.write(trx, {
               kind: 'exam_finished',
               to: current.email,
-              message: examEndedMail({ studentName: current.name, examName: exam.name, endedAt: now }),
+              message: examEndedMail(
+                { studentName: current.name, examName: exam.name, endedAt: now, timeZone: exam.timezone },
+                t,
+              ),
               studentSessionId: current.id,
             });
           }

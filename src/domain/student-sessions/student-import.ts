@@ -143,7 +143,7 @@ export function rowErrorOf(error: unknown): { field: string; message: string } |
   return undefined;
 }
 
-/** The fields `row` sent that no rule read while checking it (`language`, `first_name` beside a `name`). */
+/** The fields `row` sent that no rule read while checking it (`first_name` beside a `name`). */
 export function unreadFields(row: unknown, read: ReadonlySet<string>): string[] {
   return isRecord(row) ? Object.keys(row).filter((name) => !read.has(name)) : [];
 }

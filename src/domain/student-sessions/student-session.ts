@@ -9,6 +9,7 @@ import {
   type Params,
   requiredString,
 } from '../input.ts';
+import { readNullableLanguage } from '../languages.ts';
 import type { Condition, FilterValue, ListFields, ListQuery } from '../listing.ts';
 import type { LiveStatus } from '../live/live.ts';
 import type { MobileStatus } from '../mobile/mobile.ts';
@@ -125,6 +126,10 @@ export type StudentSession = {
   readonly termsAcceptedAt: number | null;
   /** The SHA-256 (hex) of the terms' text the candidate accepted; null with termsAcceptedAt. */
   readonly termsSha256: string | null;
+  /** The student's language as the exam office or the LMS set it (a supported BCP 47 tag), or null. */
+  readonly language: string | null;
+  /** The candidate's own pick in the room's or the phone's language menu, or null before one. */
+  readonly chosenLanguage: string | null;
   readonly createdAt: number;
   readonly updatedAt: number;
   /** Oldest first. */
@@ -142,6 +147,8 @@ export interface StudentSessionChanges {
   priority?: string | null;
   externalId?: string | null;
   useDuration?: boolean;
+  /** A supported BCP 47 tag in canonical case (src/domain/languages.ts), or null. */
+  language?: string | null;
   /** The LMS's id of the student (API `student_lms_id`), and the resource link and context it came from. */
   lmsUserId?: string | null;
   resourceLinkId?: string | null;
@@ -184,6 +191,7 @@ export const STUDENT_SESSION_LIST_FIELDS: ListFields = {
   resource_link_id: { column: 'resource_link_id', type: 'string' },
   context_id: { column: 'context_id', type: 'string' },
   lti_resource_id: { column: 'lti_resource_id', type: 'integer' },
+  language: { column: 'language', type: 'string' },
 };
 
 /**
@@ -222,8 +230,8 @@ function readEmail(params: Params, mode: 'create' | 'update'): string | undefine
 /**
  * Reads what a create or update request carries: `name` and `email` (required on create), then
  * `individual_info`, `is_individual_info_html`, `skip_requirements`, `open_time`, `priority`,
- * `external_id`, `use_duration`, and the LMS fields `student_lms_id`, `resource_link_id`,
- * `context_id` (empty reads as null). Returns only what was sent; throws ParamMissing or Invalid
+ * `external_id`, `use_duration`, `language` (a supported BCP 47 tag; empty reads as null), and the
+ * LMS fields `student_lms_id`, `resource_link_id`, `context_id` (empty reads as null). Returns only what was sent; throws ParamMissing or Invalid
  * naming the first bad field. `attempt` is read by `readAttempt` (create only), `lti_resource_id`
  * by lti-resources/session-link.ts (it must name a resource).
  */
@@ -250,6 +258,8 @@ export function readSessionChanges(params: Params, mode: 'create' | 'update'): S
   if (externalId !== undefined) changes.externalId = externalId;
   const useDuration = optionalBoolean(params, 'use_duration');
   if (useDuration !== undefined) changes.useDuration = useDuration;
+  const language = readNullableLanguage(params, 'language');
+  if (language !== undefined) changes.language = language;
   const lmsUserId = optionalString(params, 'student_lms_id');
   if (lmsUserId !== undefined) changes.lmsUserId = lmsUserId;
   const resourceLinkId = optionalString(params, 'resource_link_id');
@@ -275,6 +285,7 @@ export function newSessionDefaults(): Omit<NewStudentSession, 'name' | 'email' |
     priority: null,
     externalId: null,
     useDuration: true,
+    language: null,
     lmsUserId: null,
     resourceLinkId: null,
     contextId: null,

@@ -132,6 +132,8 @@ function sessionFromRow(row: SessionRow, incidents: readonly Incident[]): Studen
     mobileDevice: row.mobile_device,
     termsAcceptedAt: row.terms_accepted_at === null ? null : Number(row.terms_accepted_at),
     termsSha256: row.terms_sha256,
+    language: row.language,
+    chosenLanguage: row.chosen_language,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     incidents,
@@ -150,6 +152,7 @@ function columnsFrom(changes: StudentSessionChanges): Updateable<StudentSessions
   if (changes.priority !== undefined) values.priority = changes.priority;
   if (changes.externalId !== undefined) values.external_id = changes.externalId;
   if (changes.useDuration !== undefined) values.use_duration = changes.useDuration;
+  if (changes.language !== undefined) values.language = changes.language;
   if (changes.lmsUserId !== undefined) values.lms_user_id = changes.lmsUserId;
   if (changes.resourceLinkId !== undefined) values.resource_link_id = changes.resourceLinkId;
   if (changes.contextId !== undefined) values.context_id = changes.contextId;
@@ -221,6 +224,7 @@ function newSessionRow(
     priority: session.priority,
     is_email_sent: false,
     external_id: session.externalId,
+    language: session.language,
     lms_user_id: session.lmsUserId,
     resource_link_id: session.resourceLinkId,
     context_id: session.contextId,

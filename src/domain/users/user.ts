@@ -11,6 +11,8 @@ export interface User {
   readonly name: string;
   readonly role: Role;
   readonly identityProviderId: number | null;
+  /** The console's language the user picked (a supported tag), or null to follow the browser. */
+  readonly language: string | null;
   readonly active: boolean;
   readonly createdAt: number;
   readonly updatedAt: number;

@@ -17,6 +17,7 @@ function userFromRow(row: Selectable<UsersTable>): User {
     name: row.name,
     role,
     identityProviderId: row.identity_provider_id,
+    language: row.language,
     active: Boolean(row.active),
     createdAt: row.created_at,
     updatedAt: row.updated_at,

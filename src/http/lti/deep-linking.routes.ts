@@ -12,7 +12,7 @@ import { consumeTicket } from '../../domain/lti/tickets.ts';
 import { hashToken } from '../../security/keys.ts';
 import type { RouteDeps } from '../route-deps.ts';
 import { sessionTokenFrom } from '../staff/session-cookie.ts';
-import { autoSubmitPage, messagePage, sendPage } from './pages.ts';
+import { autoSubmitPage, messagePage, pageTranslator, refusalText, sendPage } from './pages.ts';
 
 /** The form field that carries the session's CSRF token (a form cannot send the header). */
 export const CSRF_FIELD = 'csrf_token';
@@ -45,9 +45,11 @@ export function registerLtiDeepLinkingRoutes(app: FastifyInstance, deps: RouteDe
   const publicOrigin = new URL(config.publicUrl).origin;
 
   app.post('/lti/deep-link', { schema: { hide: true } }, async (request, reply) => {
+    // A teacher in the console: the browser's languages.
+    const t = pageTranslator(request);
     const refuse = (status: number, code: string, title: string, message: string) => {
       request.log.warn({ code }, 'lti deep link refused');
-      return sendPage(reply, messagePage(title, message, { status }));
+      return sendPage(reply, messagePage(title, message, { status, t }));
     };
     // The form comes from the console only: a page elsewhere cannot send it on the user's behalf.
     const origin = request.headers.origin;
@@ -55,7 +57,12 @@ export function registerLtiDeepLinkingRoutes(app: FastifyInstance, deps: RouteDe
       (origin !== undefined && origin !== publicOrigin) ||
       request.headers['sec-fetch-site'] === 'cross-site'
     ) {
-      return refuse(403, 'cross_site', 'Not allowed', 'This request did not come from the Invigil console.');
+      return refuse(
+        403,
+        'cross_site',
+        t.t('server.lti.deepLink.notAllowed'),
+        t.t('server.lti.deepLink.crossSite'),
+      );
     }
     const token = sessionTokenFrom(request.headers);
     const session = token === undefined ? undefined : await services.staffAuth.session(token);
@@ -63,12 +70,12 @@ export function registerLtiDeepLinkingRoutes(app: FastifyInstance, deps: RouteDe
       return refuse(
         401,
         'no_session',
-        'Please sign in again',
-        'Your Invigil session has ended. Start again from your course to add the exam.',
+        t.t('server.lti.deepLink.signInAgain'),
+        t.t('server.lti.deepLink.sessionEnded'),
       );
     }
     if (!csrfFieldMatches(session, field(request, CSRF_FIELD))) {
-      return refuse(403, 'csrf', 'Not allowed', 'This form is out of date. Reload the page and try again.');
+      return refuse(403, 'csrf', t.t('server.lti.deepLink.notAllowed'), t.t('server.lti.deepLink.outOfDate'));
     }
     const ticket = field(request, 'ticket') ?? '';
     // Read before it is used: someone else's ticket is refused without spending it.
@@ -84,8 +91,8 @@ export function registerLtiDeepLinkingRoutes(app: FastifyInstance, deps: RouteDe
       refuse(
         400,
         'unknown_ticket',
-        'This link has expired',
-        'This choice was already sent to your course, or it took longer than thirty minutes. Start again from your course.',
+        t.t('server.lti.deepLink.expiredTitle'),
+        t.t('server.lti.deepLink.expired'),
       );
     if (pending === undefined) return expired();
     try {
@@ -94,8 +101,8 @@ export function registerLtiDeepLinkingRoutes(app: FastifyInstance, deps: RouteDe
         return refuse(
           403,
           'other_user',
-          'Not allowed',
-          'This link to your course was made for another user. Start again from your course.',
+          t.t('server.lti.deepLink.notAllowed'),
+          t.t('server.lti.deepLink.otherUser'),
         );
       }
       const exam = await services.exams.get(session.actor, field(request, 'exam_id') ?? '');
@@ -118,21 +125,27 @@ export function registerLtiDeepLinkingRoutes(app: FastifyInstance, deps: RouteDe
           response.action,
           { JWT: response.jwt },
           {
-            title: 'Adding the exam to your course',
-            message: `“${exam.name}” is being added to your course. If nothing happens, press Continue.`,
+            title: t.t('server.lti.deepLink.addingTitle'),
+            message: t.t('server.lti.deepLink.adding', { exam: exam.name }),
+            t,
           },
         ),
       );
     } catch (error) {
       if (error instanceof DeepLinkRefused) {
-        return refuse(error.status, error.code, 'Cannot add the exam', error.message);
+        return refuse(
+          error.status,
+          error.code,
+          t.t('server.lti.deepLink.cannotAdd'),
+          refusalText(t, error.code, error.message),
+        );
       }
       if (error instanceof DomainError) {
         return refuse(
           404,
           'unknown_exam',
-          'Cannot add the exam',
-          'That exam does not exist or you may not use it. Go back and choose another one.',
+          t.t('server.lti.deepLink.cannotAdd'),
+          t.t('server.lti.deepLink.unknownExam'),
         );
       }
       throw error;

@@ -17,7 +17,16 @@ import { parseFormParams } from '../request-params.ts';
 import type { RouteDeps } from '../route-deps.ts';
 import { cookieValue, isSecureOrigin, sessionCookie } from '../staff/session-cookie.ts';
 import { clientOf } from '../staff/staff-requests.ts';
-import { type LtiPage, messagePage, newWindowPage, platformStoragePage, sendPage } from './pages.ts';
+import type { Translator } from '../../i18n/translate.ts';
+import {
+  type LtiPage,
+  messagePage,
+  newWindowPage,
+  pageTranslator,
+  platformStoragePage,
+  refusalText,
+  sendPage,
+} from './pages.ts';
 
 /**
  * LMS launches over HTTP (docs/lti.md): the LTI 1.3 login initiation (GET and POST /lti/login), the
@@ -83,14 +92,33 @@ function rawFormParams(request: FastifyRequest): Record<string, string> {
   return Object.fromEntries(new URLSearchParams(raw));
 }
 
-/** A heading for a refusal of `status`. */
-function refusalTitle(status: number): string {
-  if (status === 401) return 'This launch could not be verified';
-  if (status === 403) return 'This launch is not allowed';
-  if (status === 404) return 'This learning platform is not registered';
-  if (status >= 500) return 'Your learning platform could not be reached';
-  return 'This launch cannot be used';
+/** A heading for a refusal of `status`, in `t`'s language. */
+function refusalTitle(t: Translator, status: number): string {
+  if (status === 401) return t.t('server.lti.refusal.unverified');
+  if (status === 403) return t.t('server.lti.refusal.notAllowed');
+  if (status === 404) return t.t('server.lti.refusal.unknownPlatform');
+  if (status >= 500) return t.t('server.lti.refusal.unreachable');
+  return t.t('server.lti.refusal.unusable');
 }
+
+/**
+ * The catalogue's words of each page a launch may end on instead of the room (LaunchOutcome
+ * `message`), by the outcome's English title; a title not listed is shown as the outcome says it.
+ */
+const OUTCOME_KEYS: Readonly<Record<string, { readonly title: string; readonly message: string }>> = {
+  'Exam finished': {
+    title: 'server.lti.outcome.examFinished.title',
+    message: 'server.lti.outcome.examFinished.message',
+  },
+  'Exam not ready': {
+    title: 'server.lti.outcome.examNotReady.title',
+    message: 'server.lti.outcome.examNotReady.message',
+  },
+  'Exam handed in': {
+    title: 'server.lti.outcome.handedIn.title',
+    message: 'server.lti.outcome.handedIn.message',
+  },
+};
 
 /** What a binding ticket carries between the launch and its platform-storage check. */
 interface BindingTicket {
@@ -118,42 +146,49 @@ export async function registerLtiRoutes(app: FastifyInstance, deps: RouteDeps): 
   });
   const { ltiLaunch } = services;
 
-  /** Logs a refusal and answers its page. */
+  /**
+   * Logs a refusal and answers its page, in the language the launch names (`launchLocale`, when it
+   * was read before the refusal) or the browser's.
+   */
   function refuse(
     request: FastifyRequest,
     reply: FastifyReply,
     error: unknown,
     toolProvider?: number,
+    launchLocale?: string | null,
   ): FastifyReply {
+    const t = pageTranslator(request, launchLocale);
     if (!(error instanceof LaunchRefused)) {
       request.log.error({ err: error, toolProvider }, 'lti launch failed');
       return sendPage(
         reply,
-        messagePage(
-          'Invigil could not complete this launch',
-          'Something went wrong on Invigil’s side. Try again in a few minutes; if it keeps happening, tell your exam office.',
-          { status: 503 },
-        ),
+        messagePage(t.t('server.lti.failed.title'), t.t('server.lti.failed.message'), { status: 503, t }),
       );
     }
     request.log.warn({ code: error.code, toolProvider, reason: error.message }, 'lti launch refused');
     if (error instanceof LoginThrottled) reply.header('retry-after', String(error.retryAfterSeconds));
-    return sendPage(reply, messagePage(refusalTitle(error.status), error.message, { status: error.status }));
+    return sendPage(
+      reply,
+      messagePage(refusalTitle(t, error.status), refusalText(t, error.code, error.message), {
+        status: error.status,
+        t,
+      }),
+    );
   }
 
-  /** The page that starts the same login again in a top-level window. */
-  function relaunchPage(loginParams: Readonly<Record<string, string>>): LtiPage {
+  /** The page that starts the same login again in a top-level window, in `t`'s language. */
+  function relaunchPage(loginParams: Readonly<Record<string, string>>, t: Translator): LtiPage {
     const query = new URLSearchParams();
     for (const [name, value] of Object.entries(loginParams)) {
       // The top-level window has no platform frame to store in: the cookie works there.
       if (name !== 'lti_storage_target') query.set(name, value);
     }
     return newWindowPage({
-      title: 'Open Invigil in a new window',
-      message:
-        'Your browser keeps Invigil from remembering this launch inside your course page. Open it in a new window to go on.',
+      title: t.t('server.lti.relaunch.title'),
+      message: t.t('server.lti.relaunch.message'),
       url: `${publicUrl}/lti/login?${query.toString()}`,
-      button: 'Open in a new window',
+      button: t.t('server.lti.relaunch.button'),
+      t,
     });
   }
 
@@ -189,6 +224,7 @@ export async function registerLtiRoutes(app: FastifyInstance, deps: RouteDeps): 
   ): Promise<FastifyReply> {
     const outcome = await ltiLaunch.launch(launch, clientOf(request));
     const framed = isFramed(request);
+    const t = pageTranslator(request, launch.locale);
     request.log.info(
       {
         toolProvider: launch.toolProvider.id,
@@ -200,9 +236,18 @@ export async function registerLtiRoutes(app: FastifyInstance, deps: RouteDeps): 
       'lti launch',
     );
     if (outcome.kind === 'message') {
+      const keys = OUTCOME_KEYS[outcome.title];
       return sendPage(
         reply,
-        messagePage(outcome.title, outcome.message, { status: outcome.status, returnUrl: launch.returnUrl }),
+        messagePage(
+          keys === undefined ? outcome.title : t.t(keys.title),
+          keys === undefined ? outcome.message : t.t(keys.message),
+          {
+            status: outcome.status,
+            returnUrl: launch.returnUrl,
+            t,
+          },
+        ),
       );
     }
     if (outcome.kind === 'room') {
@@ -212,11 +257,11 @@ export async function registerLtiRoutes(app: FastifyInstance, deps: RouteDeps): 
         return sendPage(
           reply,
           newWindowPage({
-            title: 'Your exam is ready',
-            message:
-              'The exam room opens in its own window, where it can use your camera and share your screen.',
+            title: t.t('server.lti.room.title'),
+            message: t.t('server.lti.room.message'),
             url: room,
-            button: 'Open the exam room',
+            button: t.t('server.lti.room.button'),
+            t,
           }),
         );
       }
@@ -236,10 +281,11 @@ export async function registerLtiRoutes(app: FastifyInstance, deps: RouteDeps): 
       return sendPage(
         reply,
         newWindowPage({
-          title: 'Open Invigil',
-          message: 'Invigil’s console opens in its own window.',
+          title: t.t('server.lti.console.title'),
+          message: t.t('server.lti.console.message'),
           url: `${publicUrl}/lti/continue/${ticket}`,
-          button: 'Open Invigil',
+          button: t.t('server.lti.console.button'),
+          t,
         }),
       );
     }
@@ -280,14 +326,17 @@ export async function registerLtiRoutes(app: FastifyInstance, deps: RouteDeps): 
         const ticket = await createTicket({ db, clock }, 'binding', payload);
         return sendPage(
           reply,
-          platformStoragePage({
-            mode: 'get',
-            target: storageTarget,
-            origin,
-            key: name,
-            verifyAction: '/lti/launch/verify',
-            fields: { ticket },
-          }),
+          platformStoragePage(
+            {
+              mode: 'get',
+              target: storageTarget,
+              origin,
+              key: name,
+              verifyAction: '/lti/launch/verify',
+              fields: { ticket },
+            },
+            pageTranslator(request, launch.locale),
+          ),
         );
       }
     }
@@ -302,7 +351,7 @@ export async function registerLtiRoutes(app: FastifyInstance, deps: RouteDeps): 
         400,
       );
     }
-    return sendPage(reply, relaunchPage(login.loginParams));
+    return sendPage(reply, relaunchPage(login.loginParams, pageTranslator(request, launch.locale)));
   }
 
   app.get('/lti/jwks', { schema: { hide: true } }, async (_request, reply) => {
@@ -321,14 +370,17 @@ export async function registerLtiRoutes(app: FastifyInstance, deps: RouteDeps): 
       if (started.storageTarget !== null) {
         return sendPage(
           reply,
-          platformStoragePage({
-            mode: 'put',
-            target: started.storageTarget,
-            origin: started.platformOrigin,
-            key: started.bindingName,
-            value: started.binding,
-            next: started.authUrl,
-          }),
+          platformStoragePage(
+            {
+              mode: 'put',
+              target: started.storageTarget,
+              origin: started.platformOrigin,
+              key: started.bindingName,
+              value: started.binding,
+              next: started.authUrl,
+            },
+            pageTranslator(request),
+          ),
         );
       }
       return reply
@@ -388,7 +440,8 @@ export async function registerLtiRoutes(app: FastifyInstance, deps: RouteDeps): 
         toolProvider = verified.launch.toolProvider.id;
         return await checkBinding(request, reply, verified.launch, verified.login, params.state ?? '');
       } catch (error) {
-        return refuse(request, reply, error, toolProvider);
+        // An LTI 1.1 form names its locale even when it cannot be verified (it only picks words).
+        return refuse(request, reply, error, toolProvider, params.launch_presentation_locale);
       }
     });
 
@@ -411,7 +464,10 @@ export async function registerLtiRoutes(app: FastifyInstance, deps: RouteDeps): 
             { toolProvider: payload.launch.toolProvider.id, code: 'storage_empty' },
             'lti launch needs a top-level window',
           );
-          return sendPage(reply, relaunchPage(payload.loginParams));
+          return sendPage(
+            reply,
+            relaunchPage(payload.loginParams, pageTranslator(request, payload.launch.locale)),
+          );
         }
         throw new LaunchRefused(
           'binding_mismatch',

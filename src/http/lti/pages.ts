@@ -1,4 +1,7 @@
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { translator } from '../../i18n/catalogues.ts';
+import { chooseLocale, textDirection } from '../../i18n/locales.ts';
+import type { Translator } from '../../i18n/translate.ts';
 import { escapeHtml } from '../../security/html.ts';
 import { entryHeadTags, webBuild } from '../web-build.ts';
 
@@ -8,8 +11,65 @@ import { entryHeadTags, webBuild } from '../web-build.ts';
  * step. They are shown inside the LMS's iframe, so they may be framed by anyone; what they may do is
  * held down by a strict Content-Security-Policy: no inline script or style, scripts and the style
  * sheet only from the service (the web build's lti entries, web/lti, served at /assets/*), and forms
- * posted only where the page means to post them.
+ * posted only where the page means to post them. Every word on them comes from the catalogue's
+ * `server.lti.*` messages, in the language of the launch (pageTranslator).
  */
+
+/**
+ * The translator of a page for `request`: the language the launch names (LTI 1.3
+ * `launch_presentation.locale`, LTI 1.1 `launch_presentation_locale`) when the service speaks it,
+ * else the browser's Accept-Language, else English. Returns it.
+ */
+export function pageTranslator(request: FastifyRequest, launchLocale?: string | null): Translator {
+  return translator(
+    chooseLocale({ choice: launchLocale, acceptLanguage: request.headers['accept-language'] }),
+  );
+}
+
+/** The catalogue's message for each refusal code a launch, a deep link or a start may end with. */
+const REFUSAL_KEYS: Readonly<Record<string, string>> = {
+  binding_missing: 'server.lti.refused.bindingMissing',
+  binding_mismatch: 'server.lti.refused.bindingMismatch',
+  platform_error: 'server.lti.refused.platformError',
+  invalid_ticket: 'server.lti.refused.invalidTicket',
+  invalid_state: 'server.lti.refused.invalidState',
+  expired: 'server.lti.refused.expired',
+  stale_timestamp: 'server.lti.refused.staleTimestamp',
+  replayed_nonce: 'server.lti.refused.replayedNonce',
+  missing_user: 'server.lti.refused.missingUser',
+  login_throttled: 'server.lti.refused.loginThrottled',
+  email_taken: 'server.lti.refused.emailTaken',
+  email_missing: 'server.lti.refused.emailMissing',
+  unknown_session: 'server.lti.refused.unknownSession',
+  user_in_other_institute: 'server.lti.refused.userInOtherInstitute',
+  superuser: 'server.lti.refused.superuser',
+  user_deactivated: 'server.lti.refused.userDeactivated',
+  user_unavailable: 'server.lti.refused.userUnavailable',
+  deep_linking_not_staff: 'server.lti.refused.deepLinkingNotStaff',
+  unknown_platform: 'server.lti.refused.unknownPlatform',
+  unknown_deployment: 'server.lti.refused.unknownDeployment',
+  no_proctoring_launch: 'server.lti.refused.noProctoringLaunch',
+  incomplete_registration: 'server.lti.refused.incompleteRegistration',
+  finished: 'server.lti.refused.finished',
+  not_started: 'server.lti.refused.notStarted',
+  bad_ticket: 'server.lti.refused.badTicket',
+  unknown_tool_provider: 'server.lti.refused.unknownToolProvider',
+  other_institute: 'server.lti.refused.otherInstitute',
+  links_not_accepted: 'server.lti.refused.linksNotAccepted',
+};
+
+/**
+ * What a refusal says in `t`'s language. In English, the refusal's own message, as it was written
+ * where the launch was refused (some name a parameter or a claim). In another language, the
+ * catalogue's message for its code; for a code the catalogue has none for (a registration's
+ * technical fault, which the platform's administrator must fix), a sentence that asks the reader
+ * to pass on the English detail. Returns the text.
+ */
+export function refusalText(t: Translator, code: string, english: string): string {
+  if (t.locale === 'en') return english;
+  const key = REFUSAL_KEYS[code];
+  return key === undefined ? t.t('server.lti.refused.other', { reason: english }) : t.t(key);
+}
 
 /** A page ready to send: status, HTML and the Content-Security-Policy that goes with it. */
 export interface LtiPage {
@@ -52,10 +112,13 @@ function headTagsOf(entry: LtiEntry): string {
   return files.styles.map((href) => `<link rel="stylesheet" href="${escapeHtml(href)}">`).join('\n');
 }
 
-/** A whole HTML document around `body`, loading `entry` of the web build (its style sheet, and its script if any). */
-function documentOf(title: string, body: string, entry: LtiEntry = 'lti'): string {
+/**
+ * A whole HTML document around `body` in `t`'s language and writing direction, loading `entry` of
+ * the web build (its style sheet, and its script if any).
+ */
+function documentOf(t: Translator, title: string, body: string, entry: LtiEntry = 'lti'): string {
   return `<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
+<html lang="${escapeHtml(t.locale)}" dir="${textDirection(t.locale)}"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${escapeHtml(title)} · Invigil</title>
@@ -69,22 +132,24 @@ ${body}
 
 /**
  * A page that says one thing: `title` as heading, `message` (plain text) under it, and, when given,
- * a link back to the platform (`returnUrl`, http or https only). Returns it with `status` (200 by default).
+ * a link back to the platform (`returnUrl`, http or https only), in the language of `options.t`
+ * (English by default). Returns it with `status` (200 by default).
  */
 export function messagePage(
   title: string,
   message: string,
-  options: { status?: number; returnUrl?: string | null } = {},
+  options: { status?: number; returnUrl?: string | null; t?: Translator } = {},
 ): LtiPage {
+  const t = options.t ?? translator('en');
   const back = safeHttpUrl(options.returnUrl);
   const body = [
     `<h1>${escapeHtml(title)}</h1>`,
     `<p>${escapeHtml(message)}</p>`,
     back === undefined
       ? ''
-      : `<p><a href="${escapeHtml(back)}" target="_top" rel="noreferrer">Back to the course</a></p>`,
+      : `<p><a href="${escapeHtml(back)}" target="_top" rel="noreferrer">${escapeHtml(t.t('server.lti.page.backToCourse'))}</a></p>`,
   ].join('\n');
-  return { status: options.status ?? 200, html: documentOf(title, body), policy: policyOf() };
+  return { status: options.status ?? 200, html: documentOf(t, title, body), policy: policyOf() };
 }
 
 /**
@@ -98,6 +163,7 @@ export function newWindowPage(options: {
   message: string;
   url: string;
   button: string;
+  t?: Translator;
 }): LtiPage {
   const url = safeHttpUrl(options.url);
   if (url === undefined) throw new TypeError(`newWindowPage: not an http(s) address: ${options.url}`);
@@ -106,7 +172,11 @@ export function newWindowPage(options: {
     `<p>${escapeHtml(options.message)}</p>`,
     `<p><a class="button" id="open" href="${escapeHtml(url)}" target="_blank" rel="noopener">${escapeHtml(options.button)}</a></p>`,
   ].join('\n');
-  return { status: 200, html: documentOf(options.title, body), policy: policyOf() };
+  return {
+    status: 200,
+    html: documentOf(options.t ?? translator('en'), options.title, body),
+    policy: policyOf(),
+  };
 }
 
 /**
@@ -118,26 +188,27 @@ export function newWindowPage(options: {
 export function autoSubmitPage(
   action: string,
   fields: Readonly<Record<string, string>>,
-  options: { title?: string; message?: string; target?: '_self' | '_top' | '_blank' } = {},
+  options: { title?: string; message?: string; target?: '_self' | '_top' | '_blank'; t?: Translator } = {},
 ): LtiPage {
   const url = safeHttpUrl(action);
   if (url === undefined) throw new TypeError(`autoSubmitPage: not an http(s) address: ${action}`);
-  const title = options.title ?? 'Continuing';
+  const t = options.t ?? translator('en');
+  const title = options.title ?? t.t('server.lti.autoSubmit.title');
   const inputs = Object.entries(fields)
     .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
     .join('\n');
   const target = options.target === undefined ? '' : ` target="${options.target}"`;
   const body = [
     `<h1>${escapeHtml(title)}</h1>`,
-    `<p>${escapeHtml(options.message ?? 'You are being sent on. If nothing happens, press Continue.')}</p>`,
+    `<p>${escapeHtml(options.message ?? t.t('server.lti.autoSubmit.message'))}</p>`,
     `<form method="post" action="${escapeHtml(url)}" id="auto-submit" data-auto-submit${target}>`,
     inputs,
-    '<button type="submit">Continue</button>',
+    `<button type="submit">${escapeHtml(t.t('server.lti.page.continue'))}</button>`,
     '</form>',
   ].join('\n');
   return {
     status: 200,
-    html: documentOf(title, body, 'lti-auto-submit'),
+    html: documentOf(t, title, body, 'lti-auto-submit'),
     policy: policyOf({ formAction: [new URL(url).origin], scripts: true }),
   };
 }
@@ -150,7 +221,7 @@ export function autoSubmitPage(
  * `lti_storage_target` (`_parent` means the parent window itself); `origin` the platform's origin
  * the messages are sent to and accepted from. When the platform does not answer, the page goes on
  * without it (`put`: to `next` all the same; `get`: posts without a value, and the verification
- * offers a new window). Returns the page with status 200.
+ * offers a new window). In `t`'s language (English by default). Returns the page with status 200.
  */
 export function platformStoragePage(
   options:
@@ -170,6 +241,7 @@ export function platformStoragePage(
         verifyAction: string;
         fields: Readonly<Record<string, string>>;
       },
+  t: Translator = translator('en'),
 ): LtiPage {
   const data: Record<string, string> = {
     mode: options.mode,
@@ -193,7 +265,7 @@ export function platformStoragePage(
       `<form method="post" action="${escapeHtml(options.verifyAction)}" id="storage-verify">`,
       inputs,
       '<input type="hidden" name="binding" value="">',
-      '<button type="submit">Continue</button>',
+      `<button type="submit">${escapeHtml(t.t('server.lti.page.continue'))}</button>`,
       '</form>',
     ].join('\n');
     formAction = ["'self'"];
@@ -202,13 +274,13 @@ export function platformStoragePage(
     .map(([name, value]) => ` data-${name}="${escapeHtml(value)}"`)
     .join('');
   const body = [
-    '<h1>Connecting to your course</h1>',
-    `<p id="platform-storage"${attributes}>One moment while Invigil checks this launch with your learning platform.</p>`,
+    `<h1>${escapeHtml(t.t('server.lti.storage.heading'))}</h1>`,
+    `<p id="platform-storage"${attributes}>${escapeHtml(t.t('server.lti.storage.message'))}</p>`,
     form,
   ].join('\n');
   return {
     status: 200,
-    html: documentOf('Connecting', body, 'lti-platform-storage'),
+    html: documentOf(t, t.t('server.lti.storage.title'), body, 'lti-platform-storage'),
     // The put step navigates to the platform by script (a navigation, not a form post).
     policy: policyOf({ formAction, scripts: true }),
   };

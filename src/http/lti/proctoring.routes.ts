@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildStartAssessment, StartAssessmentRefused } from '../../lti/proctoring.ts';
 import type { RouteDeps } from '../route-deps.ts';
-import { autoSubmitPage, messagePage, sendPage } from './pages.ts';
+import { autoSubmitPage, messagePage, pageTranslator, refusalText, sendPage } from './pages.ts';
 
 type TokenRoute = { Params: { token: string } };
 
@@ -16,6 +16,8 @@ export function registerLtiProctoringRoutes(app: FastifyInstance, deps: RouteDep
   const { services } = deps;
 
   app.get<TokenRoute>('/lti/start-assessment/:token', { schema: { hide: true } }, async (request, reply) => {
+    // The room opens this page in the candidate's browser, whose languages it carries.
+    const t = pageTranslator(request);
     try {
       const message = await buildStartAssessment(
         { db: deps.database.db, keys: services.ltiKeys },
@@ -31,9 +33,9 @@ export function registerLtiProctoringRoutes(app: FastifyInstance, deps: RouteDep
           message.action,
           { JWT: message.jwt },
           {
-            title: 'Opening your assessment',
-            message:
-              'Your learning platform opens the assessment in this tab. Keep the exam room open in its own tab: it records you until you finish.',
+            title: t.t('server.lti.startAssessment.title'),
+            message: t.t('server.lti.startAssessment.message'),
+            t,
           },
         ),
       );
@@ -42,7 +44,14 @@ export function registerLtiProctoringRoutes(app: FastifyInstance, deps: RouteDep
       request.log.warn({ code: error.code }, 'lti start assessment refused');
       return sendPage(
         reply,
-        messagePage('Cannot open the assessment', error.message, { status: error.status }),
+        messagePage(
+          t.t('server.lti.startAssessment.refusedTitle'),
+          refusalText(t, error.code, error.message),
+          {
+            status: error.status,
+            t,
+          },
+        ),
       );
     }
   });

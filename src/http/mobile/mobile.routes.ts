@@ -1,14 +1,18 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { PhoneView } from '../../domain/mobile/mobile.service.ts';
+import { type LanguageRequest, resolveCandidateLanguage } from '../../domain/room/language.ts';
 import type { Upload } from '../../storage/upload.ts';
 import { registerRecordingRoute } from '../room/recordings.routes.ts';
 import { registerRoomRateLimit } from '../room/rate-limit.ts';
+import { languageRequestOf } from '../room/candidate-language.ts';
+import { candidateTimeZone, presentCandidateLanguage } from '../room/room.presenter.ts';
 import type { RouteDeps } from '../route-deps.ts';
 import { isoTime } from '../time.ts';
 import {
   phoneCheckSchema,
   phoneHeartbeatSchema,
   phoneHelloSchema,
+  phoneLanguageSchema,
   phoneLeaveSchema,
   phoneRecordingSchema,
   phoneViewSchema,
@@ -18,10 +22,12 @@ type TokenRoute = { Params: { token: string } };
 
 /**
  * The phone's view: `{mobile: {status, check, next_sequence, chunks_count}, session: {status,
- * student_name, start_time, end_time, ends_at, time_left_seconds}, exam: {name, live_proctoring},
- * server_time}`. Nothing the phone does not need (no room token, PIN or email). Returns the JSON.
+ * student_name, start_time, end_time, ends_at, time_left_seconds}, exam: {name, live_proctoring,
+ * timezone}, server_time, language: {current, available}, message_overrides}`. Nothing the phone
+ * does not need (no room token, PIN or email). `reader` is what the request says about the
+ * language. Returns the JSON.
  */
-export function presentPhoneView(view: PhoneView): Record<string, unknown> {
+export function presentPhoneView(view: PhoneView, reader: LanguageRequest): Record<string, unknown> {
   const { session, exam, deadline, now } = view;
   const started = session.status === 'exam_started';
   return {
@@ -40,8 +46,14 @@ export function presentPhoneView(view: PhoneView): Record<string, unknown> {
       time_left_seconds:
         started && deadline !== null ? Math.max(0, Math.ceil((deadline - now) / 1000)) : null,
     },
-    exam: { name: exam.name, live_proctoring: exam.type === 'live_proctoring' },
+    exam: {
+      name: exam.name,
+      live_proctoring: exam.type === 'live_proctoring',
+      timezone: candidateTimeZone(exam),
+    },
     server_time: isoTime(now),
+    language: presentCandidateLanguage(resolveCandidateLanguage(view.languageFacts, reader)),
+    message_overrides: view.messageOverrides,
   };
 }
 
@@ -57,28 +69,39 @@ function fileOf(request: FastifyRequest): Upload | undefined {
  */
 export async function registerMobileRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
   const { mobile } = deps.services;
+  const readerOf = (request: FastifyRequest) => languageRequestOf(request, deps.config);
 
   registerRoomRateLimit(app, deps, 'phone');
 
   app.get<TokenRoute>('/:token', { schema: phoneViewSchema }, async (request) =>
-    presentPhoneView(await mobile.view(request.params.token)),
+    presentPhoneView(await mobile.view(request.params.token), readerOf(request)),
   );
 
   app.post<TokenRoute>('/:token/hello', { schema: phoneHelloSchema }, async (request) =>
-    presentPhoneView(await mobile.hello(request.params.token, request.input.values)),
+    presentPhoneView(await mobile.hello(request.params.token, request.input.values), readerOf(request)),
   );
 
   app.post<TokenRoute>('/:token/heartbeat', { schema: phoneHeartbeatSchema }, async (request) =>
-    presentPhoneView(await mobile.heartbeat(request.params.token, request.input.values)),
+    presentPhoneView(await mobile.heartbeat(request.params.token, request.input.values), readerOf(request)),
   );
 
   app.post<TokenRoute>('/:token/check', { schema: phoneCheckSchema }, async (request) =>
-    presentPhoneView(await mobile.check(request.params.token, fileOf(request))),
+    presentPhoneView(await mobile.check(request.params.token, fileOf(request)), readerOf(request)),
   );
 
   app.post<TokenRoute>('/:token/leave', { schema: phoneLeaveSchema }, async (request) =>
-    presentPhoneView(await mobile.leave(request.params.token)),
+    presentPhoneView(await mobile.leave(request.params.token), readerOf(request)),
   );
+
+  // The candidate's pick in the phone page's language menu, stored on the session (docs/languages.md).
+  app.put<TokenRoute>('/:token/language', { schema: phoneLanguageSchema }, async (request) => {
+    const view = await mobile.chooseLanguage(request.params.token, request.input.values, {
+      pseudo: deps.config.pseudoLocale,
+    });
+    return {
+      language: presentCandidateLanguage(resolveCandidateLanguage(view.languageFacts, readerOf(request))),
+    };
+  });
 
   // The phone's chunks stream straight into the storage, like the room's.
   await app.register((scope) =>

@@ -1,6 +1,12 @@
 import { MOBILE_STATUSES } from '../../domain/mobile/mobile.ts';
 import { CHECK_VALUES, SESSION_STATUSES } from '../../domain/student-sessions/status.ts';
-import { roomRecordingSchema } from '../room/room.schemas.ts';
+import {
+  candidateLanguageRecord,
+  examTimeZone,
+  languageChoice,
+  messageOverridesRecord,
+  roomRecordingSchema,
+} from '../room/room.schemas.ts';
 
 /** The phone's JSON API (docs/room-api.md "Phone API"): the pairing token in the path is its credential. */
 
@@ -57,12 +63,15 @@ const phoneView = {
       properties: {
         name: { type: 'string' },
         live_proctoring: { type: 'boolean', description: 'The phone also publishes live (docs/api-live.md)' },
+        timezone: examTimeZone,
       },
-      required: ['name', 'live_proctoring'],
+      required: ['name', 'live_proctoring', 'timezone'],
     },
     server_time: { type: 'string', format: 'date-time' },
+    language: candidateLanguageRecord,
+    message_overrides: messageOverridesRecord,
   },
-  required: ['mobile', 'session', 'exam', 'server_time'],
+  required: ['mobile', 'session', 'exam', 'server_time', 'language', 'message_overrides'],
 } as const;
 
 function viewRoute(summary: string, description: string) {
@@ -73,6 +82,18 @@ export const phoneViewSchema = viewRoute(
   'What the phone page shows',
   'The phone’s status and check, the next chunk’s sequence, the session’s status and time left.',
 );
+
+export const phoneLanguageSchema = {
+  tags,
+  summary: 'Pick the phone page’s language',
+  description:
+    'Remembers the candidate’s pick in the phone page’s language menu on the session, as PUT ' +
+    '/api/room/:token/language does (the room then speaks it too). 422 for a language outside ' +
+    '`language.available`.',
+  params: tokenParam,
+  body: languageChoice.body,
+  response: { 200: languageChoice.answer, ...errors },
+} as const;
 
 export const phoneHelloSchema = {
   ...viewRoute('The phone page opened', 'The phone is paired (or back, after being lost).'),

@@ -2,12 +2,17 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config/config.ts';
 import { systemClock } from '../../domain/clock.ts';
 import { DomainError, Invalid, NotFoundMessage, ParamMissing } from '../../domain/errors.ts';
-import { NO_PHONE } from '../../domain/mobile/mobile.ts';
+import { PHONE_NOT_NEEDED, WRONG_PIN } from '../../domain/mobile/mobile.ts';
+import { languageFacts, resolveCandidateLanguage } from '../../domain/room/language.ts';
+import { translator } from '../../i18n/catalogues.ts';
+import { localeOfTag, type PageLocale } from '../../i18n/locales.ts';
+import type { RichPart, Translator } from '../../i18n/translate.ts';
 import { createRateLimiter, type RateDecision } from '../../domain/room/rate-limiter.ts';
 import { escapeHtml } from '../../security/html.ts';
 import { v3Answer } from '../errors.ts';
 import { entryHeadTags, webBuild } from '../web-build.ts';
-import { roomContentSecurityPolicy } from '../room/page.routes.ts';
+import { languageRequestOf } from '../room/candidate-language.ts';
+import { htmlOpenTag, roomContentSecurityPolicy } from '../room/page.routes.ts';
 import { ROOM_RATE_FLUSH_MS } from '../room/rate-limit.ts';
 import type { RouteDeps } from '../route-deps.ts';
 
@@ -66,22 +71,22 @@ function securityHeaders(reply: FastifyReply, policy: string): FastifyReply {
  * preloads; without, its style sheets only (the PIN form and the not-found page run no script).
  * Empty when the build lacks the entry (no `npm run build:web` yet): the page still says its words.
  */
-function phoneEntryTags(script: boolean): string {
+function phoneEntryTags(script: boolean, locale?: PageLocale): string {
   const files = webBuild().entry('phone');
   if (files === undefined) return '';
-  if (script) return entryHeadTags(files);
+  if (script) return entryHeadTags(files, locale);
   return files.styles.map((href) => `<link rel="stylesheet" href="${escapeHtml(href)}">`).join('\n');
 }
 
 /** The head every phone page shares: phone viewport, the phone entry's files, the service's icon. */
-function head(title: string, script = false): string {
+function head(title: string, script = false, locale?: PageLocale): string {
   return `<meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
 <meta name="referrer" content="no-referrer">
 <meta name="robots" content="noindex">
 <title>${escapeHtml(title)}</title>
 <link rel="icon" href="/favicon.ico" sizes="16x16 32x32">
-${phoneEntryTags(script)}`;
+${phoneEntryTags(script, locale)}`;
 }
 
 /** What the PIN form shows again after a refusal: the sentence, the values typed, whether they are wrong. */
@@ -91,46 +96,54 @@ interface PinFormState {
   readonly email?: string;
   /** The PIN and email do not match (as opposed to a finished exam, or too many tries). */
   readonly invalid?: boolean;
+  /** The `?lang=` the form was opened with, kept on its address so the answer speaks it too. */
+  readonly lang?: string;
+}
+
+/** A translator whose text comes out escaped for HTML. */
+function htmlWords(locale: PageLocale): { t: (key: string) => string; words: Translator } {
+  const words = translator(locale);
+  return { t: (key) => escapeHtml(words.t(key)), words };
 }
 
 /**
  * The PIN page: a plain form that works without JavaScript (there is none on it), one field a row,
- * large enough for a thumb. After a refusal the sentence comes first, as an alert, and the fields it
- * concerns are marked invalid.
+ * large enough for a thumb, in the reader's language. After a refusal the sentence comes first, as
+ * an alert, and the fields it concerns are marked invalid.
  */
-function pinPageHtml(state: PinFormState = {}): string {
+function pinPageHtml(locale: PageLocale, state: PinFormState = {}): string {
+  const { t, words } = htmlWords(locale);
   const { error, invalid = false } = state;
   const marked = invalid ? ' aria-invalid="true"' : '';
   const pinDescribed = error === undefined ? 'pin-help' : 'pin-help pin-error';
   const emailDescribed = error === undefined ? '' : ' aria-describedby="pin-error"';
+  const action = state.lang === undefined ? '/m' : `/m?lang=${encodeURIComponent(state.lang)}`;
   return `<!DOCTYPE html>
-<html lang="en">
+${htmlOpenTag(locale)}
 <head>
-${head(error === undefined ? 'Connect your phone' : 'Error: connect your phone')}
+${head(words.t(error === undefined ? 'server.phone.pin.title' : 'server.phone.pin.errorTitle'))}
 </head>
 <body>
 <header class="top">
-  <h1>Connect your phone</h1>
+  <h1>${t('server.phone.pin.title')}</h1>
 </header>
 <main id="main">
-${error === undefined ? '' : `  <div class="alert" role="alert" id="pin-error"><p>${escapeHtml(error)}</p></div>\n`}  <p class="lead">Your exam uses this phone as a second camera. Type the PIN shown in the exam room on your
-  computer, and your email address.</p>
-  <form class="pin-form" method="post" action="/m">
+${error === undefined ? '' : `  <div class="alert" role="alert" id="pin-error"><p>${escapeHtml(error)}</p></div>\n`}  <p class="lead">${t('server.phone.pin.lead')}</p>
+  <form class="pin-form" method="post" action="${escapeHtml(action)}">
     <div class="field">
-      <label for="pin">PIN</label>
-      <p class="help" id="pin-help">Six digits, shown under the QR code in your exam room.</p>
+      <label for="pin">${t('server.phone.pin.pinLabel')}</label>
+      <p class="help" id="pin-help">${t('server.phone.pin.pinHelp')}</p>
       <input id="pin" name="pin" type="text" inputmode="numeric" autocomplete="one-time-code"
         required value="${escapeHtml(state.pin ?? '')}" aria-describedby="${pinDescribed}"${marked}>
     </div>
     <div class="field">
-      <label for="email">Email address</label>
+      <label for="email">${t('server.phone.pin.emailLabel')}</label>
       <input id="email" name="email" type="email" autocomplete="email" autocapitalize="off" spellcheck="false"
         required value="${escapeHtml(state.email ?? '')}"${emailDescribed}${marked}>
     </div>
-    <button type="submit" class="primary">Connect this phone</button>
+    <button type="submit" class="primary">${t('server.phone.pin.submit')}</button>
   </form>
-  <p class="help">Or scan the QR code in your exam room with this phone’s camera: it opens the same page
-  without a PIN.</p>
+  <p class="help">${t('server.phone.pin.scanInstead')}</p>
 </main>
 </body>
 </html>
@@ -140,23 +153,25 @@ ${error === undefined ? '' : `  <div class="alert" role="alert" id="pin-error"><
 /**
  * The phone page's shell. The phone entry (web/phone) draws everything the student sees from the
  * phone API, replacing the contents of #app; the server names the exam and says the page is
- * opening, so the page reads right before the script runs.
+ * opening, in the candidate's language (`<html lang dir>`, which the script reads), so the page
+ * reads right before the script runs.
  */
-function phonePageHtml(examName: string): string {
+function phonePageHtml(examName: string, locale: PageLocale): string {
+  const { t, words } = htmlWords(locale);
   return `<!DOCTYPE html>
-<html lang="en">
+${htmlOpenTag(locale)}
 <head>
-${head(`${examName} · phone camera`, true)}
+${head(words.t('server.phone.page.title', { exam: examName }), true, locale)}
 </head>
 <body>
 <div id="app">
 <header class="top">
   <h1 id="exam-name">${escapeHtml(examName)}</h1>
-  <p class="subtitle">Phone camera</p>
+  <p class="subtitle">${t('server.phone.page.subtitle')}</p>
 </header>
 <main id="main" tabindex="-1">
-  <section id="stage-loading" class="stage" aria-busy="true"><p>Opening the phone camera page…</p></section>
-  <noscript><p class="alert">This page needs JavaScript to use the camera. Please turn it on and reload the page.</p></noscript>
+  <section id="stage-loading" class="stage" aria-busy="true"><p>${t('server.phone.page.opening')}</p></section>
+  <noscript><p class="alert">${t('server.phone.page.needsJavaScript')}</p></noscript>
 </main>
 </div>
 </body>
@@ -164,20 +179,30 @@ ${head(`${examName} · phone camera`, true)}
 `;
 }
 
-function notFoundHtml(): string {
+/** A message with tags as HTML: its text escaped, `<link>` the link to the PIN form. */
+function richHtml(parts: readonly RichPart[]): string {
+  return parts
+    .map((part) => {
+      if (typeof part === 'string') return escapeHtml(part);
+      return part.tag === 'link' ? `<a href="/m">${escapeHtml(part.text)}</a>` : escapeHtml(part.text);
+    })
+    .join('');
+}
+
+function notFoundHtml(locale: PageLocale): string {
+  const { t, words } = htmlWords(locale);
   return `<!DOCTYPE html>
-<html lang="en">
+${htmlOpenTag(locale)}
 <head>
-${head('Phone link not found')}
+${head(words.t('server.phone.notFound.title'))}
 </head>
 <body>
 <header class="top">
-  <h1>Phone link not found</h1>
+  <h1>${t('server.phone.notFound.title')}</h1>
 </header>
 <main id="main">
-  <p class="lead">${escapeHtml(NO_PHONE)}.</p>
-  <p>A phone link stops working when a newer code replaces it and when the exam is over. You can also
-  <a href="/m">connect with the PIN</a> shown in your exam room.</p>
+  <p class="lead">${t('server.phone.notFound.lead')}</p>
+  <p>${richHtml(words.rich('server.phone.notFound.text'))}</p>
 </main>
 </body>
 </html>
@@ -196,22 +221,30 @@ function textParam(request: FastifyRequest, name: string): string {
   return typeof value === 'string' ? value.trim() : '';
 }
 
-/** The sentence a refusal shows on the form: a field's own detail rather than its coded form. */
-function refusalText(error: DomainError): string {
+/** The catalogue's words for the refusals a candidate meets on the PIN form, by their English sentence. */
+const REFUSALS: Readonly<Record<string, string>> = {
+  [WRONG_PIN]: 'server.phone.pin.wrongPin',
+  [PHONE_NOT_NEEDED]: 'server.phone.pin.examFinished',
+};
+
+/**
+ * The sentence a refusal shows on the form, in the reader's language: a field's own detail rather
+ * than its coded form. A refusal the catalogue has no words for keeps the domain's sentence.
+ */
+function refusalText(error: DomainError, locale: PageLocale): string {
+  const words = translator(locale);
   if (error instanceof ParamMissing) {
-    return error.field === 'email'
-      ? 'Type your email address as well as the PIN.'
-      : 'Type the six-digit PIN shown in your exam room.';
+    return words.t(error.field === 'email' ? 'server.phone.pin.missingEmail' : 'server.phone.pin.missingPin');
   }
-  if (error instanceof Invalid) return error.detail;
-  const body = v3Answer(error).body;
-  return typeof body?.error === 'string' ? body.error : error.message;
+  const sentence = error instanceof Invalid ? error.detail : errorSentence(error);
+  const key = Object.hasOwn(REFUSALS, sentence) ? REFUSALS[sentence] : undefined;
+  return key === undefined ? sentence : words.t(key);
 }
 
-/** Minutes, rounded up, as a student reads them. */
-function minutesText(seconds: number): string {
-  const minutes = Math.max(1, Math.ceil(seconds / 60));
-  return minutes === 1 ? '1 minute' : `${minutes} minutes`;
+/** The sentence of the V3 answer to `error`. */
+function errorSentence(error: DomainError): string {
+  const body = v3Answer(error).body;
+  return typeof body?.error === 'string' ? body.error : error.message;
 }
 
 /**
@@ -255,17 +288,36 @@ export function registerMobilePages(app: FastifyInstance, deps: RouteDeps): void
     return byEmailLimiter.hit(`pin-email:${request.ip} ${email.toLowerCase()}`);
   }
 
+  /** The language of a page without a session: Accept-Language, or the `?lang=` of the load. */
+  function sessionlessLocale(request: FastifyRequest): PageLocale {
+    const reader = languageRequestOf(request, config, { withOverride: true });
+    return resolveCandidateLanguage(languageFacts(null, null, null), reader).current;
+  }
+
+  /** The `?lang=` to keep on the PIN form's address, when it names a language the page may show. */
+  function keptLang(request: FastifyRequest): { lang?: string } {
+    const { override } = languageRequestOf(request, config, { withOverride: true });
+    if (override === null || override === undefined) return {};
+    const reader = { acceptLanguage: null, override, pseudo: config.pseudoLocale };
+    const locale = resolveCandidateLanguage(languageFacts(null, null, null), reader).current;
+    return localeOfTag(override) === locale ? { lang: locale } : {};
+  }
+
   function sendPinPage(
     request: FastifyRequest,
     reply: FastifyReply,
     status: number,
     state: PinFormState,
   ): FastifyReply {
-    securityHeaders(reply, pinPolicy).header('cache-control', 'no-store').code(status);
+    securityHeaders(reply, pinPolicy)
+      .header('cache-control', 'no-store')
+      .header('vary', 'accept-language')
+      .code(status);
     if (wantsJson(request) && state.error !== undefined) {
       return reply.type('application/json; charset=utf-8').send({ error: state.error });
     }
-    return reply.type('text/html; charset=utf-8').send(pinPageHtml(state));
+    const page = pinPageHtml(sessionlessLocale(request), { ...state, ...keptLang(request) });
+    return reply.type('text/html; charset=utf-8').send(page);
   }
 
   app.get('/m', { schema: { hide: true } }, (request, reply) => sendPinPage(request, reply, 200, {}));
@@ -278,8 +330,9 @@ export function registerMobilePages(app: FastifyInstance, deps: RouteDeps): void
     if (!decision.allowed) {
       const seconds = Math.max(1, Math.ceil(decision.resetMs / 1000));
       reply.header('retry-after', String(seconds));
+      const minutes = Math.max(1, Math.ceil(seconds / 60));
       return sendPinPage(request, reply, 429, {
-        error: `Too many tries. Please wait ${minutesText(seconds)} and try again, or scan the QR code in your exam room.`,
+        error: translator(sessionlessLocale(request)).t('server.phone.pin.tooManyTries', { minutes }),
         pin,
         email,
       });
@@ -292,7 +345,7 @@ export function registerMobilePages(app: FastifyInstance, deps: RouteDeps): void
       if (!(error instanceof DomainError) || error.code === 'unavailable') throw error;
       const status = v3Answer(error).status;
       return sendPinPage(request, reply, status, {
-        error: refusalText(error),
+        error: refusalText(error, sessionlessLocale(request)),
         pin,
         email,
         invalid: status === 422,
@@ -302,12 +355,17 @@ export function registerMobilePages(app: FastifyInstance, deps: RouteDeps): void
 
   app.get<{ Params: { token: string } }>('/m/:token', { schema: { hide: true } }, async (request, reply) => {
     securityHeaders(reply, pagePolicy).header('cache-control', 'no-store');
+    const reader = languageRequestOf(request, config, { withOverride: true });
     try {
-      const examName = await services.mobile.examName(request.params.token);
-      return reply.type('text/html; charset=utf-8').send(phonePageHtml(examName));
+      const page = await services.mobile.page(request.params.token);
+      const { current } = resolveCandidateLanguage(page.languageFacts, reader);
+      return reply.type('text/html; charset=utf-8').send(phonePageHtml(page.examName, current));
     } catch (error) {
       if (!(error instanceof NotFoundMessage)) throw error;
-      return reply.code(404).type('text/html; charset=utf-8').send(notFoundHtml());
+      return reply
+        .code(404)
+        .type('text/html; charset=utf-8')
+        .send(notFoundHtml(sessionlessLocale(request)));
     }
   });
 }

@@ -3,7 +3,11 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Config } from '../../config/config.ts';
 import { NotFoundMessage } from '../../domain/errors.ts';
 import { liveConnectSources } from '../../live/csp.ts';
+import { languageFacts, resolveCandidateLanguage } from '../../domain/room/language.ts';
+import { translator } from '../../i18n/catalogues.ts';
+import { type PageLocale, textDirection } from '../../i18n/locales.ts';
 import { escapeHtml } from '../../security/html.ts';
+import { languageRequestOf } from './candidate-language.ts';
 import { entryHeadTags, webBuild } from '../web-build.ts';
 import type { RouteDeps } from '../route-deps.ts';
 
@@ -97,9 +101,9 @@ function securityHeaders(reply: FastifyReply, policy: string): FastifyReply {
 }
 
 /** The `<head>` tags of the room's entry of the web build; empty when the build lacks it (no build yet). */
-function roomHeadTags(): string {
+function roomHeadTags(locale: PageLocale): string {
   const files = webBuild().entry('room');
-  return files === undefined ? '' : entryHeadTags(files);
+  return files === undefined ? '' : entryHeadTags(files, locale);
 }
 
 /** Only the room entry's style sheets (the not-found page runs no script). */
@@ -108,64 +112,78 @@ function roomStyleTags(): string {
   return (files?.styles ?? []).map((href) => `<link rel="stylesheet" href="${escapeHtml(href)}">`).join('\n');
 }
 
+/** How a candidate page opens `<html>`: its language and writing direction. */
+export function htmlOpenTag(locale: PageLocale): string {
+  return `<html lang="${escapeHtml(locale)}" dir="${textDirection(locale)}">`;
+}
+
 /**
  * The page's HTML: the room's script (web/room, built by Vite) draws everything the student sees
  * from the room API. The server names the exam in the title and the heading, and says the room is
- * opening, so a bookmark, a tab and a slow first load read right before the script runs; the script
- * replaces the whole body with the page it draws.
+ * opening, in the candidate's language (`<html lang dir>`, which the script reads), so a bookmark,
+ * a tab and a slow first load read right before the script runs; the script replaces the whole
+ * body with the page it draws.
  */
-function pageHtml(title: string): string {
+function pageHtml(title: string, locale: PageLocale): string {
+  const { t } = bound(locale);
   return `<!DOCTYPE html>
-<html lang="en">
+${htmlOpenTag(locale)}
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${escapeHtml(title)}</title>
 <link rel="icon" href="/favicon.ico" sizes="16x16 32x32">
-${roomHeadTags()}
+${roomHeadTags(locale)}
 </head>
 <body>
 <header class="top">
   <h1 id="exam-name">${escapeHtml(title)}</h1>
 </header>
 <main id="main" tabindex="-1">
-  <section id="stage-loading" aria-busy="true"><p>Opening your exam room…</p></section>
-  <noscript><p class="alert">The exam room needs JavaScript. Please turn it on and reload this page.</p></noscript>
+  <section id="stage-loading" aria-busy="true"><p>${t('server.room.opening')}</p></section>
+  <noscript><p class="alert">${t('server.room.needsJavaScript')}</p></noscript>
 </main>
 </body>
 </html>
 `;
 }
 
-function notFoundHtml(): string {
+function notFoundHtml(locale: PageLocale): string {
+  const { t } = bound(locale);
   return `<!DOCTYPE html>
-<html lang="en">
+${htmlOpenTag(locale)}
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Exam room not found</title>
+<title>${t('server.room.notFound.title')}</title>
 <link rel="icon" href="/favicon.ico" sizes="16x16 32x32">
 ${roomStyleTags()}
 </head>
 <body>
 <main id="main">
-  <h1>Exam room not found</h1>
-  <p>This exam link is not valid, or its exam has been removed. Please check that you opened the whole
-  link from your email, or ask your exam office for a new one.</p>
+  <h1>${t('server.room.notFound.title')}</h1>
+  <p>${t('server.room.notFound.text')}</p>
 </main>
 </body>
 </html>
 `;
 }
 
-function notFound(reply: FastifyReply): FastifyReply {
-  return reply.code(404).type('text/html; charset=utf-8').send(notFoundHtml());
+/** The catalogue of `locale`, its messages escaped for HTML. */
+function bound(locale: PageLocale): { t: (key: string) => string } {
+  const translate = translator(locale);
+  return { t: (key) => escapeHtml(translate.t(key)) };
+}
+
+function notFound(reply: FastifyReply, locale: PageLocale): FastifyReply {
+  return reply.code(404).type('text/html; charset=utf-8').send(notFoundHtml(locale));
 }
 
 /**
- * The candidate exam room page (contract §11): `GET /room/:token` answers the page (404 with a
- * readable page for a token that names no session), loading the `room` entry of the web build
+ * The candidate exam room page (contract §11): `GET /room/:token` answers the page in the
+ * candidate's language (docs/languages.md; `?lang=` picks one for that load when the exam offers
+ * it), or 404 with a readable page for a token that names no session, loading the `room` entry of the web build
  * (web/room, served at /assets/*), and `/room/assets/bandwidth-probe` the bandwidth check's
  * download. The page works only through the room API (`/api/room`).
  */
@@ -188,12 +206,14 @@ export function registerRoomPage(app: FastifyInstance, { services, config }: Rou
     { schema: { hide: true } },
     async (request, reply) => {
       securityHeaders(reply, policy).header('cache-control', 'no-store');
+      const reader = languageRequestOf(request, config, { withOverride: true });
       try {
-        const examName = await services.room.examName(request.params.token);
-        return reply.type('text/html; charset=utf-8').send(pageHtml(examName));
+        const page = await services.room.page(request.params.token);
+        const { current } = resolveCandidateLanguage(page.languageFacts, reader);
+        return reply.type('text/html; charset=utf-8').send(pageHtml(page.examName, current));
       } catch (error) {
         if (!(error instanceof NotFoundMessage)) throw error;
-        return notFound(reply);
+        return notFound(reply, resolveCandidateLanguage(languageFacts(null, null, null), reader).current);
       }
     },
   );

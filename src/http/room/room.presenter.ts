@@ -3,9 +3,15 @@ import type { RoomMobile } from '../../domain/mobile/mobile.ts';
 import type { StoredFlag } from '../../domain/flags/flags.ts';
 import type { RecordedEvent } from '../../domain/room/room.service.ts';
 import { examTerms, type RoomDocument, type RoomView, type SessionUpload } from '../../domain/room/room.ts';
+import {
+  type CandidateLanguage,
+  type LanguageRequest,
+  resolveCandidateLanguage,
+} from '../../domain/room/language.ts';
 import { individualInfoHtml } from '../../security/html.ts';
 import { CHECK_FIELDS } from '../../domain/student-sessions/student-session.ts';
 import { effectiveFlagSettings } from '../../domain/flags/settings.ts';
+import { ianaTimeZone } from '../../domain/time-zones.ts';
 import { isoTime } from '../time.ts';
 import { flagModelsPath } from './flag-models.ts';
 
@@ -49,6 +55,15 @@ export function presentRoomSession(view: RoomView): Record<string, unknown> {
   };
 }
 
+/**
+ * The zone the candidate's pages show the exam's times in: the exam's `timezone`, or null when the
+ * stored name is no zone this server knows (a row written before zones were checked), so the page
+ * falls back to the browser's own zone rather than failing on it.
+ */
+export function candidateTimeZone(exam: Exam): string | null {
+  return ianaTimeZone(exam.timezone) ?? null;
+}
+
 /** The exam settings a candidate needs (no ids, owners or co-managers). Returns the JSON object. */
 export function presentRoomExam(exam: Exam): Record<string, unknown> {
   return {
@@ -75,6 +90,7 @@ export function presentRoomExam(exam: Exam): Record<string, unknown> {
     allowed_additional: exam.allowedAdditional,
     // Plain text the candidate accepts before starting; null when the exam has none (or blank).
     terms: examTerms(exam),
+    timezone: candidateTimeZone(exam),
   };
 }
 
@@ -134,12 +150,17 @@ export function presentRoomFlags(view: RoomView): Record<string, unknown> {
   };
 }
 
+/** The candidate's language: `{current, available}` (docs/languages.md). */
+export function presentCandidateLanguage(language: CandidateLanguage): Record<string, unknown> {
+  return { current: language.current, available: [...language.available] };
+}
+
 /**
- * The whole room answer: `{"session", "exam", "document", "server_time", "live"}`, `automated_flags`
- * for an exam that has them, and
- * `lti_start_assessment` for a session launched with LTI Proctoring Services.
+ * The whole room answer: `{"session", "exam", "document", "server_time", "live", "language"}`,
+ * `automated_flags` for an exam that has them, and `lti_start_assessment` for a session launched
+ * with LTI Proctoring Services. `reader` is what the request says about the candidate's language.
  */
-export function presentRoomView(view: RoomView): Record<string, unknown> {
+export function presentRoomView(view: RoomView, reader: LanguageRequest): Record<string, unknown> {
   return {
     session: presentRoomSession(view),
     exam: presentRoomExam(view.exam),
@@ -154,6 +175,8 @@ export function presentRoomView(view: RoomView): Record<string, unknown> {
       : {}),
     // Only for an exam with a phone camera, so every other room answer is unchanged.
     ...(view.mobile === null ? {} : { mobile: presentRoomMobile(view.mobile) }),
+    language: presentCandidateLanguage(resolveCandidateLanguage(view.languageFacts, reader)),
+    message_overrides: view.messageOverrides,
   };
 }
 

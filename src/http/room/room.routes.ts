@@ -1,11 +1,19 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { liveMessageJson } from '../../domain/live/live-message.ts';
+import { resolveCandidateLanguage } from '../../domain/room/language.ts';
 import type { Upload } from '../../storage/upload.ts';
 import type { RouteDeps } from '../route-deps.ts';
 import { pairingQrSvg } from '../mobile/qr.ts';
+import { languageRequestOf } from './candidate-language.ts';
 import { registerRoomRateLimit } from './rate-limit.ts';
 import { registerRecordingRoute } from './recordings.routes.ts';
-import { presentRoomEvent, presentRoomFlag, presentRoomUpload, presentRoomView } from './room.presenter.ts';
+import {
+  presentCandidateLanguage,
+  presentRoomEvent,
+  presentRoomFlag,
+  presentRoomUpload,
+  presentRoomView,
+} from './room.presenter.ts';
 import {
   roomChecksSchema,
   roomEnterSchema,
@@ -15,6 +23,7 @@ import {
   roomFlagRateSchema,
   roomFlagSchema,
   roomIdCardSchema,
+  roomLanguageSchema,
   roomLeaveSchema,
   roomMobilePairingSchema,
   roomMobileQrSchema,
@@ -40,40 +49,57 @@ function fileOf(request: FastifyRequest): Upload | undefined {
  */
 export async function registerRoomRoutes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
   const { room } = deps.services;
+  const readerOf = (request: FastifyRequest) => languageRequestOf(request, deps.config);
 
   registerRoomRateLimit(app, deps);
 
   app.get<TokenRoute>('/:token', { schema: roomViewSchema }, async (request) =>
-    presentRoomView(await room.view(request.params.token)),
+    presentRoomView(await room.view(request.params.token), readerOf(request)),
   );
 
   app.put<TokenRoute>('/:token/checks', { schema: roomChecksSchema }, async (request) =>
-    presentRoomView(await room.updateChecks(request.params.token, request.input.values)),
+    presentRoomView(await room.updateChecks(request.params.token, request.input.values), readerOf(request)),
   );
 
   app.post<TokenRoute>('/:token/id_card', { schema: roomIdCardSchema }, async (request) =>
-    presentRoomView(await room.attachPhoto(request.params.token, 'id_card', fileOf(request))),
+    presentRoomView(
+      await room.attachPhoto(request.params.token, 'id_card', fileOf(request)),
+      readerOf(request),
+    ),
   );
 
   app.post<TokenRoute>('/:token/face_photo', { schema: roomFacePhotoSchema }, async (request) =>
-    presentRoomView(await room.attachPhoto(request.params.token, 'face_photo', fileOf(request))),
+    presentRoomView(
+      await room.attachPhoto(request.params.token, 'face_photo', fileOf(request)),
+      readerOf(request),
+    ),
   );
 
   app.post<TokenRoute>('/:token/enter', { schema: roomEnterSchema }, async (request) =>
-    presentRoomView(await room.enter(request.params.token)),
+    presentRoomView(await room.enter(request.params.token), readerOf(request)),
   );
 
   app.post<TokenRoute>('/:token/leave', { schema: roomLeaveSchema }, async (request) =>
-    presentRoomView(await room.leave(request.params.token)),
+    presentRoomView(await room.leave(request.params.token), readerOf(request)),
   );
 
   app.post<TokenRoute>('/:token/start', { schema: roomStartSchema }, async (request) =>
-    presentRoomView(await room.start(request.params.token, request.input.values)),
+    presentRoomView(await room.start(request.params.token, request.input.values), readerOf(request)),
   );
 
   app.post<TokenRoute>('/:token/finish', { schema: roomFinishSchema }, async (request) =>
-    presentRoomView(await room.finish(request.params.token)),
+    presentRoomView(await room.finish(request.params.token), readerOf(request)),
   );
+
+  // The candidate's pick in the language menu (docs/languages.md), remembered for the session.
+  app.put<TokenRoute>('/:token/language', { schema: roomLanguageSchema }, async (request) => {
+    const view = await room.chooseLanguage(request.params.token, request.input.values, {
+      pseudo: deps.config.pseudoLocale,
+    });
+    return {
+      language: presentCandidateLanguage(resolveCandidateLanguage(view.languageFacts, readerOf(request))),
+    };
+  });
 
   // Recording chunks stream straight into the storage, from a scope with its own body handling.
   await app.register((scope) =>
@@ -91,7 +117,7 @@ export async function registerRoomRoutes(app: FastifyInstance, deps: RouteDeps):
 
   app.post<TokenRoute>('/:token/mobile/pairing', { schema: roomMobilePairingSchema }, async (request) => {
     await deps.services.mobile.renewPairing(request.params.token);
-    return presentRoomView(await room.view(request.params.token));
+    return presentRoomView(await room.view(request.params.token), readerOf(request));
   });
 
   app.post<TokenRoute>('/:token/uploads', { schema: roomUploadSchema }, async (request, reply) => {

@@ -3,6 +3,7 @@
  * validates. The room is not signed: the token in the path is its only credential.
  */
 
+import { LOCALES, PSEUDO_LOCALE } from '../../i18n/locales.ts';
 import { MOBILE_STATUSES } from '../../domain/mobile/mobile.ts';
 import { FLAG_TYPES } from '../../domain/flags/flag-types.ts';
 import { errorBody } from '../v3/common.schemas.ts';
@@ -18,6 +19,68 @@ const tokenParam = {
 } as const;
 
 const time = { type: ['string', 'null'], format: 'date-time' } as const;
+
+/** The exam's time zone, in the room's and the phone's views. */
+export const examTimeZone = {
+  type: ['string', 'null'],
+  description:
+    'The IANA time zone the candidate’s pages show the exam’s times in (the exam’s `timezone`); null ' +
+    'when the stored name is no zone the server knows: the page then uses the browser’s own zone',
+  example: 'Europe/Amsterdam',
+} as const;
+
+const pageLocale = { type: 'string', enum: [...LOCALES, PSEUDO_LOCALE] } as const;
+
+/** The candidate's language, in the room's and the phone's views and their language answers. */
+export const candidateLanguageRecord = {
+  type: 'object',
+  description:
+    'The language the candidate’s pages speak (docs/languages.md, "How the language is chosen"): ' +
+    '`current`, the first of the candidate’s own pick, the student’s language, the exam’s, the ' +
+    'institute’s and the browser’s Accept-Language that the exam allows, else English (or the ' +
+    'exam’s first language); `available`, the languages the language menu offers (the exam’s ' +
+    'candidate_languages; en-XA too when the server sets PSEUDO_LOCALE)',
+  properties: {
+    current: pageLocale,
+    available: { type: 'array', items: pageLocale, minItems: 1 },
+  },
+  required: ['current', 'available'],
+} as const;
+
+/** An institute's own wording of page messages, in the room's and the phone's views. */
+export const messageOverridesRecord = {
+  type: 'object',
+  description:
+    'The institute’s own wording of candidate., room. and phone. messages (docs/languages.md, "An ' +
+    'institute’s own wording"): locale → key → ICU message, to lay over the page’s catalogue; {} when ' +
+    'it has none',
+  additionalProperties: {
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    example: { 'room.setup.heading': 'Voorbereiding' },
+  },
+  example: { nl: { 'room.setup.heading': 'Voorbereiding' } },
+} as const;
+
+/** The body of a language pick, and its answer. */
+export const languageChoice = {
+  body: {
+    type: 'object',
+    properties: {
+      language: {
+        type: 'string',
+        description: 'One of the languages the view’s `language.available` lists',
+        example: 'nl',
+      },
+    },
+    required: ['language'],
+  },
+  answer: {
+    type: 'object',
+    properties: { language: candidateLanguageRecord },
+    required: ['language'],
+  },
+} as const;
 const check = {
   type: 'string',
   enum: ['not_started', 'not_completed', 'succeeded', 'failed', 'skipped'],
@@ -94,6 +157,7 @@ const roomExam = {
         'Plain text (never markup) the candidate accepts before starting: POST start then needs ' +
         'terms_accepted true. Null when the exam has no terms',
     },
+    timezone: examTimeZone,
   },
 } as const;
 
@@ -215,8 +279,10 @@ const roomView = {
         'to continue to the learning platform’s assessment; absent for any other session',
     },
     mobile: mobileView,
+    language: candidateLanguageRecord,
+    message_overrides: messageOverridesRecord,
   },
-  required: ['session', 'exam', 'document', 'server_time', 'live'],
+  required: ['session', 'exam', 'document', 'server_time', 'live', 'language', 'message_overrides'],
 } as const;
 
 const commonErrors = {
@@ -249,6 +315,24 @@ export const roomViewSchema = {
     'started) and the server time. A started session whose time is up is finished first.',
   params: tokenParam,
   response: { 200: roomView, ...commonErrors },
+} as const;
+
+export const roomLanguageSchema = {
+  tags,
+  summary: 'Pick the room’s language',
+  description:
+    'Remembers the candidate’s pick in the language menu for the session (docs/languages.md); the ' +
+    'room, the phone page and the closing page then speak it. Allowed in every status, a finished ' +
+    "session included. 422 `'language':['is not offered for this exam']` for a language outside " +
+    '`language.available`, `is not a valid language tag` for a malformed one, `can’t be blank` when ' +
+    'missing.',
+  params: tokenParam,
+  body: languageChoice.body,
+  response: {
+    200: languageChoice.answer,
+    ...commonErrors,
+    422: { description: 'The language is missing, malformed or not offered', ...errorBody },
+  },
 } as const;
 
 export const roomChecksSchema = {

@@ -8,6 +8,7 @@ import type { RouteDeps } from '../route-deps.ts';
 import {
   apiCredentialsSchema,
   changePasswordSchema,
+  languageSchema,
   revealSecretKeySchema,
   rotateCredentialsSchema,
 } from './account.schemas.ts';
@@ -67,6 +68,12 @@ export async function confirming<T>(
 export function registerAccountRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const { services } = deps;
   const { account } = services;
+
+  app.put('/auth/language', { schema: languageSchema }, async (request) => {
+    // Also for a session that may only enrol a second factor: it reads its page in its language too.
+    const { session } = await requireSession(services, request);
+    return { language: await account.setLanguage(session.actor, request.input.values) };
+  });
 
   app.post('/auth/password/change', { schema: changePasswordSchema }, async (request, reply) => {
     const { session, token } = await requireFullSession(services, request);

@@ -109,3 +109,34 @@ export const rotateCredentialsSchema = {
     429: throttled,
   },
 } as const;
+
+export const languageSchema = {
+  summary: 'Set the console language of the signed-in user',
+  description:
+    'The console shows itself in this language on every browser the user signs in with; null clears ' +
+    'the choice, and the console follows the browser’s languages again. Staff emails (invitations, ' +
+    'password resets) use it too.',
+  tags,
+  headers: csrfHeaders,
+  body: {
+    type: 'object',
+    properties: {
+      language: {
+        type: ['string', 'null'],
+        maxLength: 64,
+        description: 'A supported language (en, nl, de, fr, es, it, ar), or null',
+      },
+    },
+    required: ['language'],
+  },
+  response: {
+    200: {
+      description: 'Saved',
+      type: 'object',
+      properties: { language: { type: ['string', 'null'] } },
+      required: ['language'],
+    },
+    403: noSession,
+    422: failure("`'language':['is not a valid language tag']` or `['is not included in the list']`"),
+  },
+} as const;

@@ -15,8 +15,12 @@ const signedInUser = {
     email: { type: 'string' },
     name: { type: 'string' },
     role: { type: 'string' },
+    language: {
+      type: ['string', 'null'],
+      description: 'The console language the user picked (PUT /auth/language), or null to follow the browser',
+    },
   },
-  required: ['id', 'institute_id', 'email', 'name', 'role'],
+  required: ['id', 'institute_id', 'email', 'name', 'role', 'language'],
 } as const;
 
 export const sessionAnswer = {

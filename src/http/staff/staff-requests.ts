@@ -35,6 +35,7 @@ export function presentSession(session: StaffSession) {
       email: session.email,
       name: session.name,
       role: session.actor.role,
+      language: session.language,
     },
     csrf_token: session.csrfToken,
     idle_expires_at: isoTime(session.idleExpiresAt),

@@ -81,6 +81,10 @@ const examFields = {
     description: 'V3 setting: the automated flags’ thresholds (docs/automated-flags.md)',
   },
   exam_language: { type: 'string', description: 'V3 setting: a supported BCP 47 tag' },
+  candidate_languages: {
+    anyOf: [{ type: 'array', items: { type: 'string' } }, { type: 'string' }, { type: 'null' }],
+    description: 'V3 setting: the languages a candidate may be shown; null for all',
+  },
   timezone: { type: 'string', description: 'V3 setting: an IANA time zone name' },
   terms: { ...nullableString, description: 'V3 setting: terms the student accepts' },
 } as const;

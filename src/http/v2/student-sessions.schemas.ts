@@ -66,6 +66,7 @@ export const addStudentSchemaV2 = {
       skip_requirements: { ...flagInput, description: 'Skip the requirements check before the exam email' },
       priority: nullableString,
       external_id: nullableString,
+      language: { ...nullableString, description: "The student's language: a supported BCP 47 tag" },
       student_lms_id: { ...nullableString, description: "The LMS's id of the student" },
       resource_link_id: { ...nullableString, description: 'The LTI resource link the student came from' },
       context_id: { ...nullableString, description: 'The LTI context (course) the student came from' },

@@ -23,6 +23,7 @@ export function presentExamV3(exam: Exam): Record<string, unknown> {
     start_time: isoTime(exam.startTime),
     end_time: isoTime(exam.endTime),
     exam_language: exam.examLanguage,
+    candidate_languages: exam.candidateLanguages,
     timezone: exam.timezone,
   };
   for (const [key, field] of Object.entries(EXAM_FLAGS)) record[field] = exam[key as keyof typeof EXAM_FLAGS];

@@ -74,6 +74,21 @@ const flagSettingsInput = {
     "422 names the key, e.g. 'flag_settings.no_face_seconds'",
 } as const;
 
+/** The languages a candidate may be shown, as input. */
+const candidateLanguagesInput = {
+  anyOf: [
+    { type: 'array', items: { type: 'string' }, minItems: 1 },
+    { type: 'string', description: 'The same tags separated by commas (a form)' },
+    { type: 'null' },
+  ],
+  description:
+    'The languages a candidate of the exam may be shown (docs/languages.md): supported BCP 47 tags, each ' +
+    'language once; null or empty for every supported language. 422 on an empty list, a repeated ' +
+    "language ('must not name a language twice'), a malformed tag ('is not a valid language tag') or " +
+    "an unsupported one ('is not included in the list')",
+  example: ['en', 'nl'],
+} as const;
+
 export const examRecord = {
   type: 'object',
   properties: {
@@ -97,6 +112,13 @@ export const examRecord = {
     start_time: nullableTime,
     end_time: nullableTime,
     exam_language: { type: 'string', description: 'A supported BCP 47 language tag', example: 'en' },
+    candidate_languages: {
+      type: ['array', 'null'],
+      items: { type: 'string' },
+      description:
+        'The languages a candidate may be shown (docs/languages.md), supported BCP 47 tags; null for every language',
+      example: ['en', 'nl'],
+    },
     timezone: { type: 'string', description: 'An IANA time zone name', example: 'Europe/Amsterdam' },
     use_duration: flag,
     mobile_cam: flag,
@@ -185,6 +207,7 @@ const examInput = {
       description:
         "A supported BCP 47 tag (docs/api-v3-exams.md), case-insensitive; default: the institute's default_language",
     },
+    candidate_languages: candidateLanguagesInput,
     timezone: {
       type: 'string',
       default: 'UTC',

@@ -13,6 +13,7 @@ import { registerExamStaffRoutes } from './exam-staff.routes.ts';
 import { registerExamRoutes } from './exams.routes.ts';
 import { registerIdentityProviderRoutes } from './identity-providers.routes.ts';
 import { registerInstituteRoutes } from './institutes.routes.ts';
+import { registerMessageOverrideRoutes } from './message-overrides.routes.ts';
 import { registerLtiResourceRoutes } from './lti-resources.routes.ts';
 import { registerToolProviderRoutes } from './tool-providers.routes.ts';
 import { registerUserRoutes } from './users.routes.ts';
@@ -142,6 +143,7 @@ export function registerV3(app: FastifyInstance, deps: RouteDeps): void {
   registerZipRoutes(app, deps);
   registerExamStaffRoutes(app, deps);
   registerInstituteRoutes(app, deps);
+  registerMessageOverrideRoutes(app, deps);
   registerUserRoutes(app, deps);
   registerToolProviderRoutes(app, deps);
   registerLtiResourceRoutes(app, deps);

@@ -1,3 +1,4 @@
+import { LOCALES } from '../../i18n/locales.ts';
 import { commonErrors, errorBody, idParam, signedQuery, v3Headers } from './common.schemas.ts';
 
 const tags = ['student sessions'];
@@ -13,14 +14,29 @@ export const sessionReportSchema = {
     'page carries the moment of generation and its page number. Answered as `application/pdf` with ' +
     '`Content-Disposition: attachment; filename="student-session-<id>-report.pdf"`. Readable by ' +
     'whoever may read the session (signed, or the console’s session cookie). 404 ' +
-    "`Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope.",
+    "`Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope. " +
+    'Written in the institute’s `default_language` unless `language` names another (an Arabic ' +
+    'report is laid out right to left: docs/languages.md); 422 naming `language` for a language the ' +
+    'service does not speak.',
   headers: v3Headers,
   params: idParam(),
-  querystring: signedQuery,
+  querystring: {
+    ...signedQuery,
+    properties: {
+      ...signedQuery.properties,
+      language: {
+        type: 'string',
+        enum: [...LOCALES],
+        description:
+          'The language of the report’s words and dates; the institute’s default language when absent.',
+      },
+    },
+  },
   produces: ['application/pdf'],
   response: {
     200: { description: 'The report', type: 'string', format: 'binary' },
     404: errorBody,
+    422: errorBody,
     ...commonErrors,
   },
 } as const;

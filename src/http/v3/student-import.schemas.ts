@@ -17,8 +17,8 @@ const importRow = {
   type: 'object',
   description:
     'The fields of POST /exams/:exam_id/student_sessions, checked by the same rules. Other fields are ' +
-    'ignored and named in `ignored_fields` (a student session has no `language`; `student_id` is filled ' +
-    'by the exam room; a student number goes in `external_id`).',
+    'ignored and named in `ignored_fields` (`student_id` is filled by the exam room; a student number ' +
+    'goes in `external_id`).',
   properties: {
     ...createFields(),
     first_name: { type: 'string', description: 'With last_name, the name when `name` is absent' },

@@ -106,6 +106,8 @@ export function presentStudentSessionV3(
     mobile_status: settledStatus(session, now).status,
     mobile_device: session.mobileDevice,
     terms_accepted_at: isoTime(session.termsAcceptedAt),
+    language: session.language,
+    chosen_language: session.chosenLanguage,
     incidents_count: session.incidents.length,
     incidents: session.incidents.map(presentIncidentV3),
   });

@@ -173,6 +173,19 @@ export const studentRecord = {
         'When the candidate accepted the exam\'s terms in the room (docs/room.md "Terms"); null until ' +
         'then, and for an exam without terms',
     },
+    language: {
+      ...nullableString,
+      description:
+        'The student’s language (docs/languages.md): a supported BCP 47 tag in canonical case, set by the ' +
+        'exam office or from an LTI launch’s locale; null when unset',
+      example: 'nl',
+    },
+    chosen_language: {
+      ...nullableString,
+      description:
+        'The language the candidate picked in the room’s or the phone’s language menu; null before a pick. ' +
+        'It comes before `language` when the pages choose theirs',
+    },
     incidents_count: { type: 'integer' },
     incidents: { type: 'array', items: incidentRecord },
   },
@@ -186,6 +199,13 @@ const sessionFields = {
   priority: { type: 'string' },
   external_id: { type: 'string' },
   use_duration: { ...flagInput, default: true },
+  language: {
+    type: ['string', 'null'],
+    description:
+      "The student's language: a supported BCP 47 tag (en, nl, de, fr, es, it, ar, optionally with a " +
+      "region such as de-CH), stored in canonical case; empty or null clears it. 422 'is not a valid " +
+      "language tag' or 'is not included in the list'",
+  },
   student_lms_id: { type: 'string', description: "The LMS's id of the student; empty clears it" },
   resource_link_id: {
     type: 'string',
@@ -253,7 +273,7 @@ const many = {
 const LIST_DESCRIPTION =
   'Filter/sort fields: id, exam_id, name, email, status, attempt, archived, is_email_sent, created_at, ' +
   'updated_at, start_time, end_time, open_time, external_id, proctor_id, priority, student_lms_id, ' +
-  'resource_link_id, context_id, lti_resource_id. Archived sessions appear ' +
+  'resource_link_id, context_id, lti_resource_id, language. Archived sessions appear ' +
   'only when filtering on archived. Email operands compare case-insensitively. Incidents are included.';
 
 export const listExamStudentsSchema = {

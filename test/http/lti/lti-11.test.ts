@@ -131,6 +131,33 @@ for (const dialect of DIALECTS) {
       assert.equal(again.headers.location, location);
     });
 
+    it('sets the student’s language from launch_presentation_locale (de_DE → de-DE)', async () => {
+      const answer = await post(
+        signedForm({
+          user_id: 'moodle-user-de',
+          lis_person_contact_email_primary: 'lise@example.edu',
+          launch_presentation_locale: 'de_DE',
+        }),
+      );
+      assert.equal(answer.status, 303, answer.text);
+      const shown = await teacherClient.v3('GET', '/exams/:id/show_lti_student', {
+        id: examId,
+        student_lms_id: 'moodle-user-de',
+        resource_link_id: 'moodle-rl-31',
+      });
+      assert.equal(shown.status, 200, shown.text);
+      assert.equal(object(object(shown.json, 'body').student, 'student').language, 'de-DE');
+      // An unknown locale never fails a launch.
+      const other = await post(
+        signedForm({
+          user_id: 'moodle-user-xx',
+          lis_person_contact_email_primary: 'other@example.edu',
+          launch_presentation_locale: 'zz-!!',
+        }),
+      );
+      assert.equal(other.status, 303, other.text);
+    });
+
     it('signs an instructor into the console on the exam (303 with the session cookie)', async () => {
       const answer = await post(
         signedForm({

@@ -245,6 +245,32 @@ for (const dialect of DIALECTS) {
     });
 
     describe('POST /lti/launch: a learner', () => {
+      it('sets the student’s language from the launch’s locale, ignoring one the service does not speak', async () => {
+        const shownLanguage = async (hint: string) => {
+          const found = await teacher.v3('GET', '/exams/:id/show_lti_student', {
+            id: examId,
+            student_lms_id: hint,
+            resource_link_id: 'resource-link-1',
+          });
+          assert.equal(found.status, 200, found.text);
+          return object(object(found.json, 'body').student, 'student').language;
+        };
+        const dutch = platformUser({ [CLAIM.launchPresentation]: { locale: 'nl-NL' } });
+        assert.equal((await launchAs(world, dutch)).status, 303);
+        assert.equal(await shownLanguage(dutch), 'nl-NL');
+        // The next launch from a platform now set to Arabic updates it.
+        world.platform.launches.set(
+          dutch,
+          world.platform.launchClaims(dutch, { [CLAIM.launchPresentation]: { locale: 'ar' } }),
+        );
+        assert.equal((await launchAs(world, dutch)).status, 303);
+        assert.equal(await shownLanguage(dutch), 'ar');
+        // Portuguese is not a language of the service: the launch goes on, the language stays unset.
+        const brazilian = platformUser({ [CLAIM.launchPresentation]: { locale: 'pt-BR' } });
+        assert.equal((await launchAs(world, brazilian)).status, 303);
+        assert.equal(await shownLanguage(brazilian), null);
+      });
+
       it('lands in the room (303) and show_lti_student finds the session', async () => {
         const hint = platformUser();
         const answer = await launchAs(world, hint);

@@ -46,6 +46,7 @@ for (const dialect of DIALECTS) {
         type: 'record_review',
         duration_minutes: 60,
         mobile_cam: true,
+        timezone: 'Europe/Amsterdam',
       });
       plainExam = await createExam({ name: 'Plain exam', type: 'classroom', duration_minutes: 30 });
     });
@@ -203,7 +204,11 @@ for (const dialect of DIALECTS) {
         chunks_count: 0,
       });
       assert.equal(object(hello.session, 'session').student_name, 'Candidate ' + String(students));
-      assert.deepEqual(object(hello.exam, 'exam'), { name: 'Side view exam', live_proctoring: false });
+      assert.deepEqual(object(hello.exam, 'exam'), {
+        name: 'Side view exam',
+        live_proctoring: false,
+        timezone: 'Europe/Amsterdam',
+      });
       const notVideo = await multipart('mobile', phone, 'check', {}, [
         part(SAMPLE.pdf, 'x.webm', 'video/webm'),
       ]);

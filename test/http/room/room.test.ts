@@ -29,11 +29,19 @@ function conflict(from: string, to: string): Json {
   return { error: `Cannot move a student session from ${from} to ${to}` };
 }
 
-/** The session of a room answer (`{"session", "exam", "document", "server_time", "live"}`), checking the status. */
+/** The session of a room answer (`{"session", "exam", "document", "server_time", "live", "language"}`), checking the status. */
 function roomSession(answer: HttpAnswer, status = 200): Json {
   assert.equal(answer.status, status, answer.text);
   const body = object(answer.json, 'body');
-  assert.deepEqual(Object.keys(body), ['session', 'exam', 'document', 'server_time', 'live']);
+  assert.deepEqual(Object.keys(body), [
+    'session',
+    'exam',
+    'document',
+    'server_time',
+    'live',
+    'language',
+    'message_overrides',
+  ]);
   return object(body.session, 'session');
 }
 
@@ -214,6 +222,8 @@ for (const dialect of DIALECTS) {
       assert.equal(exam.duration_minutes, 60);
       assert.equal(exam.web_cam, true);
       assert.equal(exam.allowed_calculator_type, 'scientific');
+      // The times of the room are shown in the exam's zone: UTC unless the exam names another.
+      assert.equal(exam.timezone, 'UTC');
       assert.ok(!('id' in exam) && !('user_id' in exam) && !('comanager_ids' in exam));
 
       // Checks: a partial set keeps the status, the full set moves it.
@@ -536,6 +546,26 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    it('names the exam’s time zone, and none for a stored name that is no zone', async () => {
+      const zoned = await createExam({
+        name: 'Zoned exam',
+        type: 'classroom',
+        duration_minutes: 30,
+        timezone: 'America/New_York',
+      });
+      const student = await createStudent(zoned);
+      const view = object((await room(student.token, 'GET')).json, 'body');
+      assert.equal(object(view.exam, 'exam').timezone, 'America/New_York');
+      // A row written before zones were checked: the page falls back to the browser's own zone.
+      await server.app.database.db
+        .updateTable('exams')
+        .set({ timezone: 'Amsterdam Standard Time' })
+        .where('id', '=', zoned)
+        .execute();
+      const unknown = object((await room(student.token, 'GET')).json, 'body');
+      assert.equal(object(unknown.exam, 'exam').timezone, null);
+    });
+
     it('answers 404 for a token that names no session, with a JSON body', async () => {
       const unknown = crypto.randomBytes(16).toString('hex');
       assertAnswer(await room(unknown, 'GET'), 404, NO_ROOM);
@@ -672,6 +702,7 @@ for (const dialect of DIALECTS) {
         'POST /api/room/{token}/start',
         'POST /api/room/{token}/uploads',
         'PUT /api/room/{token}/checks',
+        'PUT /api/room/{token}/language',
       ]);
     });
 

@@ -164,6 +164,56 @@ for (const dialect of DIALECTS) {
       });
     });
 
+    describe('PUT /auth/language', () => {
+      const putLanguage = (browser: Browser, body: unknown, csrf = true) =>
+        httpRequest({
+          url: `${server.baseUrl}/auth/language`,
+          method: 'PUT',
+          headers: {
+            'content-type': 'application/json',
+            cookie: browser.cookie,
+            ...(csrf ? { 'x-csrf-token': browser.csrf } : {}),
+          },
+          body: JSON.stringify(body),
+        });
+      const sessionLanguage = async (browser: Browser) =>
+        (
+          (await httpRequest({ url: `${server.baseUrl}/auth/session`, headers: { cookie: browser.cookie } }))
+            .json as { user: { language: string | null } }
+        ).user.language;
+
+      it('keeps the console language for every later session, and clears it with null', async () => {
+        const user = await staffUser(server, instituteId);
+        const here = await signIn(server, user.email);
+        assert.equal(await sessionLanguage(here), null);
+        const saved = await putLanguage(here, { language: 'de-ch' });
+        assert.equal(saved.status, 200, saved.text);
+        assert.deepEqual(saved.json, { language: 'de-CH' });
+        assert.equal(await sessionLanguage(await signIn(server, user.email)), 'de-CH');
+        const cleared = await putLanguage(here, { language: null });
+        assert.deepEqual(cleared.json, { language: null });
+        assert.equal(await sessionLanguage(here), null);
+      });
+
+      it('refuses a language the service does not speak, a malformed one, none, and a request without CSRF', async () => {
+        const user = await staffUser(server, instituteId);
+        const here = await signIn(server, user.email);
+        const refused = await putLanguage(here, { language: 'pt' });
+        assert.equal(refused.status, 422);
+        assert.deepEqual(refused.json, invalid('language', 'is not included in the list'));
+        const malformed = await putLanguage(here, { language: 'not a tag' });
+        assert.deepEqual(malformed.json, invalid('language', 'is not a valid language tag'));
+        assert.equal((await putLanguage(here, {})).status, 422);
+        assert.equal((await putLanguage(here, { language: 'nl' }, false)).status, 403);
+        assert.equal(await sessionLanguage(here), null);
+        const stranger = await putLanguage(
+          { cookie: 'invigil_session=nothing', csrf: 'x' },
+          { language: 'nl' },
+        );
+        assert.equal(stranger.status, 403);
+      });
+    });
+
     describe('API credentials', () => {
       it('GET /auth/api_credentials shows no token (only its hash is kept) and says the secret can be revealed', async () => {
         const user = await staffUser(server, instituteId);

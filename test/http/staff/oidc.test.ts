@@ -327,6 +327,7 @@ for (const dialect of DIALECTS) {
           email: user.email,
           name: object(body.user, 'user').name,
           role: 'teacher',
+          language: null,
         });
         assert.equal(body.second_factor_enrolment_required, false);
         const event = await lastEvent();

@@ -67,6 +67,7 @@ for (const dialect of DIALECTS) {
           email: user.email,
           name: (body.user as Json).name,
           role: 'teacher',
+          language: null,
         });
         assert.equal(typeof body.csrf_token, 'string');
         assert.equal(body.expires_at, new Date(clock.now() + 12 * 60 * MINUTE).toISOString());

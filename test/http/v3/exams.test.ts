@@ -24,6 +24,7 @@ const EXAM_FIELDS = [
   'status',
   'published',
   'exam_language',
+  'candidate_languages',
   'timezone',
   'global_proctoring',
   'global_reviewing',

@@ -4,27 +4,42 @@
  * link is gone for good: the page hears of it once, through `onGone`.
  */
 import type {
+  CandidateLanguage,
+  CandidateLanguageFields,
+  LanguageAnswer,
+  LanguageRequest,
   PhoneHeartbeatRequest,
   PhoneHelloRequest,
   PhoneRecordingAnswer,
   PhoneView,
 } from '../../shared/candidate-api.ts';
 import { ApiError, errorOf, requestJson } from '../../shared/http.ts';
-import { PAGE } from '../words.ts';
 
 export type { PhoneView };
+
+/** The view's languages, or undefined while the server sends none. */
+export function languageOf(view: PhoneView): CandidateLanguage | undefined {
+  return (view as PhoneView & CandidateLanguageFields).language;
+}
+
+/** The institute's own wording the view carries, by language; undefined when none. */
+export function overridesOf(view: PhoneView): CandidateLanguageFields['message_overrides'] {
+  return (view as PhoneView & CandidateLanguageFields).message_overrides;
+}
 
 export interface PhoneApiOptions {
   readonly token: string;
   /** Called after each call: true when the server answered, false when it could not be reached. */
   readonly onReachable: (reachable: boolean) => void;
-  /** Called when the server no longer knows the link (404), with its sentence. */
-  readonly onGone: (message: string) => void;
+  /** Called when the server no longer knows the link (404). */
+  readonly onGone: () => void;
 }
 
 export class PhoneApi {
   readonly base: string;
   readonly #options: PhoneApiOptions;
+  /** When each view's request was sent (performance.now()), so an older answer can be told apart. */
+  readonly #asked = new WeakMap<PhoneView, number>();
 
   constructor(options: PhoneApiOptions) {
     this.#options = options;
@@ -41,19 +56,35 @@ export class PhoneApi {
       answer = await requestJson(`${this.base}${path}`, method, body);
     } catch {
       this.#options.onReachable(false);
-      throw new ApiError(0, PAGE.unreachable);
+      throw new ApiError(0, 'unreachable', { key: 'phone.page.unreachable' });
     }
     this.#options.onReachable(true);
     const { status, ok, json } = answer;
     // The link was replaced by a newer code, or never existed: nothing more can work from here.
-    if (status === 404) this.#options.onGone(errorOf(json, PAGE.linkGone));
-    if (!ok) throw new ApiError(status, errorOf(json, PAGE.answered(status)));
+    if (status === 404) this.#options.onGone();
+    // The page words the refusal by its status (web/shared/phrase.ts), the server's sentence a detail.
+    if (!ok) throw new ApiError(status, errorOf(json, ''));
     return json;
   }
 
   /** Calls a route that answers the phone's view. Returns it; throws as `call`. */
   async view(method: string, path: string, body?: Record<string, unknown> | FormData): Promise<PhoneView> {
-    return (await this.call(method, path, body)) as PhoneView;
+    const asked = performance.now();
+    const view = (await this.call(method, path, body)) as PhoneView;
+    this.#asked.set(view, asked);
+    return view;
+  }
+
+  /** When the request that answered `view` was sent (performance.now()); 0 when not known. */
+  askedAt(view: PhoneView): number {
+    return this.#asked.get(view) ?? 0;
+  }
+
+  /** Saves the student's pick of language for the session. Returns the languages now; throws as `call`. */
+  async chooseLanguage(language: string): Promise<CandidateLanguage> {
+    const body: LanguageRequest = { language };
+    const answer = (await this.call('PUT', '/language', { ...body })) as LanguageAnswer;
+    return answer.language;
   }
 
   /** Says hello with the phone's description. Returns the view; throws as `call`. */

@@ -1,5 +1,5 @@
 /** The phone's camera: turning it on, wording a refusal, remembering the choice for a reopened page. */
-import { CAMERA } from '../words.ts';
+import type { Phrase } from '../../shared/phrase.ts';
 
 export type Facing = 'user' | 'environment';
 
@@ -17,12 +17,12 @@ export function openCamera(which: Facing): Promise<MediaStream> {
 }
 
 /** What to do when the browser refuses the camera, by the kind of refusal. Returns the sentence. */
-export function cameraAdvice(error: unknown): string {
+export function cameraAdvice(error: unknown): Phrase {
   const name = error instanceof DOMException ? error.name : '';
-  if (name === 'NotAllowedError' || name === 'SecurityError') return CAMERA.notAllowed;
-  if (name === 'NotFoundError' || name === 'OverconstrainedError') return CAMERA.notFound;
-  if (name === 'NotReadableError' || name === 'AbortError') return CAMERA.busy;
-  return CAMERA.failed;
+  if (name === 'NotAllowedError' || name === 'SecurityError') return { key: 'phone.camera.notAllowed' };
+  if (name === 'NotFoundError' || name === 'OverconstrainedError') return { key: 'phone.camera.notFound' };
+  if (name === 'NotReadableError' || name === 'AbortError') return { key: 'phone.camera.busy' };
+  return { key: 'phone.camera.failed' };
 }
 
 /** The camera this phone chose for this session, kept so a reopened page turns the same one on. */

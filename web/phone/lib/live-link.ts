@@ -3,8 +3,7 @@
  * (loaded only then); a camera turned on anew is handed to it. A failure there only shows in the
  * live line: the recording goes on as it is.
  */
-import type { LiveState } from '../words.ts';
-import { loadPhoneLive, type PhoneLive } from './live.ts';
+import { loadPhoneLive, type PhoneLive, type PhoneLiveState } from './live.ts';
 
 export interface LiveLinkOptions {
   readonly token: string;
@@ -13,7 +12,7 @@ export interface LiveLinkOptions {
   /** True once the page is done (finished, or the link gone). */
   readonly over: () => boolean;
   /** The live line's state; undefined when there is none. */
-  readonly onState: (state: LiveState | undefined) => void;
+  readonly onState: (state: PhoneLiveState | undefined) => void;
 }
 
 export class LiveLink {

@@ -14,14 +14,18 @@
  */
 import { wakeableSleeps } from '../../shared/http.ts';
 import { PageMessages } from '../../shared/page-messages.svelte.ts';
+import { errorPhrase, phrase, PhraseError, type Phrase } from '../../shared/phrase.ts';
 import { recordClip, TYPES_VIDEO_ONLY } from '../../shared/recording/recorder.ts';
-import { CAMERA, EXAM, FINISHED, PAGE, SETUP, type LiveState } from '../words.ts';
-import { PhoneApi, type PhoneView } from './api.ts';
+import { currentLocale, setOverrides, t, useLanguage } from '../../shared/i18n.svelte.ts';
+import { isPageLocale, type PageLocale } from '../../../src/i18n/locales.ts';
+import type { CandidateLanguage } from '../../shared/candidate-api.ts';
+import { languageOf, overridesOf, PhoneApi, type PhoneView } from './api.ts';
 import { cameraAdvice, facingMemory, openCamera, type Facing } from './camera.ts';
 import { deviceDescription } from './device.ts';
 import { Heartbeat, HEARTBEAT_MS, WAITING_HEARTBEAT_MS } from './heartbeat.ts';
 import { ScreenWake, watchBattery, type BatteryState, type WakeState } from './keep-awake.ts';
 import { LiveLink } from './live-link.ts';
+import type { PhoneLiveState } from './live.ts';
 import { watchPresence } from './presence.ts';
 import { PhoneRecording } from './recording.ts';
 import { checkLineOf, secondsLeftOf, stageOf, type CheckLine, type Stage } from './stage.ts';
@@ -54,14 +58,17 @@ export class PhoneSession {
   reachable = $state(true);
   wakeState = $state<WakeState>('unknown');
   battery = $state.raw<{ level: number; charging: boolean } | null>(null);
-  liveState = $state<LiveState | undefined>();
-  check = $state.raw<CheckLine>({ text: '', outcome: '' });
-  cameraTrouble = $state('');
-  goneText = $state('');
-  arrival = $state('');
+  liveState = $state<PhoneLiveState | undefined>();
+  check = $state.raw<CheckLine>({ text: undefined, outcome: '' });
+  /** What to do about a camera that would not start; undefined while there is no trouble. */
+  cameraTrouble = $state.raw<Phrase | undefined>();
+  /** What arrived from this phone, said at the end. */
+  arrival = $state.raw<Phrase | undefined>();
   secondsLeft = $state<number | null>(null);
   /** The actions running, by name: their buttons are marked busy. */
   busy = $state<Record<string, boolean>>({});
+  /** The language shown and those the student may pick; undefined until the server names them. */
+  language = $state.raw<CandidateLanguage | undefined>();
 
   /** performance.now() when `view` arrived, so the countdown runs on the server's figure. */
   #viewAt = 0;
@@ -77,6 +84,13 @@ export class PhoneSession {
   readonly #live: LiveLink;
   readonly #wake = new ScreenWake((state) => (this.wakeState = state));
   readonly #facingMemory;
+  /**
+   * When the student's own pick of language was saved (performance.now(); infinite while it is
+   * being saved): a view asked for before then may still name the language before it.
+   */
+  #pickedAt = 0;
+  /** The institute's overrides in force, as JSON (each view carries them again). */
+  #overrides = '';
 
   constructor(token: string) {
     this.token = token;
@@ -87,7 +101,7 @@ export class PhoneSession {
         if (reachable && !this.reachable) this.#sleeps.wakeAll();
         this.reachable = reachable;
       },
-      onGone: (message) => this.#gone(message),
+      onGone: () => this.#gone(),
     });
     // One queue for the page, whatever recorder fills it.
     this.#recordingParts = new PhoneRecording({
@@ -165,7 +179,7 @@ export class PhoneSession {
     try {
       await action();
     } catch (error) {
-      this.messages.showError(error instanceof Error ? error.message : String(error));
+      this.messages.showError(errorPhrase(error));
     } finally {
       this.busy[name] = false;
     }
@@ -184,7 +198,7 @@ export class PhoneSession {
     } catch (error) {
       if (this.stage === 'gone') return;
       this.loadingShown = false;
-      this.messages.showError(error instanceof Error ? error.message : String(error));
+      this.messages.showError(errorPhrase(error));
       this.#heartbeat.after(HEARTBEAT_MS, () => void this.#open());
       return;
     }
@@ -200,13 +214,48 @@ export class PhoneSession {
     if (this.stage === 'gone') return;
     this.view = answer;
     this.#viewAt = performance.now();
+    this.#followLanguage(answer);
     this.#render();
+  }
+
+  /**
+   * Follows a change of the session's language (the student picked another one in the exam room),
+   * and shows the institute's wording. The first view's language is the page's already (the server
+   * wrote it on <html lang>, a `?lang=` of this load included); the view of a request sent before
+   * the student's own pick on this phone was saved is passed over.
+   */
+  #followLanguage(view: PhoneView): void {
+    const overrides = overridesOf(view);
+    const text = JSON.stringify(overrides ?? {});
+    if (text !== this.#overrides) {
+      this.#overrides = text;
+      setOverrides(overrides ?? {});
+    }
+    const language = languageOf(view);
+    if (language === undefined || this.api.askedAt(view) < this.#pickedAt) return;
+    const before = this.language?.current;
+    this.language = language;
+    if (before === undefined || before === language.current) return;
+    if (isPageLocale(language.current) && language.current !== currentLocale())
+      void useLanguage(language.current);
+  }
+
+  /**
+   * Shows the page in `locale` at once and saves the pick for the session, so the exam room and a
+   * reopened page show it too. Throws ApiError when the server refused it (this page keeps the
+   * language picked all the same).
+   */
+  async chooseLanguage(locale: PageLocale): Promise<void> {
+    // Until the pick is saved, views keep to it; if it cannot be saved, this page keeps to it.
+    this.#pickedAt = Number.POSITIVE_INFINITY;
+    await useLanguage(locale);
+    this.language = await this.api.chooseLanguage(locale);
+    this.#pickedAt = performance.now();
   }
 
   #render(): void {
     const view = this.view;
     if (view === undefined) return;
-    document.title = PAGE.title(view.exam.name);
     const stage = stageOf(view, this.#refusedAsFinished);
     if (stage !== this.stage) this.#show(stage);
     if (stage === 'setup') this.check = checkLineOf(this.view, this.check);
@@ -243,7 +292,7 @@ export class PhoneSession {
   async startCamera(which: Facing): Promise<void> {
     const running = this.stream?.getVideoTracks().some((track) => track.readyState === 'live') ?? false;
     if (running && this.facing === which) return;
-    this.cameraTrouble = '';
+    this.cameraTrouble = undefined;
     // Another camera during the exam: the recording goes on from the new one, numbering unbroken.
     await this.#stopRecorder();
     this.#stopCamera();
@@ -260,7 +309,7 @@ export class PhoneSession {
     for (const track of stream.getVideoTracks()) {
       track.addEventListener('ended', () => void this.#cameraEnded(track));
     }
-    this.messages.announce(which === 'user' ? CAMERA.frontOn : CAMERA.backOn);
+    this.messages.announce(phrase(which === 'user' ? 'phone.camera.frontOn' : 'phone.camera.backOn'));
     void this.#wake.request();
     this.#startRecording();
     if (this.view?.exam.live_proctoring === true) void this.#live.start();
@@ -270,7 +319,7 @@ export class PhoneSession {
   async #cameraEnded(track: MediaStreamTrack): Promise<void> {
     if (this.stream === undefined || !this.stream.getTracks().includes(track)) return;
     this.#stopCamera();
-    this.messages.showError(CAMERA.stopped);
+    this.messages.showError(phrase('phone.camera.stopped'));
     // Its last chunk still goes out; a recorder of the camera turned on again numbers on after it.
     await this.#stopRecorder();
   }
@@ -284,19 +333,24 @@ export class PhoneSession {
   /** Films CHECK_CLIP_MS of the camera and sends it as the check; the answer says whether it passed. */
   async runCheck(): Promise<void> {
     const stream = this.stream;
-    if (stream === undefined) throw new Error(SETUP.chooseFirst);
-    this.check = { text: SETUP.filming(CHECK_CLIP_MS / 1000), outcome: '' };
+    if (stream === undefined) {
+      const values = { front: t('phone.camera.front'), back: t('phone.camera.back') };
+      throw new PhraseError(phrase('phone.setup.chooseFirst', values));
+    }
+    const seconds = CHECK_CLIP_MS / 1000;
+    this.check = { text: { key: 'phone.setup.filming', values: { seconds } }, outcome: '' };
     const clip = await recordClip(stream, CHECK_CLIP_MS, TYPES_VIDEO_ONLY);
-    this.check = { text: SETUP.sending, outcome: '' };
+    this.check = { text: { key: 'phone.setup.sending' }, outcome: '' };
     const form = new FormData();
     form.append('file', clip, clip.type.includes('mp4') ? 'check.mp4' : 'check.webm');
     try {
       this.#accept(await this.api.view('POST', '/check', form));
     } catch (error) {
-      this.check = { text: SETUP.failed, outcome: 'failed' };
+      this.check = { text: { key: 'phone.setup.failed' }, outcome: 'failed' };
       throw error;
     }
-    if (this.view?.mobile.check === 'succeeded') this.messages.announce(SETUP.passedAnnounced);
+    if (this.view?.mobile.check === 'succeeded')
+      this.messages.announce(phrase('phone.setup.passedAnnounced'));
   }
 
   // ---- Recording and the end -------------------------------------------------------------------
@@ -312,7 +366,7 @@ export class PhoneSession {
     this.#recordingParts.start(this.stream, view.mobile.next_sequence);
     this.queueSequence = this.#recordingParts.sequence;
     this.recorderOn = true;
-    this.messages.announce(EXAM.announced);
+    this.messages.announce(phrase('phone.exam.announced'));
   }
 
   /** Stops the recorder (its last chunk joins the queue). */
@@ -332,11 +386,12 @@ export class PhoneSession {
     this.#stopCamera();
     const sent = this.sent;
     const missing = this.#recordingParts.waiting;
-    this.arrival = missing > 0 ? FINISHED.missing(missing) : sent > 0 ? FINISHED.arrived(sent) : '';
+    if (missing > 0) this.arrival = { key: 'phone.finished.missing', values: { count: missing } };
+    else if (sent > 0) this.arrival = { key: 'phone.finished.arrived', values: { count: sent } };
   }
 
-  /** Stops everything for a link the server no longer knows, and says what to do. */
-  #gone(message: string): void {
+  /** Stops everything for a link the server no longer knows (the stage says what to do). */
+  #gone(): void {
     if (this.stage === 'gone') return;
     this.#heartbeat.stop();
     window.clearInterval(this.#tickTimer);
@@ -345,7 +400,6 @@ export class PhoneSession {
     this.#live.stop();
     this.#stopCamera();
     this.messages.clearError();
-    this.goneText = /[.!?]$/.test(message) ? message : `${message}.`;
     this.focusStage = this.stage !== 'loading';
     this.stage = 'gone';
   }

@@ -2,14 +2,14 @@
  * What the page shows, read from the server's view of the session: the stage, the check's line
  * and the seconds left. Pure: the session module applies them.
  */
-import { SETUP } from '../words.ts';
 import type { PhoneView } from './api.ts';
+import type { Phrase } from '../../shared/phrase.ts';
 
 export type Stage = 'loading' | 'setup' | 'exam' | 'finished' | 'gone';
 
 /** The check's result line: its words and whether it passed or failed. */
 export interface CheckLine {
-  readonly text: string;
+  readonly text: Phrase | undefined;
   readonly outcome: '' | 'succeeded' | 'failed';
 }
 
@@ -23,8 +23,8 @@ export function stageOf(view: PhoneView, refusedAsFinished: boolean): Stage {
 /** The check's line, as the server's view says (a failure shown by the check itself stays until then). */
 export function checkLineOf(view: PhoneView | undefined, shown: CheckLine): CheckLine {
   const check = view?.mobile.check;
-  if (check === 'succeeded') return { text: SETUP.passed, outcome: 'succeeded' };
-  if (check === 'failed') return { text: SETUP.failedTryAgain, outcome: '' };
+  if (check === 'succeeded') return { text: { key: 'phone.setup.passed' }, outcome: 'succeeded' };
+  if (check === 'failed') return { text: { key: 'phone.setup.failedTryAgain' }, outcome: '' };
   return { text: shown.text, outcome: '' };
 }
 

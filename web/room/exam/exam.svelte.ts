@@ -5,12 +5,13 @@
  * hands over to the server's clock when the time is up.
  */
 import { tick } from 'svelte';
+import { t } from '../../shared/i18n.svelte.ts';
+import { phrase } from '../../shared/phrase.ts';
 import { room } from '../state/room.svelte.ts';
 import { publishLive } from '../live/live.svelte.ts';
 import { FLAGS_STOP_LIMIT_MS, runFlags, stopFlags } from './flags.ts';
 import { flushEvents, sendEvent, watchEvents, type EventType } from './events.ts';
 import { recording, type Source } from './recording.svelte.ts';
-import { EXAM_WORDS as words } from './words.ts';
 
 /** The rounds and the pause of the status reads after the countdown reached zero (a minute at most). */
 const TIME_UP_ROUNDS = 30;
@@ -22,9 +23,9 @@ function running(stream: MediaStream | undefined): boolean {
 }
 
 class ExamControl {
-  /** The label of the button that starts recording again; undefined while it is hidden. */
-  resumeLabel: string | undefined = $state();
-  /** What the recording line says instead of what is recorded (waiting for a click, saving). */
+  /** The catalogue key of the button that starts recording again; undefined while it is hidden. */
+  resumeLabel: 'room.exam.recording.start' | 'room.exam.recording.resume' | undefined = $state();
+  /** The catalogue key of what the recording line says instead of what is recorded (waiting, saving). */
   note: string | undefined = $state();
   /** The candidate confirmed the finish: the page is sending its last parts. */
   finishing = false;
@@ -48,8 +49,8 @@ class ExamControl {
     if (needCamera || needScreen) {
       // No streams (a reload lost them, or the checks were skipped): the browser shares the camera
       // and the screen only after a click.
-      this.resumeLabel = room.startedHere ? words.startRecording : words.resumeRecording;
-      this.note = room.startedHere ? words.recordingNotStarted : words.recordingReloaded;
+      this.resumeLabel = room.startedHere ? 'room.exam.recording.start' : 'room.exam.recording.resume';
+      this.note = room.startedHere ? 'room.exam.recording.notStarted' : 'room.exam.recording.reloaded';
       return;
     }
     this.startRecording();
@@ -95,7 +96,7 @@ class ExamControl {
   async finish(): Promise<void> {
     this.finishing = true;
     try {
-      this.note = words.recordingSaving;
+      this.note = 'room.exam.recording.saving';
       await Promise.all([recording.stop(), stopFlags(FLAGS_STOP_LIMIT_MS)]);
       await flushEvents();
       room.accept(await room.callView('POST', '/finish'));
@@ -110,7 +111,7 @@ class ExamControl {
    * differ by a moment).
    */
   async timeUp(): Promise<void> {
-    room.announce(words.timeUp);
+    room.announce(phrase('room.exam.timeUp'));
     await recording.stop();
     for (let round = 0; round < TIME_UP_ROUNDS && room.view?.session.status === 'exam_started'; round += 1) {
       await room.poll();
@@ -122,19 +123,19 @@ class ExamControl {
   /** A camera, microphone or screen share that stops is an incident, and recording waits for a click. */
   #watchTracks(): void {
     const watched: [MediaStream | undefined, string, EventType, Source, string][] = [
-      [room.cameraStream, 'video', 'webcam_lost', 'webcam', 'camera'],
-      [room.cameraStream, 'audio', 'microphone_lost', 'webcam', 'microphone'],
-      [room.screenStream, 'video', 'screen_share_stopped', 'screen', 'screen share'],
+      [room.cameraStream, 'video', 'webcam_lost', 'webcam', 'room.exam.stopped.camera'],
+      [room.cameraStream, 'audio', 'microphone_lost', 'webcam', 'room.exam.stopped.microphone'],
+      [room.screenStream, 'video', 'screen_share_stopped', 'screen', 'room.exam.stopped.screen'],
     ];
-    for (const [stream, kind, event, source, what] of watched) {
+    for (const [stream, kind, event, source, stopped] of watched) {
       for (const track of stream?.getTracks() ?? []) {
         if (track.kind !== kind || this.#watchedTracks.has(track)) continue;
         this.#watchedTracks.add(track);
         track.addEventListener('ended', () => {
           if (this.finishing || room.view?.session.status !== 'exam_started') return;
           void sendEvent(event);
-          room.showError(words.trackStopped(what));
-          this.resumeLabel = words.resumeRecording;
+          room.showError(phrase(stopped));
+          this.resumeLabel = 'room.exam.recording.resume';
           recording.stopSource(source);
         });
       }
@@ -145,18 +146,18 @@ class ExamControl {
 /** The exam stage's controller: one per page. */
 export const exam = new ExamControl();
 
-/** What the recording line says now. */
+/** What the recording line says now. Reactive in components. */
 export function recordingLine(): string {
-  if (exam.note !== undefined) return exam.note;
+  if (exam.note !== undefined) return t(exam.note);
   const view = room.view;
   if (recording.running.length === 0) {
-    if (view?.exam.web_cam === true || view?.exam.screen_share === true) return words.recordingOff;
-    return view?.mobile != null ? words.recordingPhoneOnly : words.recordingNone;
+    if (view?.exam.web_cam === true || view?.exam.screen_share === true) return t('room.exam.recording.off');
+    return view?.mobile != null ? t('room.exam.recording.phoneOnly') : t('room.exam.recording.none');
   }
-  const sources = recording.running
-    .map((source) => (source === 'webcam' ? 'camera' : 'screen'))
-    .join(' and ');
-  return words.recordingOn(sources);
+  const camera = recording.running.includes('webcam');
+  const screen = recording.running.includes('screen');
+  if (camera && screen) return t('room.exam.recording.both');
+  return camera ? t('room.exam.recording.camera') : t('room.exam.recording.screen');
 }
 
 // A poll that finds the session finished (time up, ended by staff) stops the recorders first, so

@@ -10,7 +10,7 @@ import type { RoomMessage } from '../../shared/candidate-api';
 import type { LiveConnection, PublishState, SocketStatus } from '../../live/live-client.ts';
 import { room, stageOf, type RoomView } from '../state/room.svelte.ts';
 import { chat } from './chat.svelte.ts';
-import { LIVE_WORDS as words } from './words.ts';
+import { t } from '../../shared/i18n.svelte.ts';
 
 /** The indicator's look (a class) and its sentence. */
 export type LiveLook = 'off' | 'connecting' | 'live' | 'waiting';
@@ -48,13 +48,14 @@ class RoomLive {
 
   /** What the indicator says: its look and its sentence. */
   readonly state: readonly [LiveLook, string] = $derived.by(() => {
-    if (this.broken) return ['off', words.unavailable];
-    if (this.socket === 'closed') return ['off', words.closed];
-    if (this.socket !== 'open' || this.publishing === 'connecting') return ['connecting', words.connecting];
+    if (this.broken) return ['off', t('room.live.unavailable')];
+    if (this.socket === 'closed') return ['off', t('room.live.closed')];
+    if (this.socket !== 'open' || this.publishing === 'connecting')
+      return ['connecting', t('candidate.live.connecting')];
     if (this.publishing === 'live') {
-      return ['live', room.view?.exam.web_cam === false ? words.seesScreen : words.seesYou];
+      return ['live', room.view?.exam.web_cam === false ? t('room.live.seesScreen') : t('room.live.seesYou')];
     }
-    return ['waiting', words.waiting];
+    return ['waiting', t('room.live.waiting')];
   });
 
   /** The indicator's look, for copies beside the admission box and in the panel. */
@@ -94,14 +95,14 @@ class RoomLive {
       then.clock_paused !== now.clock_paused &&
       view.session.status === 'exam_started'
     ) {
-      room.announce(clockPaused() ? words.paused : words.resumed);
+      room.announce(clockPaused() ? t('room.live.paused') : t('room.live.resumed'));
     }
     if (
       then?.awaiting_admission === true &&
       !now.awaiting_admission &&
       stageOf(view.session.status) === 'setup'
     ) {
-      room.announce(words.admitted);
+      room.announce(t('room.live.admitted'));
     }
   }
 
@@ -188,7 +189,7 @@ class RoomLive {
 
   #notify(fromProctor: number): void {
     if (fromProctor === 0) return;
-    room.announce(words.newMessages(fromProctor));
+    room.announce(t('room.live.newMessages', { count: fromProctor }));
     if (!this.chatVisible) this.unread = true;
   }
 

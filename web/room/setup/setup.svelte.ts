@@ -2,8 +2,9 @@
  * What the setup stage's parts share: the terms box, the camera picture the photos are taken from,
  * and what still stands between the student and the start (docs/room.md "Setup").
  */
+import { t } from '../../shared/i18n.svelte.ts';
+import type { Phrase } from '../../shared/phrase.ts';
 import { room, type CheckValue, type RoomSession, type RoomView } from '../state/room.svelte.ts';
-import { SETUP_WORDS } from '../words.ts';
 
 /** The slowest connection the bandwidth check passes, in Mbit/s. */
 export const MIN_MBIT = 1;
@@ -19,11 +20,64 @@ export type CheckField =
   | 'bandwidth_check'
   | 'mobile_check';
 
+/** What each check is called in its result line. */
+const CHECK_NAMES: Readonly<Record<CheckField, string>> = {
+  webcam_check: 'room.checks.name.webcam',
+  microphone_check: 'room.checks.name.microphone',
+  screenshare_check: 'room.checks.name.screenshare',
+  speakers_check: 'room.checks.name.speakers',
+  bandwidth_check: 'room.checks.name.bandwidth',
+  mobile_check: 'room.checks.name.mobile',
+};
+
+/** A check's state in words. */
+const CHECK_STATES: Readonly<Record<CheckValue, string>> = {
+  not_started: 'room.checks.state.notStarted',
+  not_completed: 'room.checks.state.notCompleted',
+  succeeded: 'room.checks.state.succeeded',
+  failed: 'room.checks.state.failed',
+  skipped: 'room.checks.state.skipped',
+};
+
+function isCheckField(field: string): field is CheckField {
+  return Object.hasOwn(CHECK_NAMES, field);
+}
+
+/** A check's name in the page's language (the field itself for one the page does not know). */
+export function checkName(field: string): string {
+  return isCheckField(field) ? t(CHECK_NAMES[field]) : field;
+}
+
+/** A check's state in the page's language. */
+export function checkState(value: CheckValue | undefined): string {
+  return value !== undefined && Object.hasOwn(CHECK_STATES, value) ? t(CHECK_STATES[value]) : String(value);
+}
+
+/**
+ * A result line: "Camera: passed", "Speakers: passed (optional)", with the measured speed for the
+ * connection check ("Connection speed: failed (0.4 Mbit/s, slow)"). Reactive in components.
+ */
+export function resultLine(session: RoomSession, field: CheckField): string {
+  const value = checkValue(session, field) ?? 'not_started';
+  let state = checkState(value);
+  if (field === 'bandwidth_check' && session.bandwidth_speed !== null && value !== 'not_started') {
+    const mbit = session.bandwidth_speed;
+    state =
+      value === 'failed'
+        ? t('room.checks.speedSlow', { state, mbit })
+        : t('room.checks.speed', { state, mbit });
+  }
+  const check = checkName(field);
+  return session.required_checks.includes(field)
+    ? t('room.checks.line', { check, state })
+    : t('room.checks.lineOptional', { check, state });
+}
+
 class SetupState {
   /** The terms box is ticked. */
   termsAccepted = $state(false);
   /** The terms box's error ('' for none). */
-  termsError = $state('');
+  termsError: Phrase | '' = $state.raw('');
   /** The camera picture (the photos are taken from it); set by the photos section. */
   preview: HTMLVideoElement | undefined = $state.raw();
 }
@@ -53,19 +107,20 @@ export function termsPending(view: RoomView | undefined): boolean {
   return Boolean(view?.exam.terms) && !setup.termsAccepted;
 }
 
-/** What still stands between the student and the start button, as sentences (none: ready). */
+/** What still stands between the student and the start button, as words (none: ready). Reactive. */
 export function missingForStart(view: RoomView | undefined): string[] {
-  if (view === undefined) return [SETUP_WORDS.loading];
+  if (view === undefined) return [t('room.setup.loading')];
   const { session, exam } = view;
   if (session.skip_requirements) return [];
   const missing: string[] = [];
   for (const field of session.required_checks) {
     if (field === 'bandwidth_check' && slowConnectionAccepted(view)) continue;
     const value = checkValue(session, field);
-    if (value !== 'succeeded') missing.push(SETUP_WORDS.missingCheck(field, value));
+    if (value !== 'succeeded')
+      missing.push(t('room.checks.missing', { check: checkName(field), state: checkState(value) }));
   }
-  if (exam.web_cam && !session.has_id_card) missing.push(SETUP_WORDS.missingIdCard);
-  if (exam.web_cam && !session.has_face_photo) missing.push(SETUP_WORDS.missingFacePhoto);
+  if (exam.web_cam && !session.has_id_card) missing.push(t('room.setup.start.missingIdCard'));
+  if (exam.web_cam && !session.has_face_photo) missing.push(t('room.setup.start.missingFacePhoto'));
   return missing;
 }
 

@@ -11,7 +11,8 @@
 import { tick } from 'svelte';
 import { PageMessages } from '../../shared/page-messages.svelte.ts';
 import { ApiError, errorOf, requestJson, wakeableSleeps } from '../../shared/http.ts';
-import { ROOM_WORDS } from '../words.ts';
+import { setOverrides } from '../../shared/i18n.svelte.ts';
+import { errorPhrase, phrase, type Phrase } from '../../shared/phrase.ts';
 import type { CheckState, RoomView } from '../../shared/candidate-api';
 
 export type {
@@ -99,11 +100,14 @@ class Room {
   leavingSetup = false;
 
   readonly #listeners = new Set<ViewListener>();
+  /** The institute's overrides last applied, as JSON ('{}': none). */
+  #overrides = '{}';
   readonly #finishing = new Set<() => Promise<void>>();
 
   /**
    * Calls the room API. Returns the parsed JSON answer; throws ApiError with the server's own
-   * sentence for an error answer, or status 0 when the server could not be reached.
+   * sentence for an error answer, or status 0 (and the room's sentence) when the server could not
+   * be reached.
    */
   async call(method: string, path: string, body?: Record<string, unknown> | FormData): Promise<unknown> {
     let answer;
@@ -111,11 +115,11 @@ class Room {
       answer = await requestJson(`${api}${path}`, method, body);
     } catch {
       this.setReachable(false);
-      throw new ApiError(0, ROOM_WORDS.unreachable);
+      throw new ApiError(0, '', phrase('room.page.unreachable'));
     }
     this.setReachable(true);
     const { status, ok, json } = answer;
-    if (!ok) throw new ApiError(status, errorOf(json, `The server answered ${status}`));
+    if (!ok) throw new ApiError(status, errorOf(json, ''));
     return json;
   }
 
@@ -127,6 +131,13 @@ class Room {
   /** Takes a room view from the server: the page shows the stage its status calls for. */
   accept(answer: RoomView): void {
     const before = this.view;
+    // The institute's own wording: laid over the catalogue when it changed (not on every poll, which
+    // would draw every message again).
+    const overrides = JSON.stringify(answer.message_overrides ?? {});
+    if (overrides !== this.#overrides) {
+      this.#overrides = overrides;
+      setOverrides(answer.message_overrides ?? {});
+    }
     this.view = answer;
     this.viewAt = performance.now();
     this.viewVersion += 1;
@@ -162,7 +173,7 @@ class Room {
     } catch (error) {
       // Unreachable: the next poll tries again. Anything else (the exam removed, say) is shown.
       if (error instanceof ApiError && error.status === 0) return;
-      this.showError(error instanceof Error ? error.message : String(error));
+      this.showError(errorPhrase(error));
     }
   }
 
@@ -179,12 +190,12 @@ class Room {
   }
 
   /** Announces progress politely to screen readers (and shows nothing extra on screen). */
-  announce(message: string): void {
+  announce(message: Phrase | string): void {
     this.messages.announce(message);
   }
 
   /** Shows an error the student must read in the alert region (screen readers announce it at once). */
-  showError(message: string): void {
+  showError(message: Phrase | string): void {
     this.messages.showError(message);
   }
 
@@ -224,7 +235,7 @@ class Room {
     try {
       await action();
     } catch (error) {
-      this.showError(error instanceof Error ? error.message : String(error));
+      this.showError(errorPhrase(error));
     } finally {
       button?.removeAttribute('aria-disabled');
       keepFocus(button, fallbackId);

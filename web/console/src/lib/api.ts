@@ -5,6 +5,7 @@
  */
 import createClient, { type Middleware } from 'openapi-fetch';
 import type { paths } from '../../../shared/api-schema';
+import { t } from '../../../shared/i18n.svelte.ts';
 
 /** The V3 media type every /api/v3 request names in Accept. */
 const V3_ACCEPT = 'application/vnd.procwise.v3';
@@ -58,13 +59,12 @@ interface ErrorAnswer {
 
 /**
  * A sentence for the user from a failed call: the service's own message (it names the field and the
- * rule), and what to do when the message alone does not say it.
+ * rule, in English: the API speaks English), and what to do when the message alone does not say it.
  */
 export function problem(error: unknown, response?: Response): string {
-  if (response?.status === 403) return 'You are not allowed to do this. Ask an administrator if you need to.';
-  if (response?.status === 503)
-    return 'The service is briefly unavailable. Wait a few seconds and try again.';
-  if (response?.status === 429) return 'Too many attempts. Wait a minute and try again.';
+  if (response?.status === 403) return t('console.common.notAllowed');
+  if (response?.status === 503) return t('console.common.unavailable');
+  if (response?.status === 429) return t('console.common.tooManyAttempts');
   const answer = (typeof error === 'object' && error !== null ? error : {}) as ErrorAnswer;
   const message = answer.error;
   if (typeof message === 'string' && message !== '') return message;
@@ -73,12 +73,10 @@ export function problem(error: unknown, response?: Response): string {
       ([field, detail]) =>
         `${field.replaceAll('_', ' ')} ${Array.isArray(detail) ? detail.join(', ') : String(detail)}`,
     );
-    if (parts.length > 0) return `Please correct: ${parts.join('; ')}.`;
+    if (parts.length > 0) return t('console.common.pleaseCorrect', { problems: parts.join('; ') });
   }
-  if (response !== undefined && response.status >= 500) {
-    return 'Something went wrong on the server. Try again; if it keeps happening, tell your administrator.';
-  }
-  return 'The request failed. Check your connection and try again.';
+  if (response !== undefined && response.status >= 500) return t('console.common.serverError');
+  return t('console.common.requestFailed');
 }
 
 /**

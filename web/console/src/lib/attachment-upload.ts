@@ -5,6 +5,7 @@
  */
 
 import type { paths } from '../../../shared/api-schema';
+import { t } from '../../../shared/i18n.svelte.ts';
 
 /** An attachment record as the V3 API answers it. */
 export type Attachment =
@@ -58,8 +59,8 @@ export async function uploadFile(
       onProgress(1);
       resolve({ status: request.status, body });
     });
-    request.addEventListener('error', () => reject(new Error('The upload could not reach the service.')));
-    request.addEventListener('abort', () => reject(new Error('The upload was stopped.')));
+    request.addEventListener('error', () => reject(new Error(t('console.attachmentUpload.unreachable'))));
+    request.addEventListener('abort', () => reject(new Error(t('console.attachmentUpload.stopped'))));
     request.send(form);
   });
 }

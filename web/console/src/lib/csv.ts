@@ -6,16 +6,27 @@
  * matched to the fields of a student session by their headings, and the rows turned into what the
  * import endpoint takes. Pure: no DOM, so the same code runs in the console and in unit tests.
  */
+import { t } from '../../../shared/i18n.svelte.ts';
+import { wordsRecord } from './words.ts';
 
 export type Separator = ',' | ';' | '\t' | '|';
 
 /** The separators a file may use, with the words the screen shows for each. */
 export const SEPARATORS: readonly { readonly value: Separator; readonly label: string }[] = [
-  { value: ',', label: 'Comma (,)' },
-  { value: ';', label: 'Semicolon (;)' },
-  { value: '\t', label: 'Tab' },
-  { value: '|', label: 'Vertical bar (|)' },
+  separator(',', 'console.csv.comma'),
+  separator(';', 'console.csv.semicolon'),
+  separator('\t', 'console.csv.tab'),
+  separator('|', 'console.csv.bar'),
 ];
+
+function separator(value: Separator, key: string): { readonly value: Separator; readonly label: string } {
+  return {
+    value,
+    get label() {
+      return t(key);
+    },
+  };
+}
 
 /** The text of a file and the character encoding it was read as. */
 export interface DecodedText {
@@ -149,18 +160,19 @@ export function detectSeparator(text: string): Separator {
 }
 
 /** The student-session fields a column may fill (the import takes the single create's fields). */
-export const IMPORT_FIELDS = {
-  name: 'Full name',
-  first_name: 'First name',
-  last_name: 'Last name',
-  email: 'Email',
-  external_id: 'Student number',
-  attempt: 'Attempt',
-  individual_info: 'Information for this student',
-  open_time: 'Opens at',
-  priority: 'Priority',
-  skip_requirements: 'Skip requirement checks',
-} as const;
+export const IMPORT_FIELDS = wordsRecord({
+  name: 'console.csv.fieldName',
+  first_name: 'console.csv.fieldFirstName',
+  last_name: 'console.csv.fieldLastName',
+  email: 'console.csv.fieldEmail',
+  external_id: 'console.csv.fieldExternalId',
+  language: 'console.csv.fieldLanguage',
+  attempt: 'console.csv.fieldAttempt',
+  individual_info: 'console.csv.fieldIndividualInfo',
+  open_time: 'console.csv.fieldOpenTime',
+  priority: 'console.csv.fieldPriority',
+  skip_requirements: 'console.csv.fieldSkipRequirements',
+});
 
 export type ImportField = keyof typeof IMPORT_FIELDS;
 
@@ -210,6 +222,18 @@ const HEADINGS: Record<ImportField, readonly string[]> = {
     'matrikelnummer',
     'username',
   ],
+  language: [
+    'language',
+    'lang',
+    'locale',
+    'preferredlanguage',
+    'taal',
+    'sprache',
+    'langue',
+    'idioma',
+    'lingua',
+    'lengua',
+  ],
   attempt: ['attempt', 'attemptnumber', 'try'],
   individual_info: ['individualinfo', 'information', 'info', 'notes', 'note', 'remarks', 'comment'],
   open_time: ['opentime', 'opensat', 'opens', 'starttime', 'start'],
@@ -252,14 +276,14 @@ export function looksLikeHeadings(cells: readonly string[]): boolean {
 /** What is missing from a column mapping before any row can be imported, as sentences (none: fine). */
 export function mappingProblems(columns: readonly ColumnChoice[]): string[] {
   const problems: string[] = [];
-  if (!columns.includes('email')) problems.push('Choose the column that holds the email address.');
+  if (!columns.includes('email')) problems.push(t('console.csv.chooseEmail'));
   if (!columns.includes('name') && !columns.includes('first_name') && !columns.includes('last_name')) {
-    problems.push('Choose the column with the full name, or the columns with the first and last name.');
+    problems.push(t('console.csv.chooseName'));
   }
   const seen = new Set<ColumnChoice>();
   for (const choice of columns) {
     if (choice !== '' && seen.has(choice)) {
-      problems.push(`Two columns are set to “${IMPORT_FIELDS[choice]}”: choose it for one column only.`);
+      problems.push(t('console.csv.twoColumns', { field: IMPORT_FIELDS[choice] }));
     }
     seen.add(choice);
   }

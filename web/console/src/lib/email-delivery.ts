@@ -4,6 +4,8 @@
  */
 import { api, problem } from './api';
 import type { paths } from '../../../shared/api-schema';
+import { t } from '../../../shared/i18n.svelte.ts';
+import { wordsRecord } from './words';
 
 type Answer =
   paths['/api/v3/exams/{id}/email_deliveries']['get']['responses'][200]['content']['application/json'];
@@ -25,12 +27,12 @@ export interface ExamDeliveries {
 const MAX_IDS = 300;
 
 /** The delivery state in words, for a badge beside a student. */
-export const DELIVERY_WORDS: Readonly<Record<DeliveryState, string>> = {
-  queued: 'Email queued',
-  delivered: 'Email delivered',
-  held: 'Email held',
-  failed: 'Email failed',
-};
+export const DELIVERY_WORDS: Readonly<Record<DeliveryState, string>> = wordsRecord({
+  queued: 'console.emailDelivery.queued',
+  delivered: 'console.emailDelivery.delivered',
+  held: 'console.emailDelivery.held',
+  failed: 'console.emailDelivery.failed',
+});
 
 /**
  * Reads the counts over the exam and the deliveries of the sessions `ids` names (the first 300).
@@ -47,7 +49,7 @@ export async function loadDeliveries(
       query: wanted.length === 0 ? {} : { student_session_ids: wanted.join(',') },
     },
   });
-  if (data === undefined) return `The email deliveries could not be read. ${problem(error, response)}`;
+  if (data === undefined) return t('console.emailDelivery.notRead', { reason: problem(error, response) });
   return {
     mailServerConfigured: data.mail_server_configured,
     counts: data.counts,
@@ -67,24 +69,16 @@ export interface DeliveryWarning {
  */
 export function deliveryWarning(deliveries: ExamDeliveries): DeliveryWarning | undefined {
   const { held, failed, queued } = deliveries.counts;
-  const copy =
-    "Until then, copy each student's room link (Copy link on their row) and send it to them yourself.";
   if (held > 0 || (queued > 0 && !deliveries.mailServerConfigured)) {
-    const count = held > 0 ? held : queued;
     return {
-      title: `${count} exam ${count === 1 ? 'email is' : 'emails are'} held, not sent`,
-      text:
-        'This service has no mail server configured (SMTP_URL is not set), so exam emails are kept in the ' +
-        'outbox instead of being sent. Ask your administrator to set SMTP_URL and then redeliver the held ' +
-        `emails (Outbox, or invigil mail redeliver). ${copy}`,
+      title: t('console.emailDelivery.heldTitle', { count: held > 0 ? held : queued }),
+      text: t('console.emailDelivery.heldText'),
     };
   }
   if (failed > 0) {
     return {
-      title: `${failed} exam ${failed === 1 ? 'email' : 'emails'} could not be delivered`,
-      text:
-        'The mail server refused them or could not be reached (the Outbox shows the reason). Ask your ' +
-        `administrator to check the mail server and redeliver them from the Outbox. ${copy}`,
+      title: t('console.emailDelivery.failedTitle', { count: failed }),
+      text: t('console.emailDelivery.failedText'),
     };
   }
   return undefined;

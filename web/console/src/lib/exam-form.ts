@@ -4,9 +4,13 @@
  * conversions to and from the API, and the words the screen uses for each field. The service
  * judges every value; nothing here refuses anything.
  */
+import { isLocale, LANGUAGE_NAMES, LOCALES } from '../../../../src/i18n/locales.ts';
+import { t } from '../../../shared/i18n.svelte.ts';
+import { formatLocale } from './format-locale.ts';
 import type { paths } from '../../../shared/api-schema';
 import { cookieBody } from './cookie-body';
 import { fromLocalInput, toLocalInput } from './time';
+import { wordsRecord } from './words';
 
 export type ExamRecord =
   paths['/api/v3/exams/{id}']['get']['responses'][200]['content']['application/json']['exam'];
@@ -24,8 +28,8 @@ export type ExamType = (typeof EXAM_TYPES)[number];
 export const SETTABLE_STATUSES = ['draft', 'open', 'closed'] as const;
 export type SettableStatus = (typeof SETTABLE_STATUSES)[number];
 
-/** The languages the service supports for an exam (src/domain/languages.ts). */
-export const EXAM_LANGUAGES = ['en', 'de', 'fr', 'it', 'es', 'nl'] as const;
+/** The languages the service supports for an exam and its candidates (src/i18n/locales.ts). */
+export const EXAM_LANGUAGES = LOCALES;
 
 /** The checkbox settings of an exam, in the order the record lists them. */
 export const EXAM_FLAGS = [
@@ -86,6 +90,8 @@ export type ExamForm = {
   type: ExamType;
   status: SettableStatus;
   exam_language: string;
+  /** The languages candidates may be shown, ticked; all ticked means every language (null to the API). */
+  candidate_languages: string[];
   timezone: string;
   /** Whole minutes as typed. */
   duration_minutes: string;
@@ -97,55 +103,56 @@ export type ExamForm = {
   flag_settings: FlagSettingsForm;
 } & { [K in ExamFlag]: boolean } & { [K in ExamText]: string };
 
-/** The words the screen shows for each field, also used to name a field the service refused. */
-export const FIELD_LABELS: Readonly<Record<string, string>> = {
-  name: 'Exam name',
-  type: 'Exam type',
-  status: 'Status',
-  exam_language: 'Language',
-  timezone: 'Time zone',
-  use_duration: 'The exam has a time limit',
-  duration_minutes: 'Time limit in minutes',
-  start_time: 'Window opens',
-  end_time: 'Window closes',
-  web_cam: 'Webcam and microphone',
-  screen_share: 'Screen',
-  mobile_cam: 'Mobile phone camera',
-  allow_calculator: 'Calculator',
-  allowed_calculator_type: 'Which calculator',
-  allow_textbooks: 'Textbooks',
-  allowed_textbooks: 'Which textbooks',
-  allow_websites: 'Websites',
-  allowed_websites: 'Which websites',
-  allow_pen_paper: 'Pen and paper',
-  allow_external_applications: 'Other applications',
-  allowed_external_applications: 'Which applications',
-  allow_additional: 'Something else',
-  allowed_additional: 'What else',
-  upload_answers: 'Students hand in answer files',
-  for_reviewing: 'Send recordings to reviewers',
-  global_proctoring: "Any of the institute's proctors may proctor",
-  global_reviewing: "Any of the institute's reviewers may review",
-  live_id_check: 'Proctor checks ID live before admitting',
-  restrictions: 'Instructions for the reviewer',
-  terms: 'Terms the student accepts',
-  archived: 'Archived',
-  automated_flags: 'Automated flags',
-  flag_settings: 'Automated flag thresholds',
-  no_face_seconds: 'Seconds without a face',
-  looking_away_seconds: 'Seconds looking away',
-  multiple_faces_seconds: 'Seconds with several faces',
-  speech_forbidden: 'Talking is not allowed',
-  speech_seconds: 'Seconds of speech',
-  face_match: 'Compare the face with the face photo',
+/** The words the screen shows for each field (message keys, read on each use), also used to name a field the service refused. */
+export const FIELD_LABELS: Readonly<Record<string, string>> = wordsRecord({
+  name: 'console.examForm.name',
+  type: 'console.examSettings.type',
+  status: 'console.examStatus.heading',
+  exam_language: 'console.examSettings.language',
+  candidate_languages: 'console.examSettings.candidateLanguages',
+  timezone: 'console.examSettings.timezone',
+  use_duration: 'console.examSettings.useDuration',
+  duration_minutes: 'console.examSettings.duration',
+  start_time: 'console.examSettings.startTime',
+  end_time: 'console.examSettings.endTime',
+  web_cam: 'console.examSettings.webCam',
+  screen_share: 'console.examSettings.screenShare',
+  mobile_cam: 'console.examSettings.mobileCam',
+  allow_calculator: 'console.examAids.calculatorLabel',
+  allowed_calculator_type: 'console.examAids.calculatorDetailLabel',
+  allow_textbooks: 'console.examAids.textbooksLabel',
+  allowed_textbooks: 'console.examAids.textbooksDetailLabel',
+  allow_websites: 'console.examAids.websitesLabel',
+  allowed_websites: 'console.examAids.websitesDetailLabel',
+  allow_pen_paper: 'console.examAids.penPaperLabel',
+  allow_external_applications: 'console.examAids.externalApplicationsLabel',
+  allowed_external_applications: 'console.examAids.externalApplicationsDetailLabel',
+  allow_additional: 'console.examAids.additionalLabel',
+  allowed_additional: 'console.examAids.additionalDetailLabel',
+  upload_answers: 'console.examSettings.uploadAnswers',
+  for_reviewing: 'console.examSettings.forReviewing',
+  global_proctoring: 'console.examSettings.globalProctoring',
+  global_reviewing: 'console.examSettings.globalReviewing',
+  live_id_check: 'console.examSettings.liveIdCheck',
+  restrictions: 'console.examSettings.restrictions',
+  terms: 'console.examSettings.terms',
+  archived: 'console.examForm.archived',
+  automated_flags: 'console.examFlags.legend',
+  flag_settings: 'console.examForm.flagSettings',
+  no_face_seconds: 'console.examForm.noFaceSeconds',
+  looking_away_seconds: 'console.examForm.lookingAwaySeconds',
+  multiple_faces_seconds: 'console.examForm.multipleFacesSeconds',
+  speech_forbidden: 'console.examFlags.speechForbidden',
+  speech_seconds: 'console.examForm.speechSeconds',
+  face_match: 'console.examFlags.faceMatch',
   // The service may name a threshold inside the object.
-  'flag_settings.no_face_seconds': 'Seconds without a face',
-  'flag_settings.looking_away_seconds': 'Seconds looking away',
-  'flag_settings.multiple_faces_seconds': 'Seconds with several faces',
-  'flag_settings.speech_forbidden': 'Talking is not allowed',
-  'flag_settings.speech_seconds': 'Seconds of speech',
-  'flag_settings.face_match': 'Compare the face with the face photo',
-};
+  'flag_settings.no_face_seconds': 'console.examForm.noFaceSeconds',
+  'flag_settings.looking_away_seconds': 'console.examForm.lookingAwaySeconds',
+  'flag_settings.multiple_faces_seconds': 'console.examForm.multipleFacesSeconds',
+  'flag_settings.speech_forbidden': 'console.examFlags.speechForbidden',
+  'flag_settings.speech_seconds': 'console.examForm.speechSeconds',
+  'flag_settings.face_match': 'console.examFlags.faceMatch',
+});
 
 /**
  * The service's message for one threshold, whichever way the answer names it (`no_face_seconds`,
@@ -246,10 +253,10 @@ export function recordingWarnings(form: ExamForm): string[] {
   if (!RECORDED_TYPES.includes(form.type)) return [];
   const warnings: string[] = [];
   if (!form.web_cam && !form.screen_share && !form.mobile_cam) {
-    warnings.push('Nothing is recorded: webcam, screen and phone camera are all off.');
+    warnings.push(t('console.examForm.nothingRecorded'));
   }
   if (form.type === 'record_review' && !form.for_reviewing) {
-    warnings.push('The recordings are not sent to reviewers, so nobody reviews them.');
+    warnings.push(t('console.examForm.noReviewers'));
   }
   return warnings;
 }
@@ -265,6 +272,7 @@ export function newExamForm(zone: string, language = 'en'): ExamForm {
     type: 'record_review',
     status: 'draft',
     exam_language: language,
+    candidate_languages: [...EXAM_LANGUAGES],
     timezone: zone,
     duration_minutes: '',
     start_time: '',
@@ -285,6 +293,7 @@ export function examToForm(exam: ExamRecord): ExamForm {
   form.name = exam.name;
   form.type = exam.type;
   form.status = exam.status === 'deleted' ? 'closed' : exam.status;
+  form.candidate_languages = candidateLanguagesToForm(exam.candidate_languages ?? null);
   form.duration_minutes = exam.duration_minutes === null ? '' : String(exam.duration_minutes);
   form.start_time = toLocalInput(exam.start_time);
   form.end_time = toLocalInput(exam.end_time);
@@ -308,6 +317,7 @@ function formValues(form: ExamForm): Omit<CreateBody, 'timestamp' | 'nonce' | 's
     name: form.name,
     type: form.type,
     exam_language: form.exam_language,
+    candidate_languages: candidateLanguagesValue(form.candidate_languages),
     timezone: form.timezone,
     duration_minutes: duration === '' ? null : /^\d+$/.test(duration) ? Number(duration) : duration,
     start_time: timeValue(form.start_time),
@@ -338,10 +348,32 @@ export function changeBody(changes: { status?: SettableStatus; archived?: boolea
   return cookieBody<UpdateBody>(changes);
 }
 
-/** A language's name in the viewer's language ("German (de)"), or the tag alone. */
+/** The ticked languages of a stored list: every language for null (the service's "all"). */
+function candidateLanguagesToForm(languages: readonly string[] | null): string[] {
+  return languages === null ? [...EXAM_LANGUAGES] : [...languages];
+}
+
+/**
+ * The ticked languages as the API reads them: null when every language is ticked, so languages the
+ * service adds later are offered too; otherwise the list in the service's order (an empty list is
+ * sent as it is, for the service to refuse with its message).
+ */
+function candidateLanguagesValue(ticked: readonly string[]): string[] | null {
+  const known = EXAM_LANGUAGES.filter((language) => ticked.includes(language));
+  const others = ticked.filter((language) => !(EXAM_LANGUAGES as readonly string[]).includes(language));
+  if (others.length === 0 && known.length === EXAM_LANGUAGES.length) return null;
+  return [...known, ...others];
+}
+
+/**
+ * A language by its own name, as a reader looks for their language in a list: "Deutsch" for a
+ * language the service offers, else Intl's name in that language with the tag ("português (pt)"),
+ * or the tag alone.
+ */
 export function languageName(tag: string): string {
+  if (isLocale(tag)) return LANGUAGE_NAMES[tag];
   try {
-    const name = new Intl.DisplayNames(undefined, { type: 'language' }).of(tag);
+    const name = new Intl.DisplayNames(tag, { type: 'language' }).of(tag);
     return name === undefined || name === tag ? tag : `${name} (${tag})`;
   } catch {
     return tag;
@@ -360,7 +392,7 @@ export function timeZoneChoices(current: string): string[] {
 export function timeInZone(iso: string | null, zone: string): string | undefined {
   if (iso === null) return undefined;
   try {
-    return new Intl.DateTimeFormat(undefined, {
+    return new Intl.DateTimeFormat(formatLocale(), {
       year: 'numeric',
       month: 'short',
       day: 'numeric',

@@ -1,4 +1,5 @@
 /** The per-field messages of a refused write, for showing each next to its control. */
+import { t } from '../../../shared/i18n.svelte.ts';
 
 /** The service's sentence for a required field that was left out or empty. */
 const MISSING = /^Param is missing or the value is empty: '([a-z_]+)'$/;
@@ -18,6 +19,6 @@ export function fieldErrors(error: unknown): Record<string, string> {
     }
   }
   const missing = typeof message === 'string' ? MISSING.exec(message) : null;
-  if (missing?.[1] !== undefined) messages[missing[1]] ??= 'is required';
+  if (missing?.[1] !== undefined) messages[missing[1]] ??= t('console.fieldErrors.required');
   return messages;
 }

@@ -5,6 +5,8 @@
  * words for the review screen and the timeline, and a suspicion score into words for the queue. It
  * holds no rule: the service decides what is a flag and what the score is.
  */
+import { t } from '../../../shared/i18n.svelte.ts';
+import { formatLocale } from './format-locale.ts';
 
 /** The closed set of flag types (docs/automated-flags.md). */
 export const FLAG_TYPES = [
@@ -21,17 +23,18 @@ export const FLAG_TYPES = [
 ] as const;
 export type FlagType = (typeof FLAG_TYPES)[number];
 
+/** Each type's message key. */
 const TYPE_WORDS: Readonly<Record<FlagType, string>> = {
-  no_face: 'No face in view',
-  multiple_faces: 'Several faces in view',
-  looking_away: 'Looking away',
-  face_mismatch: 'Face not matching the photo (advisory)',
-  speech: 'Speech',
-  tab_switch: 'Tab or window switch',
-  screen_share_ended: 'Screen share ended',
-  fullscreen_exit: 'Full screen left',
-  second_screen: 'Second screen',
-  virtual_camera: 'Virtual camera',
+  no_face: 'console.flags.noFace',
+  multiple_faces: 'console.flags.multipleFaces',
+  looking_away: 'console.flags.lookingAway',
+  face_mismatch: 'console.flags.faceMismatch',
+  speech: 'console.flags.speech',
+  tab_switch: 'console.flags.tabSwitch',
+  screen_share_ended: 'console.flags.screenShareEnded',
+  fullscreen_exit: 'console.flags.fullscreenExit',
+  second_screen: 'console.flags.secondScreen',
+  virtual_camera: 'console.flags.virtualCamera',
 };
 
 /** The fields of an incident record that make it a flag (null or false on other incidents). */
@@ -64,7 +67,8 @@ export interface ShownFlag {
 
 /** The type in words ("Several faces in view"); an unknown type reads as its name with spaces. */
 export function flagTypeWords(type: string): string {
-  return (TYPE_WORDS as Readonly<Record<string, string>>)[type] ?? type.replaceAll('_', ' ');
+  const key = (TYPE_WORDS as Readonly<Record<string, string>>)[type];
+  return key === undefined ? type.replaceAll('_', ' ') : t(key);
 }
 
 /** The flag an incident carries, or undefined for an ordinary incident (not `source: "automatic"`). */
@@ -86,7 +90,10 @@ export function flagOf(incident: FlagFields): ShownFlag | undefined {
 /** "confidence 83%" (rounded), or "" when the flag has none. */
 export function confidenceWords(confidence: number | null): string {
   if (confidence === null || !Number.isFinite(confidence)) return '';
-  return `confidence ${Math.round(Math.min(1, Math.max(0, confidence)) * 100)}%`;
+  const share = Math.round(Math.min(1, Math.max(0, confidence)) * 100) / 100;
+  return t('console.flags.confidence', {
+    percent: new Intl.NumberFormat(formatLocale(), { style: 'percent' }).format(share),
+  });
 }
 
 /**
@@ -98,22 +105,29 @@ export function dismisserWords(
   me: number | undefined,
   names: ReadonlyMap<number, string>,
 ): string {
-  if (userId === null) return 'a reviewer';
-  if (userId === me) return 'you';
-  return names.get(userId) ?? `user ${userId}`;
+  if (userId === null) return t('console.flags.aReviewer');
+  if (userId === me) return t('console.flags.you');
+  return names.get(userId) ?? t('console.flags.userNumber', { id: userId });
 }
 
 /** Score bands for the queue: the number alone is hard to read at a glance. */
 export function suspicionWords(score: number | null | undefined): string {
-  if (score === null || score === undefined || !Number.isFinite(score)) return 'no flags';
-  if (score <= 0) return 'none';
-  if (score < 20) return 'low';
-  if (score < 50) return 'medium';
-  return 'high';
+  if (score === null || score === undefined || !Number.isFinite(score))
+    return t('console.flags.suspicionNoFlags');
+  return t(BAND_WORDS[suspicionBand(score)]);
 }
+
+const BAND_WORDS = {
+  none: 'console.flags.suspicionNone',
+  low: 'console.flags.suspicionLow',
+  medium: 'console.flags.suspicionMedium',
+  high: 'console.flags.suspicionHigh',
+} as const;
 
 /** The band as a class name suffix (`none`, `low`, `medium`, `high`), for its colour beside the words. */
 export function suspicionBand(score: number | null | undefined): 'none' | 'low' | 'medium' | 'high' {
-  const words = suspicionWords(score);
-  return words === 'no flags' ? 'none' : (words as 'none' | 'low' | 'medium' | 'high');
+  if (score === null || score === undefined || !Number.isFinite(score) || score <= 0) return 'none';
+  if (score < 20) return 'low';
+  if (score < 50) return 'medium';
+  return 'high';
 }

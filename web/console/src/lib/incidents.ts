@@ -4,6 +4,7 @@
  * the service judges the rest. One API call. Also dismissing and restoring an automatic flag from the
  * review screen.
  */
+import { t } from '../../../shared/i18n.svelte.ts';
 import { api, problem } from './api';
 import type { StudentRecord } from './students';
 
@@ -22,7 +23,7 @@ export async function addIncident(
   offset: number,
 ): Promise<IncidentResult> {
   const text = comment.trim();
-  if (text === '') return { error: 'Write what you saw, then add the incident.' };
+  if (text === '') return { error: t('console.incidents.empty') };
   try {
     const {
       data,
@@ -32,13 +33,11 @@ export async function addIncident(
       params: { path: { id: sessionId } },
       body: { comment: text, offset_time: offset },
     });
-    if (data === undefined) return { error: `The incident was not added. ${problem(failure, response)}` };
+    if (data === undefined)
+      return { error: t('console.incidents.notAdded', { reason: problem(failure, response) }) };
     return { student: data.student };
   } catch {
-    return {
-      error:
-        'The incident was not added: the service could not be reached. Check your connection and try again.',
-    };
+    return { error: t('console.incidents.notAddedUnreachable') };
   }
 }
 
@@ -59,7 +58,6 @@ export async function setFlagDismissed(
   incidentId: number,
   dismissed: boolean,
 ): Promise<DismissResult> {
-  const what = dismissed ? 'dismissed' : 'restored';
   const options = { params: { path: { id: sessionId, incident_id: incidentId } } };
   const path = '/api/v3/student_sessions/{id}/incidents/{incident_id}/dismiss';
   try {
@@ -68,11 +66,20 @@ export async function setFlagDismissed(
       error: failure,
       response,
     } = dismissed ? await api.POST(path, { ...options, body: {} }) : await api.DELETE(path, options);
-    if (data === undefined) return { error: `The flag was not ${what}. ${problem(failure, response)}` };
+    if (data === undefined) {
+      const reason = problem(failure, response);
+      return {
+        error: dismissed
+          ? t('console.incidents.notDismissed', { reason })
+          : t('console.incidents.notRestored', { reason }),
+      };
+    }
     return { incident: data.incident };
   } catch {
     return {
-      error: `The flag was not ${what}: the service could not be reached. Check your connection and try again.`,
+      error: dismissed
+        ? t('console.incidents.notDismissedUnreachable')
+        : t('console.incidents.notRestoredUnreachable'),
     };
   }
 }

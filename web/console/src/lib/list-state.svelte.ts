@@ -3,6 +3,7 @@
  * items the service answered, with its counts, loading flag and failure (`PagedList`). The
  * ListScreen component draws both; a screen only says what to ask for and how a row looks.
  */
+import { t } from '../../../shared/i18n.svelte.ts';
 import { problem, pageCounts } from './api';
 import { newestOnly } from './newest-only';
 import { location, navigate, readQuery, writeQuery } from './router.svelte';
@@ -53,9 +54,6 @@ export interface ListAnswer<D> {
   readonly response: Response;
 }
 
-/** What the user reads when the service could not be reached at all. */
-const UNREACHABLE = 'The service could not be reached. Check your connection and reload the page.';
-
 /**
  * One page of a paginated list as the service answered it. Loads may overlap (a filter changes
  * while the previous answer is on its way): only the newest one started writes its answer, so a
@@ -100,7 +98,7 @@ export class PagedList<T> {
       ({ pageCount: this.pageCount, itemCount: this.itemCount } = pageCounts(response, this.items.length));
       if (then !== undefined) await then(this.items);
     } catch {
-      if (this.#requests.isNewest(ticket)) this.error = UNREACHABLE;
+      if (this.#requests.isNewest(ticket)) this.error = t('console.common.unreachableReload');
     } finally {
       if (this.#requests.isNewest(ticket)) this.loading = false;
     }

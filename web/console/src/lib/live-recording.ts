@@ -10,6 +10,7 @@
  * parser and goes on at the next cluster. It keeps the player near the live edge and drops what
  * lies far behind it, so memory stays bounded however long the exam lasts.
  */
+import { t } from '../../../shared/i18n.svelte.ts';
 
 /** A chunk as the session files listing gives it. */
 export interface LiveChunk {
@@ -100,7 +101,10 @@ export function followLive(
 
   async function bytesOf(chunk: LiveChunk): Promise<Uint8Array> {
     const response = await fetch(chunk.url, { credentials: 'same-origin' });
-    if (!response.ok) throw new Error(`chunk ${chunk.sequence}: ${response.status}`);
+    if (!response.ok)
+      throw new Error(
+        t('console.liveRecording.chunkFailed', { sequence: chunk.sequence, status: String(response.status) }),
+      );
     return new Uint8Array(await response.arrayBuffer());
   }
 
@@ -114,7 +118,7 @@ export function followLive(
       const failed = (): void => {
         target.removeEventListener('updateend', done);
         target.removeEventListener('error', failed);
-        reject(new Error('the browser could not read the recording'));
+        reject(new Error(t('console.liveRecording.unreadable')));
       };
       target.addEventListener('updateend', done);
       target.addEventListener('error', failed);
@@ -125,7 +129,7 @@ export function followLive(
   function bufferFor(header: Uint8Array): SourceBuffer {
     if (buffer !== undefined) return buffer;
     const type = streamType(header);
-    if (!MediaSource.isTypeSupported(type)) throw new Error(`this browser cannot play ${type}`);
+    if (!MediaSource.isTypeSupported(type)) throw new Error(t('console.liveRecording.unsupported', { type }));
     buffer = mediaSource.addSourceBuffer(type);
     buffer.mode = 'sequence';
     return buffer;
@@ -174,7 +178,7 @@ export function followLive(
       const first = chunks[0] as LiveChunk;
       const header = await bytesOf(first);
       const headerEnd = firstCluster(header);
-      if (!startsStream(header) || headerEnd < 0) throw new Error('the recording has no readable start');
+      if (!startsStream(header) || headerEnd < 0) throw new Error(t('console.liveRecording.noStart'));
       const target = bufferFor(header);
       await append(target, header.subarray(0, headerEnd));
       let started = false;

@@ -2,6 +2,7 @@
  * The proctor wall's sentences about itself: how live its two connections are (the monitor's
  * stream of statuses, the live socket of video and chat) and why no candidate is shown.
  */
+import { t } from '../../../shared/i18n.svelte.ts';
 import type { SocketStatus } from './live-media';
 import type { MonitorSession, StreamState } from './monitor-stream';
 
@@ -9,13 +10,13 @@ import type { MonitorSession, StreamState } from './monitor-stream';
 export function monitorLine(state: StreamState): string {
   switch (state.kind) {
     case 'connecting':
-      return 'Statuses: connecting…';
+      return t('console.liveWallLines.statusesConnecting');
     case 'live':
-      return 'Statuses: live.';
+      return t('console.liveWallLines.statusesLive');
     case 'reconnecting':
-      return `Statuses: reconnecting… ${state.why} The wall shows the last state it received.`;
+      return t('console.liveWallLines.statusesReconnecting', { why: state.why });
     case 'stopped':
-      return `Statuses: not live. ${state.why} Reload the page to try again.`;
+      return t('console.liveWallLines.statusesStopped', { why: state.why });
   }
 }
 
@@ -24,11 +25,11 @@ export function socketLine(status: SocketStatus | undefined): string {
   switch (status) {
     case undefined:
     case 'connecting':
-      return 'Video and chat: connecting…';
+      return t('console.liveWallLines.videoConnecting');
     case 'open':
-      return 'Video and chat: connected.';
+      return t('console.liveWallLines.videoConnected');
     case 'closed':
-      return 'Video and chat: disconnected. Reload the page to try again.';
+      return t('console.liveWallLines.videoDisconnected');
   }
 }
 
@@ -41,10 +42,10 @@ export function emptyWords(
   onlyMine: boolean,
   userId: number,
 ): string {
-  if (sessions.size === 0) return 'No candidates in this exam yet.';
+  if (sessions.size === 0) return t('console.liveWallLines.noCandidates');
   if (onlyMine) {
     if (![...sessions.values()].some((item) => item.proctor_id === userId))
-      return 'No candidates of this exam are assigned to you.';
+      return t('console.liveWallLines.noneAssigned');
   }
-  return 'Every candidate shown here has finished. Clear “Hide finished exams” to see them.';
+  return t('console.liveWallLines.allFinished');
 }

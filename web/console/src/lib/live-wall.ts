@@ -5,6 +5,7 @@
  * with the same code as the console.
  */
 // With its extension: node runs this file as it is in the unit tests (test/console/live-wall.test.ts).
+import { t } from '../../../shared/i18n.svelte.ts';
 import { administers, baseRole } from './roles.ts';
 // The service's own type, erased from the bundle (and by node in the unit tests).
 import type { LiveMessageJson } from '../../../../src/live/protocol.ts';
@@ -116,22 +117,34 @@ export interface Quality {
  */
 export function qualityOf(stats: FeedStats): Quality {
   if (stats.fps === null || !Number.isFinite(stats.fps))
-    return { level: 'unknown', words: 'not measured yet' };
+    return { level: 'unknown', words: t('console.liveWall.notMeasured') };
   const fps = Math.round(stats.fps);
   const loss = stats.lossPercent ?? 0;
   const rtt = stats.rttMs ?? 0;
   const level: QualityLevel =
     fps >= 12 && loss < 2 && rtt < 300 ? 'good' : fps >= 5 && loss < 8 && rtt < 800 ? 'fair' : 'poor';
-  const why = loss >= 2 ? `, ${Math.round(loss)}% lost` : '';
-  return { level, words: `${level} (${fps} fps${why})` };
+  const words =
+    loss >= 2
+      ? t('console.liveWall.qualityLoss', { level, fps, loss: Math.round(loss) })
+      : t('console.liveWall.quality', { level, fps });
+  return { level, words };
 }
 
 /** A candidate's live status (the V3 record's `live_status`) in words, with a symbol beside them. */
 export const LIVE_STATUS_WORDS = {
-  offline: { words: 'Offline', symbol: '○' },
-  connecting: { words: 'Connecting', symbol: '◐' },
-  live: { words: 'Live', symbol: '●' },
+  offline: liveWords('console.liveWall.offline', '○'),
+  connecting: liveWords('console.liveWall.connecting', '◐'),
+  live: liveWords('console.liveWall.live', '●'),
 } as const;
+
+function liveWords(key: string, symbol: string): { readonly words: string; readonly symbol: string } {
+  return {
+    get words() {
+      return t(key);
+    },
+    symbol,
+  };
+}
 export type WallLiveStatus = keyof typeof LIVE_STATUS_WORDS;
 
 /** The live status `value` names, `offline` for anything else (a field not sent yet). */
@@ -208,8 +221,8 @@ export const MESSAGE_MAX = 2000;
 /** What is wrong with a chat message before it is sent, or undefined when it may go. */
 export function messageProblem(body: string): string | undefined {
   const text = body.trim();
-  if (text === '') return 'Write a message first.';
-  if (text.length > MESSAGE_MAX) return `A message holds at most ${MESSAGE_MAX} characters.`;
+  if (text === '') return t('console.liveWall.writeFirst');
+  if (text.length > MESSAGE_MAX) return t('console.liveWall.tooLong', { max: MESSAGE_MAX });
   return undefined;
 }
 

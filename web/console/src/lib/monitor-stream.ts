@@ -10,6 +10,7 @@
  * fetch (same origin, the session cookie rides along) and parsed here, line by line, exactly as the
  * event-stream format says (fields, blank line ends an event, `:` comments, CRLF/LF/CR).
  */
+import { t } from '../../../shared/i18n.svelte.ts';
 import type { paths } from '../../../shared/api-schema';
 import { EventStreamParser, type RawEvent } from './event-stream';
 
@@ -64,13 +65,13 @@ export function backoffDelay(attempt: number, firstMs: number = BACKOFF.firstMs)
 function endReason(reason: unknown): { why: string; again: boolean } {
   switch (reason) {
     case 'not_found':
-      return { why: 'The exam is gone, or you may no longer see it.', again: false };
+      return { why: t('console.monitorStream.examGone'), again: false };
     case 'unavailable':
-      return { why: 'The database is briefly unavailable.', again: true };
+      return { why: t('console.monitorStream.databaseUnavailable'), again: true };
     case 'too_slow':
-      return { why: 'The connection was too slow to keep up.', again: true };
+      return { why: t('console.monitorStream.tooSlow'), again: true };
     default:
-      return { why: 'The server asked the monitor to connect again.', again: true };
+      return { why: t('console.monitorStream.askedAgain'), again: true };
   }
 }
 
@@ -160,7 +161,7 @@ export function openMonitorStream(examId: number | string, handlers: MonitorHand
       silence = setTimeout(() => abort.abort(), SILENCE_MS);
       const { value, done } = await reader.read();
       if (!current(mine)) return undefined;
-      if (done) return { why: 'The connection closed.', again: true };
+      if (done) return { why: t('console.monitorStream.closed'), again: true };
       for (const raw of parser.push(decoder.decode(value, { stream: true }))) {
         serverRetry = parser.retry ?? serverRetry;
         const ended = handle(raw);
@@ -187,23 +188,23 @@ export function openMonitorStream(examId: number | string, handlers: MonitorHand
         signal: abort.signal,
       });
       if (!current(mine)) return;
-      if (response.status === 403) return stop('You may not watch this exam, or you have been signed out.');
-      if (response.status === 404) return stop('The exam is gone, or you may not see it.');
+      if (response.status === 403) return stop(t('console.monitorStream.forbidden'));
+      if (response.status === 404) return stop(t('console.monitorStream.notFound'));
       if (!response.ok || response.body === null)
-        return retryLater(`The service answered ${response.status}.`);
+        return retryLater(t('console.monitorStream.answered', { status: String(response.status) }));
       const ended = await read(mine, response.body, abort);
       if (ended === undefined || !current(mine)) return;
       if (ended.again) retryLater(ended.why);
       else stop(ended.why);
     } catch {
-      if (current(mine)) retryLater('The connection was interrupted.');
+      if (current(mine)) retryLater(t('console.monitorStream.interrupted'));
     }
   }
 
   // The browser knows first when the network goes: stop waiting on a stream that cannot deliver,
   // and come back as soon as the network does.
   const offline = () => {
-    if (!closed) retryLater('This computer is offline.');
+    if (!closed) retryLater(t('console.monitorStream.offline'));
   };
   const online = () => {
     if (closed || retryTimer === undefined) return;

@@ -1,28 +1,31 @@
 /** How the outbox pages name an email's kind and status (docs/mail.md). */
+import { t } from '../../../shared/i18n.svelte.ts';
 
 const KINDS: Record<string, string> = {
-  exam_link: 'Exam link',
-  exam_finished: 'Exam finished',
-  staff_invitation: 'Staff invitation',
-  password_reset: 'Password reset',
+  exam_link: 'console.outboxWords.kindExamLink',
+  exam_finished: 'console.outboxWords.kindExamFinished',
+  staff_invitation: 'console.outboxWords.kindStaffInvitation',
+  password_reset: 'console.outboxWords.kindPasswordReset',
 };
 
 const STATUSES: Record<string, string> = {
-  pending: 'Waiting to be sent',
-  sending: 'Being sent',
-  sent: 'Sent',
-  held: 'Held (no mail server)',
-  failed: 'Failed',
+  pending: 'console.outboxWords.statusPending',
+  sending: 'console.outboxWords.statusSending',
+  sent: 'console.outboxWords.statusSent',
+  held: 'console.outboxWords.statusHeld',
+  failed: 'console.outboxWords.statusFailed',
 };
 
 /** "Exam link" for `exam_link`; the kind itself when unknown. */
 export function kindLabel(kind: string): string {
-  return KINDS[kind] ?? kind.replaceAll('_', ' ');
+  const key = KINDS[kind];
+  return key === undefined ? kind.replaceAll('_', ' ') : t(key);
 }
 
 /** "Held (no mail server)" for `held`; the status itself when unknown. */
 export function statusLabel(status: string): string {
-  return STATUSES[status] ?? status;
+  const key = STATUSES[status];
+  return key === undefined ? status : t(key);
 }
 
 /** Whether an email in `status` may be queued again (held or failed). */

@@ -3,6 +3,8 @@
  * characters (src/http/staff/sign-in.schemas.ts, docs/staff-sign-in.md "Passwords"), counted as
  * characters, not bytes. The service checks it again; this only saves a round trip.
  */
+import { t } from '../../../shared/i18n.svelte.ts';
+
 export const PASSWORD_MIN = 12;
 export const PASSWORD_MAX = 1024;
 
@@ -15,14 +17,14 @@ export function newPasswordProblem(
   if (length < PASSWORD_MIN) {
     return {
       field: 'password',
-      message: `Use at least ${PASSWORD_MIN} characters (this one has ${length}).`,
+      message: t('console.passwords.tooShort', { min: PASSWORD_MIN, length }),
     };
   }
   if (length > PASSWORD_MAX) {
-    return { field: 'password', message: `Use at most ${PASSWORD_MAX} characters.` };
+    return { field: 'password', message: t('console.passwords.tooLong', { max: PASSWORD_MAX }) };
   }
   if (password !== again) {
-    return { field: 'again', message: 'The two passwords differ. Type the same password in both boxes.' };
+    return { field: 'again', message: t('console.passwords.differ') };
   }
   return undefined;
 }

@@ -2,14 +2,15 @@
  * The phone of a `mobile_cam` exam (the second camera, docs/room.md "The phone") as the review
  * screen describes it: its status in words, and what the session's record says of it.
  */
+import { wordsRecord } from './words';
 
 /** Each status of the phone (src/domain/mobile/mobile.ts) in words a reviewer reads. */
-export const PHONE_STATUS_WORDS: Readonly<Record<string, string>> = {
-  not_paired: 'Not paired: no phone opened the pairing link',
-  paired: 'Paired, not sending video',
-  streaming: 'Sending video',
-  lost: 'Lost: not heard from',
-};
+export const PHONE_STATUS_WORDS: Readonly<Record<string, string>> = wordsRecord({
+  not_paired: 'console.phoneStatus.notPaired',
+  paired: 'console.phoneStatus.paired',
+  streaming: 'console.phoneStatus.streaming',
+  lost: 'console.phoneStatus.lost',
+});
 
 /** What a session's record tells of its phone; a field the service does not send stays undefined. */
 export interface PhoneFacts {

@@ -3,7 +3,10 @@
  * "The review screen"), kept out of the components so each reads them the same way.
  */
 import type { paths } from '../../../shared/api-schema';
+import { t } from '../../../shared/i18n.svelte.ts';
+import { formatLocale } from './format-locale.ts';
 import { clockTime } from './review-time';
+import { wordsRecord } from './words';
 
 /** One recording of a session as GET /api/v3/student_sessions/:id/recordings lists it. */
 export type Recording =
@@ -26,18 +29,18 @@ export function readyRecordings(recordings: readonly Recording[]): ReadyRecordin
 }
 
 /** Each recording source in a reviewer's words. */
-export const SOURCE_WORDS: Readonly<Record<string, string>> = {
-  webcam: 'Webcam',
-  screen: 'Screen',
-  mobile: 'Phone',
-};
+export const SOURCE_WORDS: Readonly<Record<string, string>> = wordsRecord({
+  webcam: 'console.reviewWords.sourceWebcam',
+  screen: 'console.reviewWords.sourceScreen',
+  mobile: 'console.reviewWords.sourceMobile',
+});
 
 /** Each status of a recording not ready to play, in a reviewer's words. */
-export const RECORDING_STATUS_WORDS: Readonly<Record<string, string>> = {
-  queued: 'waiting to be prepared (queued)',
-  processing: 'being prepared (processing)',
-  failed: 'could not be prepared (failed)',
-};
+export const RECORDING_STATUS_WORDS: Readonly<Record<string, string>> = wordsRecord({
+  queued: 'console.reviewWords.statusQueued',
+  processing: 'console.reviewWords.statusProcessing',
+  failed: 'console.reviewWords.statusFailed',
+});
 
 /**
  * Returns "Recording of 00:41:07, 2 gaps" for a finished recording, or its status for one not ready
@@ -45,10 +48,13 @@ export const RECORDING_STATUS_WORDS: Readonly<Record<string, string>> = {
  */
 export function recordingWords(recording: Recording): string {
   if (recording.status !== 'completed')
-    return `Recording ${RECORDING_STATUS_WORDS[recording.status] ?? recording.status}`;
-  const gaps = recording.gaps.length;
-  const gapWords = gaps === 0 ? '' : gaps === 1 ? ', one gap' : `, ${gaps} gaps`;
-  return `Recording of ${clockTime(recording.duration_seconds ?? 0)}${gapWords}`;
+    return t('console.reviewWords.recordingNotReady', {
+      status: RECORDING_STATUS_WORDS[recording.status] ?? recording.status,
+    });
+  return t('console.reviewWords.recordingOf', {
+    duration: clockTime(recording.duration_seconds ?? 0),
+    gaps: recording.gaps.length,
+  });
 }
 
 /**
@@ -56,13 +62,19 @@ export function recordingWords(recording: Recording): string {
  * `end` null) or "00:10" (one moment). Throws nothing.
  */
 export function spanWords(at: number, end: number | null): string {
-  if (end === null) return `from ${clockTime(at)}`;
+  if (end === null) return t('console.reviewWords.spanFrom', { time: clockTime(at) });
   return end > at ? `${clockTime(at)}–${clockTime(end)}` : clockTime(at);
 }
 
 /** Returns a file size as "512 B", "14 kB" or "2.3 MB". Throws nothing. */
 export function fileSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} kB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  const number = (value: number, digits: number) =>
+    new Intl.NumberFormat(formatLocale(), {
+      minimumFractionDigits: digits,
+      maximumFractionDigits: digits,
+    }).format(value);
+  if (bytes < 1024) return t('console.reviewWords.sizeBytes', { size: number(bytes, 0) });
+  if (bytes < 1024 * 1024)
+    return t('console.reviewWords.sizeKilobytes', { size: number(Math.round(bytes / 1024), 0) });
+  return t('console.reviewWords.sizeMegabytes', { size: number(bytes / 1024 / 1024, 1) });
 }

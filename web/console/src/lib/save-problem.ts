@@ -4,6 +4,7 @@
  * error answer names a field in `errors` (`{"end_time": ["must be after start_time"]}`) or, for a
  * missing value, in its message (`Param is missing or the value is empty: 'name'`).
  */
+import { t } from '../../../shared/i18n.svelte.ts';
 import { problem } from './api';
 
 export interface SaveProblem {
@@ -26,12 +27,13 @@ function inWords(rule: string, labels: Readonly<Record<string, string>>): string
 /**
  * Reads a failed answer. Returns the fields it names with their messages, and a summary: for a
  * refused field, which fields to correct; otherwise the service's own sentence (problem()).
+ * `what` is the first words of the summary, already in the reader's language ("Not saved").
  */
 export function saveProblem(
   error: unknown,
   response: Response | undefined,
   labels: Readonly<Record<string, string>>,
-  what = 'Not saved',
+  what = t('console.saveProblem.notSaved'),
 ): SaveProblem {
   const fields: Record<string, string> = {};
   const answer = (typeof error === 'object' && error !== null ? error : {}) as {
@@ -42,18 +44,22 @@ export function saveProblem(
     if (typeof answer.errors === 'object' && answer.errors !== null) {
       for (const [field, rules] of Object.entries(answer.errors as Record<string, unknown>)) {
         const text = Array.isArray(rules) ? rules.map(String).join(', ') : String(rules);
-        fields[field] = `${labels[field] ?? field} ${inWords(text, labels)}.`;
+        fields[field] = t('console.saveProblem.field', {
+          label: labels[field] ?? field,
+          rule: inWords(text, labels),
+        });
       }
     }
     const missing = typeof answer.error === 'string' ? MISSING.exec(answer.error) : null;
     if (missing?.[1] !== undefined && fields[missing[1]] === undefined) {
-      fields[missing[1]] = `${labels[missing[1]] ?? missing[1]} is required: fill it in.`;
+      fields[missing[1]] = t('console.saveProblem.missing', { label: labels[missing[1]] ?? missing[1] });
     }
   }
   const named = Object.values(fields);
-  if (named.length === 0) return { fields, summary: `${what}. ${problem(error, response)}` };
+  if (named.length === 0)
+    return { fields, summary: t('console.saveProblem.summary', { what, reason: problem(error, response) }) };
   return {
     fields,
-    summary: `${what}: ${named.join(' ')} Correct the marked ${named.length === 1 ? 'field' : 'fields'} and try again.`,
+    summary: t('console.saveProblem.fieldsSummary', { what, problems: named.join(' '), count: named.length }),
   };
 }

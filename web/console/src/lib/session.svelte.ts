@@ -3,6 +3,7 @@
  * /auth/session at start and after sign-in; cleared on sign-out or when the session is found gone.
  */
 import { api, setCsrfToken } from './api';
+import { followUserLanguage } from './language';
 
 export interface SignedInUser {
   readonly id: number;
@@ -30,7 +31,15 @@ export const session = $state<{
 });
 
 interface SessionAnswer {
-  readonly user?: { id?: number; institute_id?: number; email?: string; name?: string; role?: string };
+  readonly user?: {
+    id?: number;
+    institute_id?: number;
+    email?: string;
+    name?: string;
+    role?: string;
+    /** The console language the user picked (My account), or null to follow the browser. */
+    language?: string | null;
+  };
   readonly csrf_token?: string;
   readonly expires_at?: string;
   readonly second_factor_enabled?: boolean;
@@ -57,6 +66,7 @@ export function adoptSession(answer: SessionAnswer): void {
     expiresAt: answer.expires_at,
   };
   session.loaded = true;
+  void followUserLanguage(user.language);
   if (answer.institute_name !== undefined) session.instituteName = answer.institute_name;
   else void loadInstituteName();
 }

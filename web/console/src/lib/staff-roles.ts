@@ -1,4 +1,5 @@
 /** The staff roles as the administration pages name and explain them (contract §4). */
+import { t } from '../../../shared/i18n.svelte.ts';
 
 export const STAFF_ROLES = [
   'administrator',
@@ -13,25 +14,38 @@ export const STAFF_ROLES = [
 
 export type StaffRole = (typeof STAFF_ROLES)[number];
 
-const DESCRIPTIONS: Record<StaffRole, string> = {
-  superuser: 'Everything in every institute, including creating institutes. Only a superuser grants it.',
-  administrator: 'Everything in this institute: settings, users, connections, the audit log and every exam.',
-  teacher: 'Creates exams and manages the ones they own or co-manage, with their students and exports.',
-  proctor: 'Watches and reviews the sessions of the institute’s exams; may end a session assigned to them.',
-  reviewer: 'Reviews the recorded sessions of the institute’s exams; changes nothing.',
-  auditor: 'Reads everything in the institute; changes nothing.',
-  global_proctor: 'The same rights as a proctor (kept for integrations that use this name).',
-  global_reviewer: 'The same rights as a reviewer (kept for integrations that use this name).',
+const LABELS: Record<StaffRole, string> = {
+  superuser: 'console.staffRoles.superuser',
+  administrator: 'console.staffRoles.administrator',
+  teacher: 'console.staffRoles.teacher',
+  proctor: 'console.staffRoles.proctor',
+  reviewer: 'console.staffRoles.reviewer',
+  auditor: 'console.staffRoles.auditor',
+  global_proctor: 'console.staffRoles.globalProctor',
+  global_reviewer: 'console.staffRoles.globalReviewer',
 };
 
-/** "global proctor" for `global_proctor`. */
+const DESCRIPTIONS: Record<StaffRole, string> = {
+  superuser: 'console.staffRoles.superuserDescription',
+  administrator: 'console.staffRoles.administratorDescription',
+  teacher: 'console.staffRoles.teacherDescription',
+  proctor: 'console.staffRoles.proctorDescription',
+  reviewer: 'console.staffRoles.reviewerDescription',
+  auditor: 'console.staffRoles.auditorDescription',
+  global_proctor: 'console.staffRoles.globalProctorDescription',
+  global_reviewer: 'console.staffRoles.globalReviewerDescription',
+};
+
+/** "global proctor" for `global_proctor` (in the reader's language); an unknown role with spaces. */
 export function roleLabel(role: string): string {
-  return role.replaceAll('_', ' ');
+  const key = (LABELS as Record<string, string>)[role];
+  return key === undefined ? role.replaceAll('_', ' ') : t(key);
 }
 
 /** One sentence saying what a role may do; an empty string for an unknown role. */
 export function roleDescription(role: string): string {
-  return (DESCRIPTIONS as Record<string, string>)[role] ?? '';
+  const key = (DESCRIPTIONS as Record<string, string>)[role];
+  return key === undefined ? '' : t(key);
 }
 
 /** The roles `actorRole` may grant in the console (the service decides; only a superuser makes superusers). */

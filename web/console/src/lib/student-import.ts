@@ -4,7 +4,8 @@
  * numbers and column names), and what the check and the import say. Pure, like csv.ts.
  */
 import { guessColumns, IMPORT_FIELDS, type ColumnChoice, type DecodedText, type ImportField } from './csv';
-import { countOf, type ShownRowError } from './students';
+import { t } from '../../../shared/i18n.svelte.ts';
+import type { ShownRowError } from './students';
 
 /** The most rows one import takes (the service's MAX_IMPORT_ROWS). */
 export const MAX_IMPORT_ROWS = 5000;
@@ -54,7 +55,7 @@ export function columnOf(
   columns: readonly ColumnChoice[],
   headings: readonly string[],
 ): string {
-  if (field === null) return 'The whole row';
+  if (field === null) return t('console.studentImport.wholeRow');
   const index = columns.indexOf(field as ColumnChoice);
   if (index >= 0) return headings[index] ?? field;
   if (field === 'name') {
@@ -85,49 +86,54 @@ export function shownRowErrors(
   return rowErrors.map((rowError) => ({
     fileRow: fileRows[(rowError.row ?? 1) - 1] ?? rowError.row ?? 0,
     column: columnOf(rowError.field ?? null, columns, headings),
-    message: inFileRows(rowError.message ?? 'is invalid', fileRows),
+    message: inFileRows(rowError.message ?? t('console.studentImport.invalid'), fileRows),
   }));
 }
 
 /** "Imported 3 students from list.csv; updated 1; skipped 2 already registered." */
 export function doneMessage(fileName: string, created: number, updated: number, skipped: number): string {
-  const parts = [`Imported ${countOf(created, 'student')} from ${fileName}`];
-  if (updated > 0) parts.push(`updated ${countOf(updated, 'student')} already registered`);
-  if (skipped > 0) parts.push(`skipped ${countOf(skipped, 'student')} already registered`);
-  return `${parts.join('; ')}.`;
+  const parts = [t('console.studentImport.imported', { count: created, file: fileName })];
+  if (updated > 0) parts.push(t('console.studentImport.updated', { count: updated }));
+  if (skipped > 0) parts.push(t('console.studentImport.skipped', { count: skipped }));
+  return t('console.studentImport.sentence', { text: parts.join(t('console.studentImport.partsSeparator')) });
 }
 
 /** What the check found, in words ("2 rows are valid: …"). */
 export function verdict(result: CheckedImport): string {
   const total = result.count + result.updated + result.skipped;
-  const valid = total === 1 ? 'The 1 row is valid' : `All ${total} rows are valid`;
+  const valid = t('console.studentImport.valid', { total });
   const found: string[] = [];
   if (result.updated + result.skipped > 0) {
-    found.push(`${countOf(result.count, 'new student')} to add`);
-    if (result.updated > 0) found.push(`${countOf(result.updated, 'registered student')} to update`);
-    if (result.skipped > 0) found.push(`${countOf(result.skipped, 'registered student')} to skip`);
+    found.push(t('console.studentImport.toAdd', { count: result.count }));
+    if (result.updated > 0) found.push(t('console.studentImport.toUpdate', { count: result.updated }));
+    if (result.skipped > 0) found.push(t('console.studentImport.toSkip', { count: result.skipped }));
   }
-  const ignored = result.ignored.length > 0 ? ` Not imported: ${result.ignored.join(', ')}.` : '';
-  if (result.count + result.updated === 0) {
-    return `${valid}, and every student in it is already registered: there is nothing to import.${ignored}`;
-  }
-  return `${valid} and ready to import${found.length > 0 ? `: ${found.join(', ')}` : ''}.${ignored}`;
+  const ignored =
+    result.ignored.length > 0
+      ? ` ${t('console.studentImport.ignored', { fields: result.ignored.join(', ') })}`
+      : '';
+  if (result.count + result.updated === 0)
+    return `${t('console.studentImport.nothing', { valid })}${ignored}`;
+  const ready =
+    found.length > 0
+      ? t('console.studentImport.readyWith', { valid, found: found.join(', ') })
+      : t('console.studentImport.ready', { valid });
+  return `${ready}${ignored}`;
 }
 
 /** The import button's words: "Import 1 student", "Import 2 students and update 1 student". */
 export function importLabel(result: CheckedImport): string {
-  const parts: string[] = [];
-  if (result.count > 0) parts.push(`Import ${countOf(result.count, 'student')}`);
-  if (result.updated > 0) {
-    parts.push(`${parts.length > 0 ? 'update' : 'Update'} ${countOf(result.updated, 'student')}`);
-  }
-  return parts.join(' and ');
+  if (result.count > 0 && result.updated > 0)
+    return t('console.studentImport.importAndUpdate', { count: result.count, updated: result.updated });
+  if (result.count > 0) return t('console.studentImport.importCount', { count: result.count });
+  if (result.updated > 0) return t('console.studentImport.updateCount', { count: result.updated });
+  return '';
 }
 
 /** Which encoding the file was read as, and what to do when accents look wrong. */
 export function encodingNote(text: DecodedText): string {
   if (text.encoding === 'windows-1252') {
-    return 'The file is not UTF-8, so it was read as Western European (Windows-1252). If accented names look wrong below, save it again as “CSV UTF-8” and choose it again.';
+    return t('console.studentImport.windows1252');
   }
-  return text.encoding === 'utf-8' ? 'Read as UTF-8.' : 'Read as UTF-16 (Unicode text).';
+  return text.encoding === 'utf-8' ? t('console.studentImport.utf8') : t('console.studentImport.utf16');
 }

@@ -20,8 +20,3 @@ export interface ShownRowError {
   readonly column: string;
   readonly message: string;
 }
-
-/** A count with its noun, singular for one: "1 row", "500 rows", "1 new student", "0 students". */
-export function countOf(count: number, noun: string): string {
-  return `${count} ${count === 1 ? noun : `${noun}s`}`;
-}
