@@ -11,7 +11,7 @@ export function intlLocaleOf(locale: string): string {
 }
 
 /** A time zone Intl knows, else undefined (the caller's default: the browser's zone, or UTC). */
-function knownZone(timeZone: string | null | undefined): string | undefined {
+export function knownZone(timeZone: string | null | undefined): string | undefined {
   if (timeZone === null || timeZone === undefined || timeZone === '') return undefined;
   try {
     new Intl.DateTimeFormat('en', { timeZone });

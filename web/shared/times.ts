@@ -2,7 +2,7 @@
  * Times and sizes on the candidate pages, in the page's language (web/shared/i18n.svelte.ts): a
  * moment with its zone always named, the zone a page shows times in, a countdown's reading, a size.
  */
-import { zoneLabel } from '../../src/i18n/dates.ts';
+import { knownZone, zoneLabel } from '../../src/i18n/dates.ts';
 import { currentLocale, intlLocale, t } from './i18n.svelte.ts';
 
 /**
@@ -11,13 +11,7 @@ import { currentLocale, intlLocale, t } from './i18n.svelte.ts';
  * which of the two it is beside the times.
  */
 export function examTimeZone(timeZone: string | null | undefined): string | undefined {
-  if (timeZone === null || timeZone === undefined || timeZone === '') return undefined;
-  try {
-    new Intl.DateTimeFormat('en', { timeZone });
-    return timeZone;
-  } catch {
-    return undefined;
-  }
+  return knownZone(timeZone);
 }
 
 /**

@@ -141,13 +141,14 @@ function usableZone(zone: string): string {
   }
 }
 
-/** One formatter per zone: making one costs more than formatting a thousand instants. */
+/** One formatter per language and zone (making one costs more than formatting a thousand instants). */
 const instantFormats = new Map<string, Intl.DateTimeFormat>();
 
-function instantFormat(zone: string): Intl.DateTimeFormat {
-  let format = instantFormats.get(zone);
+function instantFormat(locale: string, zone: string): Intl.DateTimeFormat {
+  const key = `${locale} ${zone}`;
+  let format = instantFormats.get(key);
   if (format === undefined) {
-    format = new Intl.DateTimeFormat('en-GB', {
+    format = new Intl.DateTimeFormat(locale, {
       timeZone: usableZone(zone),
       year: 'numeric',
       month: '2-digit',
@@ -158,7 +159,7 @@ function instantFormat(zone: string): Intl.DateTimeFormat {
       hourCycle: 'h23',
       timeZoneName: 'shortOffset',
     });
-    instantFormats.set(zone, format);
+    instantFormats.set(key, format);
   }
   return format;
 }
@@ -169,13 +170,10 @@ function instantFormat(zone: string): Intl.DateTimeFormat {
  */
 export function formatInstant(millis: number | null, zone: string): string {
   if (millis === null) return '-';
-  const parts = instantFormat(zone).formatToParts(new Date(millis));
+  const parts = instantFormat('en-GB', zone).formatToParts(new Date(millis));
   const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((item) => item.type === type)?.value ?? '';
   return `${part('year')}-${part('month')}-${part('day')} ${part('hour')}:${part('minute')}:${part('second')} ${part('timeZoneName')}`;
 }
-
-/** One formatter per language and zone, for reports not in English. */
-const localInstantFormats = new Map<string, Intl.DateTimeFormat>();
 
 /**
  * An instant in `zone` as the report of `locale` shows it: in English as formatInstant does; in
@@ -185,23 +183,7 @@ const localInstantFormats = new Map<string, Intl.DateTimeFormat>();
 export function reportInstant(millis: number | null, zone: string, locale: string): string {
   if (locale === 'en') return formatInstant(millis, zone);
   if (millis === null) return '-';
-  const key = `${locale} ${zone}`;
-  let format = localInstantFormats.get(key);
-  if (format === undefined) {
-    format = new Intl.DateTimeFormat(intlLocaleOf(locale), {
-      timeZone: usableZone(zone),
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-      hourCycle: 'h23',
-      timeZoneName: 'shortOffset',
-    });
-    localInstantFormats.set(key, format);
-  }
-  return format.format(new Date(millis));
+  return instantFormat(intlLocaleOf(locale), zone).format(new Date(millis));
 }
 
 /** A number of seconds as `+01:02:03` (`-00:00:05` before the start). Returns `-` for null. */
