@@ -123,6 +123,36 @@ for (const dialect of DIALECTS) {
       await checkScreen(page, `languages-students-pseudo-${dialect}`);
     });
 
+    it('keeps the language picked under My account with the user: another browser opens in it', async () => {
+      const user = await world.staff('teacher');
+      const first = await newPage(world);
+      await signIn(first, world.baseUrl, user.email);
+      await first.goto(`${world.baseUrl}/console/account`);
+      await first.getByLabel('Language of the console').selectOption('nl');
+      await first.getByRole('navigation').first().getByRole('link', { name: 'Examens' }).waitFor();
+      assert.equal(await first.evaluate(() => document.documentElement.lang), 'nl');
+      // The service keeps it: the session says so, and it takes a moment to be written.
+      const saved = async () =>
+        first.evaluate(async () => {
+          const answer = await fetch('/auth/session', { credentials: 'same-origin' });
+          return ((await answer.json()) as { user: { language: string | null } }).user.language;
+        });
+      for (let tries = 0; tries < 50 && (await saved()) !== 'nl'; tries += 1) await first.waitForTimeout(100);
+      assert.equal(await saved(), 'nl');
+      await first.context().close();
+
+      // A new browser (English, nothing stored) signs in and follows the user's language.
+      const context = await world.chromium.newContext({
+        viewport: { width: 1280, height: 900 },
+        locale: 'en-GB',
+      });
+      const second = await context.newPage();
+      await signIn(second, world.baseUrl, user.email);
+      await second.getByRole('navigation').first().getByRole('link', { name: 'Examens' }).waitFor();
+      assert.equal(await second.evaluate(() => document.documentElement.lang), 'nl');
+      await context.close();
+    });
+
     it('follows the browser’s languages when no language is asked for, and keeps English otherwise', async () => {
       // The same signed-in session, in a browser set to German.
       const context = await world.chromium.newContext({
