@@ -15,6 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { httpRequest } from '../helpers/http.ts';
 import { multipartBody } from '../helpers/multipart.ts';
+import { pdfPages } from '../helpers/pdf.ts';
 import { DIALECTS } from '../helpers/server.ts';
 import { runDueJobs } from '../mail/support.ts';
 import {
@@ -486,6 +487,13 @@ for (const dialect of DIALECTS) {
       assert.equal(file.suggestedFilename(), `student-session-${recorded.id}-report.pdf`);
       const saved = await file.path();
       assert.equal(fs.readFileSync(saved).subarray(0, 5).toString('latin1'), '%PDF-');
+      // In the institute's language by default (English here); the reviewer may pick another.
+      assert.match(pdfPages(fs.readFileSync(saved)).join('\n'), /Student session report/);
+      await page.getByLabel('Language of the report').selectOption('fr');
+      const french = page.waitForEvent('download');
+      await page.getByRole('button', { name: 'Download report (PDF)' }).click();
+      const frenchFile = fs.readFileSync(await (await french).path());
+      assert.match(pdfPages(frenchFile).join('\n'), /Rapport de session d’examen/);
     });
   });
 }
