@@ -76,17 +76,17 @@ export default {
     {
       name: 'pages-apart',
       comment:
-        'Each entry folder of web/ (the console, the room, the phone page, the LTI scripts) stands on its ' +
+        'Each entry folder of web/ (the console, the room, the phone page, the practice page, the LTI scripts) stands on its ' +
         'own: what two of them need lives in web/shared, or in web/live for the live client.',
       severity: 'error',
-      from: { path: '^web/(console|room|phone|lti)/' },
+      from: { path: '^web/(console|room|phone|lti|practice)/' },
       to: { path: '^web/', pathNot: ['^web/$1/', '^web/(shared|live)/'] },
     },
     {
       name: 'console-only-shared-modules',
       comment:
         "The console shares with the candidate's pages only what lives in web/shared and the live " +
-        'client (web/live); the pages themselves (web/room, web/phone, web/lti) are not its modules.',
+        'client (web/live); the pages themselves (web/room, web/phone, web/practice, web/lti) are not its modules.',
       severity: 'error',
       from: { path: '^web/console/' },
       to: { path: '^web/', pathNot: '^web/(console|live|shared)/' },

@@ -1,3 +1,4 @@
+import { createPracticeService } from './domain/practice/practice.service.ts';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config/config.ts';
@@ -161,6 +162,7 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
     sessionFiles: createSessionFilesService({ db, files }),
     room: createRoomService({ db, clock, files, photos, storage, liveEvents, jobs, mobile }),
     mobile,
+    practice: createPracticeService({ db, clock, storage }),
     authenticator: createAuthenticator({
       db,
       users,

@@ -22,7 +22,7 @@ const IDLE_SWEEP_MS = 100;
 /**
  * Periodic housekeeping of the worker role: purges expired nonces, then the jobs and sent mail past
  * RETENTION_DAYS, then audit events past AUDIT_RETENTION_DAYS with ended staff sessions, spent
- * one-time links and stale sign-in throttles. Runs at once, then every MAINTENANCE_INTERVAL_MS; a sweep still running when the
+ * one-time links and stale sign-in throttles, and abandoned practice runs. Runs at once, then every MAINTENANCE_INTERVAL_MS; a sweep still running when the
  * next is due makes that one skip. Returns a function that stops it and resolves once a sweep in
  * progress has finished (its retention stops after the batch it is in), so the database can be
  * closed after it.
@@ -77,6 +77,13 @@ function startMaintenance(core: Core): () => Promise<void> {
       });
     } catch (error) {
       core.logger.error({ err: error }, 'session retention sweep not queued');
+    }
+    try {
+      // Practice runs abandoned mid-way and demo visitors past their time (docs/practice.md).
+      const removed = await core.services.practice.sweep();
+      if (removed.runs > 0 || removed.visitors > 0) core.logger.info(removed, 'stale practice runs cleared');
+    } catch (error) {
+      core.logger.error({ err: error }, 'practice sweep failed');
     }
   };
   const start = () => {

@@ -1,3 +1,4 @@
+import type { PracticeService } from './domain/practice/practice.service.ts';
 import type { AttachmentsService } from './domain/attachments/attachments.service.ts';
 import type { DocumentsService } from './domain/documents/documents.service.ts';
 import type { ExamStaffService } from './domain/exams/exam-staff.service.ts';
@@ -69,6 +70,8 @@ export interface Services {
   readonly room: RoomService;
   /** The phone as a second camera of the room (docs/room.md "The phone"). */
   readonly mobile: MobileService;
+  /** The candidate's practice run of the technical setup (docs/practice.md). */
+  readonly practice: PracticeService;
   readonly mail: MailService;
   readonly examExports: ExamExportsService;
   readonly authenticator: Authenticator;

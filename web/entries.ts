@@ -11,6 +11,7 @@ export const WEB_ENTRIES = {
   livekit: 'live/livekit.ts',
   'phone-live': 'live/phone-live.ts',
   phone: 'phone/main.ts',
+  practice: 'practice/main.ts',
   room: 'room/main.ts',
 } as const;
 

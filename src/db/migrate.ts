@@ -24,6 +24,7 @@ import * as m0021 from './migrations/0021_outbox_session_index.ts';
 import * as m0022 from './migrations/0022_candidate_languages.ts';
 import * as m0023 from './migrations/0023_message_overrides.ts';
 import * as m0024 from './migrations/0024_user_language.ts';
+import * as m0025 from './migrations/0025_accommodations.ts';
 
 /** The migrations in order; each receives the dialect because a few column types differ. */
 function migrationsFor(dialect: Database['dialect']): Record<string, Migration> {
@@ -52,6 +53,7 @@ function migrationsFor(dialect: Database['dialect']): Record<string, Migration> 
     '0022_candidate_languages': { up: (db) => m0022.up(db) },
     '0023_message_overrides': { up: (db) => m0023.up(db) },
     '0024_user_language': { up: (db) => m0024.up(db) },
+    '0025_accommodations': { up: (db) => m0025.up(db, dialect) },
   };
 }
 

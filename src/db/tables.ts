@@ -106,6 +106,10 @@ export interface ExamsTable {
   flag_settings: string | null;
   /** Since 0022_candidate_languages: JSON array of the tags candidates may be shown; null for all. */
   candidate_languages: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Since 0025_accommodations: the streams keep recording during a rest break (else they pause). */
+  record_during_breaks: DefaultedBool;
+  /** Since 0025_accommodations: extra time may run past the exam's end_time. */
+  extra_time_beyond_end: DefaultedBool;
   created_at: Millis;
   updated_at: Millis;
 }
@@ -253,6 +257,22 @@ export interface StudentSessionsTable {
   language: ColumnType<string | null, string | null | undefined, string | null>;
   /** Since 0022_candidate_languages: the candidate's own pick in a language menu; null before one. */
   chosen_language: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Since 0025_accommodations: JSON object of the student's accommodations; null for none. */
+  accommodations: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Since 0025_accommodations: when the running rest break began; null while the candidate works. */
+  break_started_at: ColumnType<Millis | null, Millis | null | undefined, Millis | null>;
+  /** Since 0025_accommodations: the total of the rest breaks that ended. */
+  break_ms: ColumnType<Millis, Millis | undefined, Millis>;
+  /** Since 0025_accommodations: how many rest breaks the candidate started. */
+  breaks_taken: ColumnType<number, number | undefined, number>;
+  /** Since 0025_accommodations: `not_tried`, `running`, `passed` or `failed` (the newest practice run). */
+  practice_status: ColumnType<string, string | undefined, string>;
+  /** Since 0025_accommodations: the check the newest practice run failed; null otherwise. */
+  practice_failed_check: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Since 0025_accommodations: when the newest practice run began or ended. */
+  practice_at: ColumnType<Millis | null, Millis | null | undefined, Millis | null>;
+  /** Since 0025_accommodations: when the office last emailed this student a practice reminder. */
+  practice_reminded_at: ColumnType<Millis | null, Millis | null | undefined, Millis | null>;
   created_at: Millis;
   updated_at: Millis;
 }
@@ -276,6 +296,8 @@ export interface IncidentsTable {
   /** A reviewer dismissed the flag (kept, marked). */
   dismissed_at: Millis | null;
   dismissed_by: number | null;
+  /** Since 0025_accommodations: a flag recorded for the record only, never raised. */
+  informational: DefaultedBool;
   created_at: Millis;
   updated_at: Millis;
 }
@@ -543,6 +565,22 @@ export interface LiveMessagesTable {
   created_at: Millis;
 }
 
+/** One practice run of a candidate's technical setup (migration 0025, docs/accommodations.md). */
+export interface PracticeRunsTable {
+  id: Id;
+  student_session_id: number;
+  /** `running`, `passed` or `failed`. */
+  status: string;
+  /** The check that failed; null unless failed. */
+  failed_check: string | null;
+  /** JSON object: each check's outcome (`succeeded`, `failed`, `skipped`). */
+  checks: ColumnType<string, string | undefined, string>;
+  started_at: Millis;
+  finished_at: Millis | null;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
 /** Invigil's LTI 1.3 signing keys (migration 0016, docs/lti.md). */
 export interface LtiToolKeysTable {
   id: Id;
@@ -648,6 +686,7 @@ export interface Tables {
   webhook_secrets: WebhookSecretsTable;
   session_purges: SessionPurgesTable;
   live_messages: LiveMessagesTable;
+  practice_runs: PracticeRunsTable;
   lti_tool_keys: LtiToolKeysTable;
   lti_logins: LtiLoginsTable;
   lti_oauth_nonces: LtiOauthNoncesTable;

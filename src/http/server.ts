@@ -22,6 +22,7 @@ import { registerLiveAssets } from './live/assets.routes.ts';
 import { registerWebAssets } from './web-build.ts';
 import { registerFlagModels } from './room/models.routes.ts';
 import { registerRoomRoutes } from './room/room.routes.ts';
+import { registerPractice } from './practice/practice.routes.ts';
 import { registerMobileRoutes } from './mobile/mobile.routes.ts';
 import { registerLtiProctoringRoutes } from './lti/proctoring.routes.ts';
 import { registerLtiDeepLinkingRoutes } from './lti/deep-linking.routes.ts';
@@ -369,6 +370,8 @@ export async function buildServer(deps: RouteDeps): Promise<FastifyInstance> {
   );
   // The candidate room: unsigned (its token is the credential), JSON errors, its own rate limit.
   await app.register((scope) => registerRoomRoutes(scope, deps), { prefix: '/api/room' });
+  // The practice run of the technical setup (docs/practice.md): its API beside the room's, and its pages.
+  await registerPractice(app, deps);
   await app.register((scope) => registerMobileRoutes(scope, deps), { prefix: '/api/mobile' });
   registerRoomPage(app, deps);
   // The phone as a second camera: the PIN form and the phone page (docs/room.md "The phone").

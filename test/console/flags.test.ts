@@ -48,7 +48,12 @@ describe('console flags', () => {
       dismissed: false,
       dismissedAt: null,
       dismissedBy: null,
+      informational: false,
     });
+    assert.equal(
+      flagOf({ source: 'automatic', type: 'looking_away', informational: true })?.informational,
+      true,
+    );
     const dismissed = flagOf({
       source: 'automatic',
       type: 'speech',

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FLAG_TYPES } from '../../src/domain/flags/flag-types.ts';
+import { isInformationalFlag } from '../../src/domain/flags/informational.ts';
 import {
   durationFactor,
   FLAG_WEIGHTS,
@@ -36,6 +37,34 @@ describe('suspicion score (src/domain/flags/score.ts)', () => {
         flag({ dismissedAt: 1_795_226_927_619 }),
       ]),
       0,
+    );
+  });
+
+  it('leaves out informational flags (assistive technology, exemptions)', () => {
+    assert.equal(flagPoints(flag({ informational: true })), 0);
+    assert.equal(suspicionScore([flag({ informational: true }), flag({ informational: false })]), 10);
+  });
+
+  it('marks informational only what assistive technology or an exemption sets off', () => {
+    const none = { assistiveTechnology: false, exemptions: [] };
+    const assistive = { assistiveTechnology: true, exemptions: [] };
+    for (const type of FLAG_TYPES) assert.equal(isInformationalFlag(type, none), false, type);
+    assert.deepEqual(
+      FLAG_TYPES.filter((type) => isInformationalFlag(type, assistive)),
+      ['looking_away', 'speech', 'virtual_camera'],
+    );
+    const noCamera = { assistiveTechnology: false, exemptions: [{ check: 'webcam' as const, reason: 'x' }] };
+    assert.deepEqual(
+      FLAG_TYPES.filter((type) => isInformationalFlag(type, noCamera)),
+      ['no_face', 'multiple_faces', 'looking_away', 'face_mismatch', 'virtual_camera'],
+    );
+    const noFullScreen = {
+      assistiveTechnology: false,
+      exemptions: [{ check: 'fullscreen' as const, reason: 'x' }],
+    };
+    assert.deepEqual(
+      FLAG_TYPES.filter((type) => isInformationalFlag(type, noFullScreen)),
+      ['fullscreen_exit'],
     );
   });
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isClockPaused, pausedMillis, pausedSeconds } from '../../src/domain/live/live-clock.ts';
+import { NO_ACCOMMODATIONS } from '../../src/domain/student-sessions/accommodations.ts';
 import { admissionRequired, awaitingAdmission, deadlineOf } from '../../src/domain/room/room.ts';
 
 const MINUTE = 60_000;
@@ -13,10 +14,19 @@ function session(clock: { clockPausedAt?: number | null; clockPausedMs?: number 
     useDuration: true,
     clockPausedAt: clock.clockPausedAt ?? null,
     clockPausedMs: clock.clockPausedMs ?? 0,
+    accommodations: NO_ACCOMMODATIONS,
+    breakStartedAt: null,
+    breakMs: 0,
   };
 }
 
-const exam = { useDuration: true, durationMinutes: 60, endTime: null };
+const exam = {
+  useDuration: true,
+  durationMinutes: 60,
+  startTime: null,
+  endTime: null,
+  extraTimeBeyondEnd: true,
+};
 
 describe('the candidate clock (live-clock.ts)', () => {
   it('has stood still for nothing while it never paused', () => {
@@ -48,7 +58,7 @@ describe('deadlineOf with pauses (room.ts)', () => {
     assert.equal(
       deadlineOf(
         session({ clockPausedMs: MINUTE }),
-        { useDuration: false, durationMinutes: null, endTime: null },
+        { ...exam, useDuration: false, durationMinutes: null, endTime: null },
         START,
       ),
       null,
@@ -75,7 +85,7 @@ describe('deadlineOf with pauses (room.ts)', () => {
     const capped = { ...exam, endTime: START + 30 * MINUTE };
     assert.equal(deadlineOf(session(), capped, START), START + 30 * MINUTE);
     assert.equal(deadlineOf(session({ clockPausedMs: 2 * MINUTE }), capped, START), START + 32 * MINUTE);
-    const onlyEnd = { useDuration: false, durationMinutes: null, endTime: START + 45 * MINUTE };
+    const onlyEnd = { ...exam, useDuration: false, durationMinutes: null, endTime: START + 45 * MINUTE };
     assert.equal(deadlineOf(session({ clockPausedMs: 5 * MINUTE }), onlyEnd, START), START + 50 * MINUTE);
   });
 

@@ -900,6 +900,18 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
   },
 
   // Actions with an email side effect
+  'POST /exams/:id/practice_reminders': {
+    scope: 'id',
+    prepare: async (world) => {
+      const { exam } = await freshExam(world);
+      await world.server.app.services.studentSessions.create(
+        world.members.owner.actor,
+        exam,
+        sessionParams(),
+      );
+      return call({ id: exam });
+    },
+  },
   'POST /exams/:id/send_emails': {
     scope: 'id',
     prepare: async (world) => {

@@ -11,8 +11,10 @@ import { pseudoMessages, type Messages } from '../../src/i18n/translate.ts';
 
 /** Which keys each page's catalogue holds, by prefix. */
 export const PAGE_MESSAGES = {
-  room: ['candidate.', 'room.'],
+  // practice.link.: the practice link on the room's landing (web/room/setup/PracticeLink.svelte).
+  room: ['candidate.', 'room.', 'practice.link.'],
   phone: ['candidate.', 'phone.'],
+  practice: ['candidate.', 'practice.'],
   lti: ['candidate.', 'lti.'],
   console: ['console.'],
 } as const satisfies Record<string, readonly string[]>;

@@ -793,6 +793,8 @@ export interface paths {
                         end_time?: number | string;
                         /** @description V3 setting: a supported BCP 47 tag */
                         exam_language?: string;
+                        /** @description V3 setting: a student's extra time may run past end_time (default true) */
+                        extra_time_beyond_end?: boolean | string | number;
                         /** @description V3 setting: the automated flags’ thresholds (docs/automated-flags.md) */
                         flag_settings?: {
                             /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
@@ -823,6 +825,8 @@ export interface paths {
                         /** @description true, false, 1 or 0 */
                         mobile_cam?: boolean | string | number;
                         name: string;
+                        /** @description V3 setting: the streams keep recording during a rest break (default true) */
+                        record_during_breaks?: boolean | string | number;
                         /** @description Plain text; answered as HTML */
                         restrictions?: string | null;
                         /** @description V3 setting: students share their screen */
@@ -1051,6 +1055,8 @@ export interface paths {
                         end_time?: number | string;
                         /** @description V3 setting: a supported BCP 47 tag */
                         exam_language?: string;
+                        /** @description V3 setting: a student's extra time may run past end_time (default true) */
+                        extra_time_beyond_end?: boolean | string | number;
                         /** @description V3 setting: the automated flags’ thresholds (docs/automated-flags.md) */
                         flag_settings?: {
                             /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
@@ -1081,6 +1087,8 @@ export interface paths {
                         /** @description true, false, 1 or 0 */
                         mobile_cam?: boolean | string | number;
                         name?: string;
+                        /** @description V3 setting: the streams keep recording during a rest break (default true) */
+                        record_during_breaks?: boolean | string | number;
                         /** @description Plain text; answered as HTML */
                         restrictions?: string | null;
                         /** @description V3 setting: students share their screen */
@@ -1252,6 +1260,31 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description V3 setting (docs/accommodations.md): extra time, rest breaks, exemptions, assistive technology, a staff note. A form nests the keys (`accommodations[extra_time_minutes]=10`; `breaks` and `exemptions` as JSON text) or sends the whole object as JSON text */
+                        accommodations?: {
+                            /** @enum {boolean|string|integer} */
+                            assistive_technology?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
+                            /** @description null: no breaks */
+                            breaks?: {
+                                /** @description 0 to 20; 0 means no breaks */
+                                count?: number | string;
+                                /** @description 1 to 240; required with a count */
+                                minutes?: number | string;
+                            } | string | null;
+                            /** @description The whole list (it replaces the current one); null or [] for none */
+                            exemptions?: {
+                                /** @enum {string} */
+                                check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                /** @description Required, at most 500 characters; staff only */
+                                reason: string;
+                            }[] | string | null;
+                            /** @description Whole minutes, 0 to 600 */
+                            extra_time_minutes?: number | string | null;
+                            /** @description Percent of the exam's duration, 0 to 300 */
+                            extra_time_percent?: number | string | null;
+                            /** @description At most 2000 characters, staff only; empty or null clears it */
+                            note?: string | null;
+                        } | string | null;
                         /** @description The user's API token (signed as a parameter; no header) */
                         api_token: string;
                         /** @default 0 */
@@ -1701,6 +1734,8 @@ export interface paths {
                                 /** @description The phone also publishes live (docs/api-live.md) */
                                 live_proctoring: boolean;
                                 name: string;
+                                /** @description False: the phone pauses its recording while a rest break runs */
+                                record_during_breaks: boolean;
                                 /**
                                  * @description The IANA time zone the candidate’s pages show the exam’s times in (the exam’s `timezone`); null when the stored name is no zone the server knows: the page then uses the browser’s own zone
                                  * @example Europe/Amsterdam
@@ -1741,6 +1776,21 @@ export interface paths {
                             /** Format: date-time */
                             server_time: string;
                             session: {
+                                /** @description The candidate’s running rest break (the clock stands still); null otherwise */
+                                break: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When it ends by itself; null when nothing limits it
+                                     */
+                                    ends_at: string | null;
+                                    /** Format: date-time */
+                                    started_at: string;
+                                } | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for the candidate (docs/accommodations.md, the one clock): the same instant as ends_at and as the room’s session.deadline_at; null until started
+                                 */
+                                deadline_at: string | null;
                                 /** Format: date-time */
                                 end_time: string | null;
                                 /** Format: date-time */
@@ -1750,6 +1800,7 @@ export interface paths {
                                 /** @enum {string} */
                                 status: "registered" | "email_sent" | "after_check_req" | "in_setup" | "exam_not_started" | "exam_started" | "exam_finished";
                                 student_name: string;
+                                /** @description Seconds until deadline_at by the server clock; stands still during a rest break */
                                 time_left_seconds: number | null;
                             };
                         };
@@ -1923,6 +1974,8 @@ export interface paths {
                                 /** @description The phone also publishes live (docs/api-live.md) */
                                 live_proctoring: boolean;
                                 name: string;
+                                /** @description False: the phone pauses its recording while a rest break runs */
+                                record_during_breaks: boolean;
                                 /**
                                  * @description The IANA time zone the candidate’s pages show the exam’s times in (the exam’s `timezone`); null when the stored name is no zone the server knows: the page then uses the browser’s own zone
                                  * @example Europe/Amsterdam
@@ -1963,6 +2016,21 @@ export interface paths {
                             /** Format: date-time */
                             server_time: string;
                             session: {
+                                /** @description The candidate’s running rest break (the clock stands still); null otherwise */
+                                break: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When it ends by itself; null when nothing limits it
+                                     */
+                                    ends_at: string | null;
+                                    /** Format: date-time */
+                                    started_at: string;
+                                } | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for the candidate (docs/accommodations.md, the one clock): the same instant as ends_at and as the room’s session.deadline_at; null until started
+                                 */
+                                deadline_at: string | null;
                                 /** Format: date-time */
                                 end_time: string | null;
                                 /** Format: date-time */
@@ -1972,6 +2040,7 @@ export interface paths {
                                 /** @enum {string} */
                                 status: "registered" | "email_sent" | "after_check_req" | "in_setup" | "exam_not_started" | "exam_started" | "exam_finished";
                                 student_name: string;
+                                /** @description Seconds until deadline_at by the server clock; stands still during a rest break */
                                 time_left_seconds: number | null;
                             };
                         };
@@ -2157,6 +2226,8 @@ export interface paths {
                                 /** @description The phone also publishes live (docs/api-live.md) */
                                 live_proctoring: boolean;
                                 name: string;
+                                /** @description False: the phone pauses its recording while a rest break runs */
+                                record_during_breaks: boolean;
                                 /**
                                  * @description The IANA time zone the candidate’s pages show the exam’s times in (the exam’s `timezone`); null when the stored name is no zone the server knows: the page then uses the browser’s own zone
                                  * @example Europe/Amsterdam
@@ -2197,6 +2268,21 @@ export interface paths {
                             /** Format: date-time */
                             server_time: string;
                             session: {
+                                /** @description The candidate’s running rest break (the clock stands still); null otherwise */
+                                break: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When it ends by itself; null when nothing limits it
+                                     */
+                                    ends_at: string | null;
+                                    /** Format: date-time */
+                                    started_at: string;
+                                } | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for the candidate (docs/accommodations.md, the one clock): the same instant as ends_at and as the room’s session.deadline_at; null until started
+                                 */
+                                deadline_at: string | null;
                                 /** Format: date-time */
                                 end_time: string | null;
                                 /** Format: date-time */
@@ -2206,6 +2292,7 @@ export interface paths {
                                 /** @enum {string} */
                                 status: "registered" | "email_sent" | "after_check_req" | "in_setup" | "exam_not_started" | "exam_started" | "exam_finished";
                                 student_name: string;
+                                /** @description Seconds until deadline_at by the server clock; stands still during a rest break */
                                 time_left_seconds: number | null;
                             };
                         };
@@ -2377,6 +2464,8 @@ export interface paths {
                                 /** @description The phone also publishes live (docs/api-live.md) */
                                 live_proctoring: boolean;
                                 name: string;
+                                /** @description False: the phone pauses its recording while a rest break runs */
+                                record_during_breaks: boolean;
                                 /**
                                  * @description The IANA time zone the candidate’s pages show the exam’s times in (the exam’s `timezone`); null when the stored name is no zone the server knows: the page then uses the browser’s own zone
                                  * @example Europe/Amsterdam
@@ -2417,6 +2506,21 @@ export interface paths {
                             /** Format: date-time */
                             server_time: string;
                             session: {
+                                /** @description The candidate’s running rest break (the clock stands still); null otherwise */
+                                break: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When it ends by itself; null when nothing limits it
+                                     */
+                                    ends_at: string | null;
+                                    /** Format: date-time */
+                                    started_at: string;
+                                } | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for the candidate (docs/accommodations.md, the one clock): the same instant as ends_at and as the room’s session.deadline_at; null until started
+                                 */
+                                deadline_at: string | null;
                                 /** Format: date-time */
                                 end_time: string | null;
                                 /** Format: date-time */
@@ -2426,6 +2530,7 @@ export interface paths {
                                 /** @enum {string} */
                                 status: "registered" | "email_sent" | "after_check_req" | "in_setup" | "exam_not_started" | "exam_started" | "exam_finished";
                                 student_name: string;
+                                /** @description Seconds until deadline_at by the server clock; stands still during a rest break */
                                 time_left_seconds: number | null;
                             };
                         };
@@ -2764,6 +2869,8 @@ export interface paths {
                                 /** @description The phone also publishes live (docs/api-live.md) */
                                 live_proctoring: boolean;
                                 name: string;
+                                /** @description False: the phone pauses its recording while a rest break runs */
+                                record_during_breaks: boolean;
                                 /**
                                  * @description The IANA time zone the candidate’s pages show the exam’s times in (the exam’s `timezone`); null when the stored name is no zone the server knows: the page then uses the browser’s own zone
                                  * @example Europe/Amsterdam
@@ -2804,6 +2911,21 @@ export interface paths {
                             /** Format: date-time */
                             server_time: string;
                             session: {
+                                /** @description The candidate’s running rest break (the clock stands still); null otherwise */
+                                break: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When it ends by itself; null when nothing limits it
+                                     */
+                                    ends_at: string | null;
+                                    /** Format: date-time */
+                                    started_at: string;
+                                } | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for the candidate (docs/accommodations.md, the one clock): the same instant as ends_at and as the room’s session.deadline_at; null until started
+                                 */
+                                deadline_at: string | null;
                                 /** Format: date-time */
                                 end_time: string | null;
                                 /** Format: date-time */
@@ -2813,6 +2935,7 @@ export interface paths {
                                 /** @enum {string} */
                                 status: "registered" | "email_sent" | "after_check_req" | "in_setup" | "exam_not_started" | "exam_started" | "exam_finished";
                                 student_name: string;
+                                /** @description Seconds until deadline_at by the server clock; stands still during a rest break */
                                 time_left_seconds: number | null;
                             };
                         };
@@ -3226,6 +3349,32 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description The candidate’s accommodations (docs/accommodations.md) as the room needs them: no exemption reasons and no staff note, which are for staff only */
+                            accommodations: {
+                                assistive_technology: boolean;
+                                /** @description The rest break running now (the exam clock stands still); null while the candidate works */
+                                break: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the break ends by itself (its allowance); null when nothing limits it
+                                     */
+                                    ends_at: string | null;
+                                    /** Format: date-time */
+                                    started_at: string;
+                                } | null;
+                                /** @description The rest breaks allowed, taken and left; null when the candidate has none */
+                                breaks: {
+                                    count: number;
+                                    /** @description The longest each break may last */
+                                    minutes: number;
+                                    remaining: number;
+                                    taken: number;
+                                } | null;
+                                /** @description The checks the candidate is exempt from (skipped, not required, not recorded) */
+                                exemptions: ("webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen")[];
+                                extra_time_minutes: number;
+                                extra_time_percent: number;
+                            };
                             /** @description Only for an exam with automated_flags (docs/automated-flags.md): whether the room runs the detectors, with which thresholds, and where it loads them from; absent for every other exam */
                             automated_flags?: {
                                 /** @description The exam has automated_flags (and the detectors can be served) */
@@ -3254,7 +3403,7 @@ export interface paths {
                                     speech_seconds: number;
                                 };
                             };
-                            /** @description Null until the exam is started (and after it finished) */
+                            /** @description Null until the exam is started, during a rest break, and after it finished */
                             document: {
                                 attachments: {
                                     content_type: string;
@@ -3288,6 +3437,8 @@ export interface paths {
                                 end_time: string | null;
                                 mobile_cam: boolean;
                                 name: string;
+                                /** @description The streams keep recording during a rest break (true, the default); false: the room and the phone pause their recordings while the break runs */
+                                record_during_breaks: boolean;
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
@@ -3336,7 +3487,7 @@ export interface paths {
                                     [key: string]: string;
                                 };
                             };
-                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam */
+                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam, and for a candidate exempt from the phone (accommodations.exemptions) */
                             mobile?: {
                                 /** @description Chunks of the phone’s recording stored */
                                 chunks_count: number;
@@ -3365,6 +3516,11 @@ export interface paths {
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this candidate (the one clock of docs/accommodations.md: duration, extra time, rest breaks, proctor pauses, the exam’s end_time); the same instant as ends_at and the V3 record’s deadline_at. Null until started. Moves later during a rest break
+                                 */
+                                deadline_at: string | null;
                                 end_reason: string | null;
                                 /** Format: date-time */
                                 end_time: string | null;
@@ -3398,6 +3554,9 @@ export interface paths {
                                 /** Format: date-time */
                                 start_time: string | null;
                                 status: string;
+                                /** @description The time the candidate may work when the exam is timed by its duration: the duration plus the extra time, in seconds; null when only the exam’s end_time limits it */
+                                time_allowed_seconds: number | null;
+                                /** @description Seconds until deadline_at by the server clock; stands still during a rest break */
                                 time_left_seconds: number | null;
                                 uploads_count: number;
                                 use_duration: boolean;
@@ -3534,6 +3693,846 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/room/{token}/break": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a rest break
+         * @description Only for a candidate whose accommodations give rest breaks (docs/accommodations.md): the exam clock stops (deadline_at moves later while the break runs), the document is hidden, and a break_started incident is written. A break not ended by the candidate ends itself at its allowance (accommodations.breaks.minutes), with its break_ended incident dated at that instant. 409 `This student has no rest breaks`, `No rest breaks are left`, `A rest break is already running`, `Rest breaks can be taken only while the exam is started`, while a proctor holds the clock, or once the session is finished.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The session’s room token (32 hex characters) */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The candidate’s accommodations (docs/accommodations.md) as the room needs them: no exemption reasons and no staff note, which are for staff only */
+                            accommodations: {
+                                assistive_technology: boolean;
+                                /** @description The rest break running now (the exam clock stands still); null while the candidate works */
+                                break: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the break ends by itself (its allowance); null when nothing limits it
+                                     */
+                                    ends_at: string | null;
+                                    /** Format: date-time */
+                                    started_at: string;
+                                } | null;
+                                /** @description The rest breaks allowed, taken and left; null when the candidate has none */
+                                breaks: {
+                                    count: number;
+                                    /** @description The longest each break may last */
+                                    minutes: number;
+                                    remaining: number;
+                                    taken: number;
+                                } | null;
+                                /** @description The checks the candidate is exempt from (skipped, not required, not recorded) */
+                                exemptions: ("webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen")[];
+                                extra_time_minutes: number;
+                                extra_time_percent: number;
+                            };
+                            /** @description Only for an exam with automated_flags (docs/automated-flags.md): whether the room runs the detectors, with which thresholds, and where it loads them from; absent for every other exam */
+                            automated_flags?: {
+                                /** @description The exam has automated_flags (and the detectors can be served) */
+                                enabled: boolean;
+                                /** @description The session has a face photo to compare the face in view with (face_match) */
+                                has_face_photo: boolean;
+                                /** @description The base path of the detectors and their models, /room/models/<hash>/; null when off */
+                                models: string | null;
+                                /** @description The automated flags’ thresholds in force: the exam’s own values over the defaults (docs/automated-flags.md) */
+                                settings: {
+                                    /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
+                                    detection_hz: number;
+                                    /** @description Compare the face in view with the face photo (face_mismatch, advisory); default true */
+                                    face_match: boolean;
+                                    /** @description Similarity below which the face counts as not matching; default 0.5 */
+                                    face_match_threshold: number;
+                                    /** @description The face turned away this long opens a looking_away flag; default 5 (whole seconds) */
+                                    looking_away_seconds: number;
+                                    /** @description More than one face this long opens a multiple_faces flag; default 2 (whole seconds) */
+                                    multiple_faces_seconds: number;
+                                    /** @description No face in view this long opens a no_face flag; default 5 (whole seconds) */
+                                    no_face_seconds: number;
+                                    /** @description The exam forbids talking: the room listens for speech */
+                                    speech_forbidden: boolean;
+                                    /** @description Speech this long opens a speech flag; default 3 (whole seconds) */
+                                    speech_seconds: number;
+                                };
+                            };
+                            /** @description Null until the exam is started, during a rest break, and after it finished */
+                            document: {
+                                attachments: {
+                                    content_type: string;
+                                    /** Format: date-time */
+                                    expires_at: string;
+                                    file_name: string;
+                                    file_size: number;
+                                    placeholder: string;
+                                    /** Format: uri */
+                                    url: string;
+                                }[];
+                                /** @description The document as sanitised markup, each placeholder a download link */
+                                content_html: string;
+                                content_with_links: string;
+                                exam_content: string;
+                            } | null;
+                            exam: {
+                                allow_additional: boolean;
+                                allow_calculator: boolean;
+                                allow_external_applications: boolean;
+                                allow_pen_paper: boolean;
+                                allow_textbooks: boolean;
+                                allow_websites: boolean;
+                                allowed_additional: string | null;
+                                allowed_calculator_type: string | null;
+                                allowed_external_applications: string | null;
+                                allowed_textbooks: string | null;
+                                allowed_websites: string | null;
+                                duration_minutes: number | null;
+                                /** Format: date-time */
+                                end_time: string | null;
+                                mobile_cam: boolean;
+                                name: string;
+                                /** @description The streams keep recording during a rest break (true, the default); false: the room and the phone pause their recordings while the break runs */
+                                record_during_breaks: boolean;
+                                screen_share: boolean;
+                                /** Format: date-time */
+                                start_time: string | null;
+                                /** @description Plain text (never markup) the candidate accepts before starting: POST start then needs terms_accepted true. Null when the exam has no terms */
+                                terms: string | null;
+                                /**
+                                 * @description The IANA time zone the candidate’s pages show the exam’s times in (the exam’s `timezone`); null when the stored name is no zone the server knows: the page then uses the browser’s own zone
+                                 * @example Europe/Amsterdam
+                                 */
+                                timezone: string | null;
+                                /** @enum {string} */
+                                type: "demo" | "classroom" | "record_review" | "live_proctoring";
+                                upload_answers: boolean;
+                                use_duration: boolean;
+                                web_cam: boolean;
+                            };
+                            /** @description The language the candidate’s pages speak (docs/languages.md, "How the language is chosen"): `current`, the first of the candidate’s own pick, the student’s language, the exam’s, the institute’s and the browser’s Accept-Language that the exam allows, else English (or the exam’s first language); `available`, the languages the language menu offers (the exam’s candidate_languages; en-XA too when the server sets PSEUDO_LOCALE) */
+                            language: {
+                                available: ("en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA")[];
+                                /** @enum {string} */
+                                current: "en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA";
+                            };
+                            /** @description Live proctoring (docs/api-live.md) */
+                            live: {
+                                /** @description The candidate waits in the setup for a proctor to admit it after a live ID check */
+                                awaiting_admission: boolean;
+                                /** @description A proctor holds the clock still: ends_at moves later while it does */
+                                clock_paused: boolean;
+                                /** @description The exam is live_proctoring */
+                                enabled: boolean;
+                                /** @description The path of the room’s live WebSocket, /live/room/<token> */
+                                socket: string;
+                            };
+                            /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
+                            lti_start_assessment?: string;
+                            /**
+                             * @description The institute’s own wording of candidate., room. and phone. messages (docs/languages.md, "An institute’s own wording"): locale → key → ICU message, to lay over the page’s catalogue; {} when it has none
+                             * @example {
+                             *       "nl": {
+                             *         "room.setup.heading": "Voorbereiding"
+                             *       }
+                             *     }
+                             */
+                            message_overrides: {
+                                [key: string]: {
+                                    [key: string]: string;
+                                };
+                            };
+                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam, and for a candidate exempt from the phone (accommodations.exemptions) */
+                            mobile?: {
+                                /** @description Chunks of the phone’s recording stored */
+                                chunks_count: number;
+                                /** @description The phone’s browser and system, as it reported them */
+                                device: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the phone was last heard from
+                                 */
+                                last_seen_at: string | null;
+                                /** @description The short address a phone can type, {PUBLIC_URL}/m */
+                                pairing_address: string;
+                                /**
+                                 * Format: uri
+                                 * @description The address the QR code holds, {PUBLIC_URL}/m/<pairing token>; null once finished
+                                 */
+                                pairing_url: string | null;
+                                /** @description The session’s six-digit PIN, typed on the phone with the email; null once finished */
+                                pin_code: string | null;
+                                /** @enum {string} */
+                                status: "not_paired" | "paired" | "streaming" | "lost";
+                            };
+                            /** Format: date-time */
+                            server_time: string;
+                            session: {
+                                /** @enum {string} */
+                                bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                bandwidth_speed: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this candidate (the one clock of docs/accommodations.md: duration, extra time, rest breaks, proctor pauses, the exam’s end_time); the same instant as ends_at and the V3 record’s deadline_at. Null until started. Moves later during a rest break
+                                 */
+                                deadline_at: string | null;
+                                end_reason: string | null;
+                                /** Format: date-time */
+                                end_time: string | null;
+                                /** Format: date-time */
+                                ends_at: string | null;
+                                entered_room: boolean;
+                                has_face_photo: boolean;
+                                has_id_card: boolean;
+                                id: number;
+                                individual_info: string | null;
+                                /** @description individual_info as safe markup: sanitised when flagged as HTML, escaped otherwise */
+                                individual_info_html: string | null;
+                                is_individual_info_html: boolean;
+                                /** @enum {string} */
+                                microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @enum {string} */
+                                mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                name: string;
+                                /** Format: date-time */
+                                open_time: string | null;
+                                /** @description Webcam recording chunks stored */
+                                recording_chunks_count: number;
+                                required_checks: string[];
+                                /** @description Screen recording chunks stored */
+                                screen_recording_chunks_count: number;
+                                /** @enum {string} */
+                                screenshare_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                skip_requirements: boolean;
+                                /** @enum {string} */
+                                speakers_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** Format: date-time */
+                                start_time: string | null;
+                                status: string;
+                                /** @description The time the candidate may work when the exam is timed by its duration: the duration plus the extra time, in seconds; null when only the exam’s end_time limits it */
+                                time_allowed_seconds: number | null;
+                                /** @description Seconds until deadline_at by the server clock; stands still during a rest break */
+                                time_left_seconds: number | null;
+                                uploads_count: number;
+                                use_duration: boolean;
+                                /** @enum {string} */
+                                webcam_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description `Couldn't find the exam room` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not allowed in the session’s status, or the session is finished */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description A parameter is missing or invalid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Too many requests for this token */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/room/{token}/break/end": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End the rest break
+         * @description The candidate is back: the exam clock runs again and a break_ended incident is written. 409 `No rest break is running` (it may have ended itself at its allowance), or when the session is not started or is finished.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The session’s room token (32 hex characters) */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The candidate’s accommodations (docs/accommodations.md) as the room needs them: no exemption reasons and no staff note, which are for staff only */
+                            accommodations: {
+                                assistive_technology: boolean;
+                                /** @description The rest break running now (the exam clock stands still); null while the candidate works */
+                                break: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the break ends by itself (its allowance); null when nothing limits it
+                                     */
+                                    ends_at: string | null;
+                                    /** Format: date-time */
+                                    started_at: string;
+                                } | null;
+                                /** @description The rest breaks allowed, taken and left; null when the candidate has none */
+                                breaks: {
+                                    count: number;
+                                    /** @description The longest each break may last */
+                                    minutes: number;
+                                    remaining: number;
+                                    taken: number;
+                                } | null;
+                                /** @description The checks the candidate is exempt from (skipped, not required, not recorded) */
+                                exemptions: ("webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen")[];
+                                extra_time_minutes: number;
+                                extra_time_percent: number;
+                            };
+                            /** @description Only for an exam with automated_flags (docs/automated-flags.md): whether the room runs the detectors, with which thresholds, and where it loads them from; absent for every other exam */
+                            automated_flags?: {
+                                /** @description The exam has automated_flags (and the detectors can be served) */
+                                enabled: boolean;
+                                /** @description The session has a face photo to compare the face in view with (face_match) */
+                                has_face_photo: boolean;
+                                /** @description The base path of the detectors and their models, /room/models/<hash>/; null when off */
+                                models: string | null;
+                                /** @description The automated flags’ thresholds in force: the exam’s own values over the defaults (docs/automated-flags.md) */
+                                settings: {
+                                    /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
+                                    detection_hz: number;
+                                    /** @description Compare the face in view with the face photo (face_mismatch, advisory); default true */
+                                    face_match: boolean;
+                                    /** @description Similarity below which the face counts as not matching; default 0.5 */
+                                    face_match_threshold: number;
+                                    /** @description The face turned away this long opens a looking_away flag; default 5 (whole seconds) */
+                                    looking_away_seconds: number;
+                                    /** @description More than one face this long opens a multiple_faces flag; default 2 (whole seconds) */
+                                    multiple_faces_seconds: number;
+                                    /** @description No face in view this long opens a no_face flag; default 5 (whole seconds) */
+                                    no_face_seconds: number;
+                                    /** @description The exam forbids talking: the room listens for speech */
+                                    speech_forbidden: boolean;
+                                    /** @description Speech this long opens a speech flag; default 3 (whole seconds) */
+                                    speech_seconds: number;
+                                };
+                            };
+                            /** @description Null until the exam is started, during a rest break, and after it finished */
+                            document: {
+                                attachments: {
+                                    content_type: string;
+                                    /** Format: date-time */
+                                    expires_at: string;
+                                    file_name: string;
+                                    file_size: number;
+                                    placeholder: string;
+                                    /** Format: uri */
+                                    url: string;
+                                }[];
+                                /** @description The document as sanitised markup, each placeholder a download link */
+                                content_html: string;
+                                content_with_links: string;
+                                exam_content: string;
+                            } | null;
+                            exam: {
+                                allow_additional: boolean;
+                                allow_calculator: boolean;
+                                allow_external_applications: boolean;
+                                allow_pen_paper: boolean;
+                                allow_textbooks: boolean;
+                                allow_websites: boolean;
+                                allowed_additional: string | null;
+                                allowed_calculator_type: string | null;
+                                allowed_external_applications: string | null;
+                                allowed_textbooks: string | null;
+                                allowed_websites: string | null;
+                                duration_minutes: number | null;
+                                /** Format: date-time */
+                                end_time: string | null;
+                                mobile_cam: boolean;
+                                name: string;
+                                /** @description The streams keep recording during a rest break (true, the default); false: the room and the phone pause their recordings while the break runs */
+                                record_during_breaks: boolean;
+                                screen_share: boolean;
+                                /** Format: date-time */
+                                start_time: string | null;
+                                /** @description Plain text (never markup) the candidate accepts before starting: POST start then needs terms_accepted true. Null when the exam has no terms */
+                                terms: string | null;
+                                /**
+                                 * @description The IANA time zone the candidate’s pages show the exam’s times in (the exam’s `timezone`); null when the stored name is no zone the server knows: the page then uses the browser’s own zone
+                                 * @example Europe/Amsterdam
+                                 */
+                                timezone: string | null;
+                                /** @enum {string} */
+                                type: "demo" | "classroom" | "record_review" | "live_proctoring";
+                                upload_answers: boolean;
+                                use_duration: boolean;
+                                web_cam: boolean;
+                            };
+                            /** @description The language the candidate’s pages speak (docs/languages.md, "How the language is chosen"): `current`, the first of the candidate’s own pick, the student’s language, the exam’s, the institute’s and the browser’s Accept-Language that the exam allows, else English (or the exam’s first language); `available`, the languages the language menu offers (the exam’s candidate_languages; en-XA too when the server sets PSEUDO_LOCALE) */
+                            language: {
+                                available: ("en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA")[];
+                                /** @enum {string} */
+                                current: "en" | "nl" | "de" | "fr" | "es" | "it" | "ar" | "en-XA";
+                            };
+                            /** @description Live proctoring (docs/api-live.md) */
+                            live: {
+                                /** @description The candidate waits in the setup for a proctor to admit it after a live ID check */
+                                awaiting_admission: boolean;
+                                /** @description A proctor holds the clock still: ends_at moves later while it does */
+                                clock_paused: boolean;
+                                /** @description The exam is live_proctoring */
+                                enabled: boolean;
+                                /** @description The path of the room’s live WebSocket, /live/room/<token> */
+                                socket: string;
+                            };
+                            /** @description LTI Proctoring Services (docs/lti.md): once the exam is started, the path to open in a new tab to continue to the learning platform’s assessment; absent for any other session */
+                            lti_start_assessment?: string;
+                            /**
+                             * @description The institute’s own wording of candidate., room. and phone. messages (docs/languages.md, "An institute’s own wording"): locale → key → ICU message, to lay over the page’s catalogue; {} when it has none
+                             * @example {
+                             *       "nl": {
+                             *         "room.setup.heading": "Voorbereiding"
+                             *       }
+                             *     }
+                             */
+                            message_overrides: {
+                                [key: string]: {
+                                    [key: string]: string;
+                                };
+                            };
+                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam, and for a candidate exempt from the phone (accommodations.exemptions) */
+                            mobile?: {
+                                /** @description Chunks of the phone’s recording stored */
+                                chunks_count: number;
+                                /** @description The phone’s browser and system, as it reported them */
+                                device: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the phone was last heard from
+                                 */
+                                last_seen_at: string | null;
+                                /** @description The short address a phone can type, {PUBLIC_URL}/m */
+                                pairing_address: string;
+                                /**
+                                 * Format: uri
+                                 * @description The address the QR code holds, {PUBLIC_URL}/m/<pairing token>; null once finished
+                                 */
+                                pairing_url: string | null;
+                                /** @description The session’s six-digit PIN, typed on the phone with the email; null once finished */
+                                pin_code: string | null;
+                                /** @enum {string} */
+                                status: "not_paired" | "paired" | "streaming" | "lost";
+                            };
+                            /** Format: date-time */
+                            server_time: string;
+                            session: {
+                                /** @enum {string} */
+                                bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                bandwidth_speed: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this candidate (the one clock of docs/accommodations.md: duration, extra time, rest breaks, proctor pauses, the exam’s end_time); the same instant as ends_at and the V3 record’s deadline_at. Null until started. Moves later during a rest break
+                                 */
+                                deadline_at: string | null;
+                                end_reason: string | null;
+                                /** Format: date-time */
+                                end_time: string | null;
+                                /** Format: date-time */
+                                ends_at: string | null;
+                                entered_room: boolean;
+                                has_face_photo: boolean;
+                                has_id_card: boolean;
+                                id: number;
+                                individual_info: string | null;
+                                /** @description individual_info as safe markup: sanitised when flagged as HTML, escaped otherwise */
+                                individual_info_html: string | null;
+                                is_individual_info_html: boolean;
+                                /** @enum {string} */
+                                microphone_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** @enum {string} */
+                                mobile_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                name: string;
+                                /** Format: date-time */
+                                open_time: string | null;
+                                /** @description Webcam recording chunks stored */
+                                recording_chunks_count: number;
+                                required_checks: string[];
+                                /** @description Screen recording chunks stored */
+                                screen_recording_chunks_count: number;
+                                /** @enum {string} */
+                                screenshare_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                skip_requirements: boolean;
+                                /** @enum {string} */
+                                speakers_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                                /** Format: date-time */
+                                start_time: string | null;
+                                status: string;
+                                /** @description The time the candidate may work when the exam is timed by its duration: the duration plus the extra time, in seconds; null when only the exam’s end_time limits it */
+                                time_allowed_seconds: number | null;
+                                /** @description Seconds until deadline_at by the server clock; stands still during a rest break */
+                                time_left_seconds: number | null;
+                                uploads_count: number;
+                                use_duration: boolean;
+                                /** @enum {string} */
+                                webcam_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description `Couldn't find the exam room` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not allowed in the session’s status, or the session is finished */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description A parameter is missing or invalid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Too many requests for this token */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/room/{token}/checks": {
         parameters: {
             query?: never;
@@ -3586,6 +4585,32 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description The candidate’s accommodations (docs/accommodations.md) as the room needs them: no exemption reasons and no staff note, which are for staff only */
+                            accommodations: {
+                                assistive_technology: boolean;
+                                /** @description The rest break running now (the exam clock stands still); null while the candidate works */
+                                break: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the break ends by itself (its allowance); null when nothing limits it
+                                     */
+                                    ends_at: string | null;
+                                    /** Format: date-time */
+                                    started_at: string;
+                                } | null;
+                                /** @description The rest breaks allowed, taken and left; null when the candidate has none */
+                                breaks: {
+                                    count: number;
+                                    /** @description The longest each break may last */
+                                    minutes: number;
+                                    remaining: number;
+                                    taken: number;
+                                } | null;
+                                /** @description The checks the candidate is exempt from (skipped, not required, not recorded) */
+                                exemptions: ("webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen")[];
+                                extra_time_minutes: number;
+                                extra_time_percent: number;
+                            };
                             /** @description Only for an exam with automated_flags (docs/automated-flags.md): whether the room runs the detectors, with which thresholds, and where it loads them from; absent for every other exam */
                             automated_flags?: {
                                 /** @description The exam has automated_flags (and the detectors can be served) */
@@ -3614,7 +4639,7 @@ export interface paths {
                                     speech_seconds: number;
                                 };
                             };
-                            /** @description Null until the exam is started (and after it finished) */
+                            /** @description Null until the exam is started, during a rest break, and after it finished */
                             document: {
                                 attachments: {
                                     content_type: string;
@@ -3648,6 +4673,8 @@ export interface paths {
                                 end_time: string | null;
                                 mobile_cam: boolean;
                                 name: string;
+                                /** @description The streams keep recording during a rest break (true, the default); false: the room and the phone pause their recordings while the break runs */
+                                record_during_breaks: boolean;
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
@@ -3696,7 +4723,7 @@ export interface paths {
                                     [key: string]: string;
                                 };
                             };
-                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam */
+                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam, and for a candidate exempt from the phone (accommodations.exemptions) */
                             mobile?: {
                                 /** @description Chunks of the phone’s recording stored */
                                 chunks_count: number;
@@ -3725,6 +4752,11 @@ export interface paths {
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this candidate (the one clock of docs/accommodations.md: duration, extra time, rest breaks, proctor pauses, the exam’s end_time); the same instant as ends_at and the V3 record’s deadline_at. Null until started. Moves later during a rest break
+                                 */
+                                deadline_at: string | null;
                                 end_reason: string | null;
                                 /** Format: date-time */
                                 end_time: string | null;
@@ -3758,6 +4790,9 @@ export interface paths {
                                 /** Format: date-time */
                                 start_time: string | null;
                                 status: string;
+                                /** @description The time the candidate may work when the exam is timed by its duration: the duration plus the extra time, in seconds; null when only the exam’s end_time limits it */
+                                time_allowed_seconds: number | null;
+                                /** @description Seconds until deadline_at by the server clock; stands still during a rest break */
                                 time_left_seconds: number | null;
                                 uploads_count: number;
                                 use_duration: boolean;
@@ -3971,6 +5006,32 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description The candidate’s accommodations (docs/accommodations.md) as the room needs them: no exemption reasons and no staff note, which are for staff only */
+                            accommodations: {
+                                assistive_technology: boolean;
+                                /** @description The rest break running now (the exam clock stands still); null while the candidate works */
+                                break: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the break ends by itself (its allowance); null when nothing limits it
+                                     */
+                                    ends_at: string | null;
+                                    /** Format: date-time */
+                                    started_at: string;
+                                } | null;
+                                /** @description The rest breaks allowed, taken and left; null when the candidate has none */
+                                breaks: {
+                                    count: number;
+                                    /** @description The longest each break may last */
+                                    minutes: number;
+                                    remaining: number;
+                                    taken: number;
+                                } | null;
+                                /** @description The checks the candidate is exempt from (skipped, not required, not recorded) */
+                                exemptions: ("webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen")[];
+                                extra_time_minutes: number;
+                                extra_time_percent: number;
+                            };
                             /** @description Only for an exam with automated_flags (docs/automated-flags.md): whether the room runs the detectors, with which thresholds, and where it loads them from; absent for every other exam */
                             automated_flags?: {
                                 /** @description The exam has automated_flags (and the detectors can be served) */
@@ -3999,7 +5060,7 @@ export interface paths {
                                     speech_seconds: number;
                                 };
                             };
-                            /** @description Null until the exam is started (and after it finished) */
+                            /** @description Null until the exam is started, during a rest break, and after it finished */
                             document: {
                                 attachments: {
                                     content_type: string;
@@ -4033,6 +5094,8 @@ export interface paths {
                                 end_time: string | null;
                                 mobile_cam: boolean;
                                 name: string;
+                                /** @description The streams keep recording during a rest break (true, the default); false: the room and the phone pause their recordings while the break runs */
+                                record_during_breaks: boolean;
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
@@ -4081,7 +5144,7 @@ export interface paths {
                                     [key: string]: string;
                                 };
                             };
-                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam */
+                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam, and for a candidate exempt from the phone (accommodations.exemptions) */
                             mobile?: {
                                 /** @description Chunks of the phone’s recording stored */
                                 chunks_count: number;
@@ -4110,6 +5173,11 @@ export interface paths {
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this candidate (the one clock of docs/accommodations.md: duration, extra time, rest breaks, proctor pauses, the exam’s end_time); the same instant as ends_at and the V3 record’s deadline_at. Null until started. Moves later during a rest break
+                                 */
+                                deadline_at: string | null;
                                 end_reason: string | null;
                                 /** Format: date-time */
                                 end_time: string | null;
@@ -4143,6 +5211,9 @@ export interface paths {
                                 /** Format: date-time */
                                 start_time: string | null;
                                 status: string;
+                                /** @description The time the candidate may work when the exam is timed by its duration: the duration plus the extra time, in seconds; null when only the exam’s end_time limits it */
+                                time_allowed_seconds: number | null;
+                                /** @description Seconds until deadline_at by the server clock; stands still during a rest break */
                                 time_left_seconds: number | null;
                                 uploads_count: number;
                                 use_duration: boolean;
@@ -4582,6 +5653,32 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description The candidate’s accommodations (docs/accommodations.md) as the room needs them: no exemption reasons and no staff note, which are for staff only */
+                            accommodations: {
+                                assistive_technology: boolean;
+                                /** @description The rest break running now (the exam clock stands still); null while the candidate works */
+                                break: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the break ends by itself (its allowance); null when nothing limits it
+                                     */
+                                    ends_at: string | null;
+                                    /** Format: date-time */
+                                    started_at: string;
+                                } | null;
+                                /** @description The rest breaks allowed, taken and left; null when the candidate has none */
+                                breaks: {
+                                    count: number;
+                                    /** @description The longest each break may last */
+                                    minutes: number;
+                                    remaining: number;
+                                    taken: number;
+                                } | null;
+                                /** @description The checks the candidate is exempt from (skipped, not required, not recorded) */
+                                exemptions: ("webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen")[];
+                                extra_time_minutes: number;
+                                extra_time_percent: number;
+                            };
                             /** @description Only for an exam with automated_flags (docs/automated-flags.md): whether the room runs the detectors, with which thresholds, and where it loads them from; absent for every other exam */
                             automated_flags?: {
                                 /** @description The exam has automated_flags (and the detectors can be served) */
@@ -4610,7 +5707,7 @@ export interface paths {
                                     speech_seconds: number;
                                 };
                             };
-                            /** @description Null until the exam is started (and after it finished) */
+                            /** @description Null until the exam is started, during a rest break, and after it finished */
                             document: {
                                 attachments: {
                                     content_type: string;
@@ -4644,6 +5741,8 @@ export interface paths {
                                 end_time: string | null;
                                 mobile_cam: boolean;
                                 name: string;
+                                /** @description The streams keep recording during a rest break (true, the default); false: the room and the phone pause their recordings while the break runs */
+                                record_during_breaks: boolean;
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
@@ -4692,7 +5791,7 @@ export interface paths {
                                     [key: string]: string;
                                 };
                             };
-                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam */
+                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam, and for a candidate exempt from the phone (accommodations.exemptions) */
                             mobile?: {
                                 /** @description Chunks of the phone’s recording stored */
                                 chunks_count: number;
@@ -4721,6 +5820,11 @@ export interface paths {
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this candidate (the one clock of docs/accommodations.md: duration, extra time, rest breaks, proctor pauses, the exam’s end_time); the same instant as ends_at and the V3 record’s deadline_at. Null until started. Moves later during a rest break
+                                 */
+                                deadline_at: string | null;
                                 end_reason: string | null;
                                 /** Format: date-time */
                                 end_time: string | null;
@@ -4754,6 +5858,9 @@ export interface paths {
                                 /** Format: date-time */
                                 start_time: string | null;
                                 status: string;
+                                /** @description The time the candidate may work when the exam is timed by its duration: the duration plus the extra time, in seconds; null when only the exam’s end_time limits it */
+                                time_allowed_seconds: number | null;
+                                /** @description Seconds until deadline_at by the server clock; stands still during a rest break */
                                 time_left_seconds: number | null;
                                 uploads_count: number;
                                 use_duration: boolean;
@@ -4945,7 +6052,7 @@ export interface paths {
         put?: never;
         /**
          * Finish the exam
-         * @description Moves to exam_finished, end_reason finished.
+         * @description Moves to exam_finished, end_reason finished. A rest break still running ends with it (break_ended).
          */
         post: {
             parameters: {
@@ -4966,6 +6073,32 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description The candidate’s accommodations (docs/accommodations.md) as the room needs them: no exemption reasons and no staff note, which are for staff only */
+                            accommodations: {
+                                assistive_technology: boolean;
+                                /** @description The rest break running now (the exam clock stands still); null while the candidate works */
+                                break: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the break ends by itself (its allowance); null when nothing limits it
+                                     */
+                                    ends_at: string | null;
+                                    /** Format: date-time */
+                                    started_at: string;
+                                } | null;
+                                /** @description The rest breaks allowed, taken and left; null when the candidate has none */
+                                breaks: {
+                                    count: number;
+                                    /** @description The longest each break may last */
+                                    minutes: number;
+                                    remaining: number;
+                                    taken: number;
+                                } | null;
+                                /** @description The checks the candidate is exempt from (skipped, not required, not recorded) */
+                                exemptions: ("webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen")[];
+                                extra_time_minutes: number;
+                                extra_time_percent: number;
+                            };
                             /** @description Only for an exam with automated_flags (docs/automated-flags.md): whether the room runs the detectors, with which thresholds, and where it loads them from; absent for every other exam */
                             automated_flags?: {
                                 /** @description The exam has automated_flags (and the detectors can be served) */
@@ -4994,7 +6127,7 @@ export interface paths {
                                     speech_seconds: number;
                                 };
                             };
-                            /** @description Null until the exam is started (and after it finished) */
+                            /** @description Null until the exam is started, during a rest break, and after it finished */
                             document: {
                                 attachments: {
                                     content_type: string;
@@ -5028,6 +6161,8 @@ export interface paths {
                                 end_time: string | null;
                                 mobile_cam: boolean;
                                 name: string;
+                                /** @description The streams keep recording during a rest break (true, the default); false: the room and the phone pause their recordings while the break runs */
+                                record_during_breaks: boolean;
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
@@ -5076,7 +6211,7 @@ export interface paths {
                                     [key: string]: string;
                                 };
                             };
-                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam */
+                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam, and for a candidate exempt from the phone (accommodations.exemptions) */
                             mobile?: {
                                 /** @description Chunks of the phone’s recording stored */
                                 chunks_count: number;
@@ -5105,6 +6240,11 @@ export interface paths {
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this candidate (the one clock of docs/accommodations.md: duration, extra time, rest breaks, proctor pauses, the exam’s end_time); the same instant as ends_at and the V3 record’s deadline_at. Null until started. Moves later during a rest break
+                                 */
+                                deadline_at: string | null;
                                 end_reason: string | null;
                                 /** Format: date-time */
                                 end_time: string | null;
@@ -5138,6 +6278,9 @@ export interface paths {
                                 /** Format: date-time */
                                 start_time: string | null;
                                 status: string;
+                                /** @description The time the candidate may work when the exam is timed by its duration: the duration plus the extra time, in seconds; null when only the exam’s end_time limits it */
+                                time_allowed_seconds: number | null;
+                                /** @description Seconds until deadline_at by the server clock; stands still during a rest break */
                                 time_left_seconds: number | null;
                                 uploads_count: number;
                                 use_duration: boolean;
@@ -5837,6 +6980,32 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description The candidate’s accommodations (docs/accommodations.md) as the room needs them: no exemption reasons and no staff note, which are for staff only */
+                            accommodations: {
+                                assistive_technology: boolean;
+                                /** @description The rest break running now (the exam clock stands still); null while the candidate works */
+                                break: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the break ends by itself (its allowance); null when nothing limits it
+                                     */
+                                    ends_at: string | null;
+                                    /** Format: date-time */
+                                    started_at: string;
+                                } | null;
+                                /** @description The rest breaks allowed, taken and left; null when the candidate has none */
+                                breaks: {
+                                    count: number;
+                                    /** @description The longest each break may last */
+                                    minutes: number;
+                                    remaining: number;
+                                    taken: number;
+                                } | null;
+                                /** @description The checks the candidate is exempt from (skipped, not required, not recorded) */
+                                exemptions: ("webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen")[];
+                                extra_time_minutes: number;
+                                extra_time_percent: number;
+                            };
                             /** @description Only for an exam with automated_flags (docs/automated-flags.md): whether the room runs the detectors, with which thresholds, and where it loads them from; absent for every other exam */
                             automated_flags?: {
                                 /** @description The exam has automated_flags (and the detectors can be served) */
@@ -5865,7 +7034,7 @@ export interface paths {
                                     speech_seconds: number;
                                 };
                             };
-                            /** @description Null until the exam is started (and after it finished) */
+                            /** @description Null until the exam is started, during a rest break, and after it finished */
                             document: {
                                 attachments: {
                                     content_type: string;
@@ -5899,6 +7068,8 @@ export interface paths {
                                 end_time: string | null;
                                 mobile_cam: boolean;
                                 name: string;
+                                /** @description The streams keep recording during a rest break (true, the default); false: the room and the phone pause their recordings while the break runs */
+                                record_during_breaks: boolean;
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
@@ -5947,7 +7118,7 @@ export interface paths {
                                     [key: string]: string;
                                 };
                             };
-                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam */
+                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam, and for a candidate exempt from the phone (accommodations.exemptions) */
                             mobile?: {
                                 /** @description Chunks of the phone’s recording stored */
                                 chunks_count: number;
@@ -5976,6 +7147,11 @@ export interface paths {
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this candidate (the one clock of docs/accommodations.md: duration, extra time, rest breaks, proctor pauses, the exam’s end_time); the same instant as ends_at and the V3 record’s deadline_at. Null until started. Moves later during a rest break
+                                 */
+                                deadline_at: string | null;
                                 end_reason: string | null;
                                 /** Format: date-time */
                                 end_time: string | null;
@@ -6009,6 +7185,9 @@ export interface paths {
                                 /** Format: date-time */
                                 start_time: string | null;
                                 status: string;
+                                /** @description The time the candidate may work when the exam is timed by its duration: the duration plus the extra time, in seconds; null when only the exam’s end_time limits it */
+                                time_allowed_seconds: number | null;
+                                /** @description Seconds until deadline_at by the server clock; stands still during a rest break */
                                 time_left_seconds: number | null;
                                 uploads_count: number;
                                 use_duration: boolean;
@@ -6420,6 +7599,32 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description The candidate’s accommodations (docs/accommodations.md) as the room needs them: no exemption reasons and no staff note, which are for staff only */
+                            accommodations: {
+                                assistive_technology: boolean;
+                                /** @description The rest break running now (the exam clock stands still); null while the candidate works */
+                                break: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the break ends by itself (its allowance); null when nothing limits it
+                                     */
+                                    ends_at: string | null;
+                                    /** Format: date-time */
+                                    started_at: string;
+                                } | null;
+                                /** @description The rest breaks allowed, taken and left; null when the candidate has none */
+                                breaks: {
+                                    count: number;
+                                    /** @description The longest each break may last */
+                                    minutes: number;
+                                    remaining: number;
+                                    taken: number;
+                                } | null;
+                                /** @description The checks the candidate is exempt from (skipped, not required, not recorded) */
+                                exemptions: ("webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen")[];
+                                extra_time_minutes: number;
+                                extra_time_percent: number;
+                            };
                             /** @description Only for an exam with automated_flags (docs/automated-flags.md): whether the room runs the detectors, with which thresholds, and where it loads them from; absent for every other exam */
                             automated_flags?: {
                                 /** @description The exam has automated_flags (and the detectors can be served) */
@@ -6448,7 +7653,7 @@ export interface paths {
                                     speech_seconds: number;
                                 };
                             };
-                            /** @description Null until the exam is started (and after it finished) */
+                            /** @description Null until the exam is started, during a rest break, and after it finished */
                             document: {
                                 attachments: {
                                     content_type: string;
@@ -6482,6 +7687,8 @@ export interface paths {
                                 end_time: string | null;
                                 mobile_cam: boolean;
                                 name: string;
+                                /** @description The streams keep recording during a rest break (true, the default); false: the room and the phone pause their recordings while the break runs */
+                                record_during_breaks: boolean;
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
@@ -6530,7 +7737,7 @@ export interface paths {
                                     [key: string]: string;
                                 };
                             };
-                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam */
+                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam, and for a candidate exempt from the phone (accommodations.exemptions) */
                             mobile?: {
                                 /** @description Chunks of the phone’s recording stored */
                                 chunks_count: number;
@@ -6559,6 +7766,11 @@ export interface paths {
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this candidate (the one clock of docs/accommodations.md: duration, extra time, rest breaks, proctor pauses, the exam’s end_time); the same instant as ends_at and the V3 record’s deadline_at. Null until started. Moves later during a rest break
+                                 */
+                                deadline_at: string | null;
                                 end_reason: string | null;
                                 /** Format: date-time */
                                 end_time: string | null;
@@ -6592,6 +7804,9 @@ export interface paths {
                                 /** Format: date-time */
                                 start_time: string | null;
                                 status: string;
+                                /** @description The time the candidate may work when the exam is timed by its duration: the duration plus the extra time, in seconds; null when only the exam’s end_time limits it */
+                                time_allowed_seconds: number | null;
+                                /** @description Seconds until deadline_at by the server clock; stands still during a rest break */
                                 time_left_seconds: number | null;
                                 uploads_count: number;
                                 use_duration: boolean;
@@ -7184,6 +8399,32 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description The candidate’s accommodations (docs/accommodations.md) as the room needs them: no exemption reasons and no staff note, which are for staff only */
+                            accommodations: {
+                                assistive_technology: boolean;
+                                /** @description The rest break running now (the exam clock stands still); null while the candidate works */
+                                break: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the break ends by itself (its allowance); null when nothing limits it
+                                     */
+                                    ends_at: string | null;
+                                    /** Format: date-time */
+                                    started_at: string;
+                                } | null;
+                                /** @description The rest breaks allowed, taken and left; null when the candidate has none */
+                                breaks: {
+                                    count: number;
+                                    /** @description The longest each break may last */
+                                    minutes: number;
+                                    remaining: number;
+                                    taken: number;
+                                } | null;
+                                /** @description The checks the candidate is exempt from (skipped, not required, not recorded) */
+                                exemptions: ("webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen")[];
+                                extra_time_minutes: number;
+                                extra_time_percent: number;
+                            };
                             /** @description Only for an exam with automated_flags (docs/automated-flags.md): whether the room runs the detectors, with which thresholds, and where it loads them from; absent for every other exam */
                             automated_flags?: {
                                 /** @description The exam has automated_flags (and the detectors can be served) */
@@ -7212,7 +8453,7 @@ export interface paths {
                                     speech_seconds: number;
                                 };
                             };
-                            /** @description Null until the exam is started (and after it finished) */
+                            /** @description Null until the exam is started, during a rest break, and after it finished */
                             document: {
                                 attachments: {
                                     content_type: string;
@@ -7246,6 +8487,8 @@ export interface paths {
                                 end_time: string | null;
                                 mobile_cam: boolean;
                                 name: string;
+                                /** @description The streams keep recording during a rest break (true, the default); false: the room and the phone pause their recordings while the break runs */
+                                record_during_breaks: boolean;
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
@@ -7294,7 +8537,7 @@ export interface paths {
                                     [key: string]: string;
                                 };
                             };
-                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam */
+                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam, and for a candidate exempt from the phone (accommodations.exemptions) */
                             mobile?: {
                                 /** @description Chunks of the phone’s recording stored */
                                 chunks_count: number;
@@ -7323,6 +8566,11 @@ export interface paths {
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this candidate (the one clock of docs/accommodations.md: duration, extra time, rest breaks, proctor pauses, the exam’s end_time); the same instant as ends_at and the V3 record’s deadline_at. Null until started. Moves later during a rest break
+                                 */
+                                deadline_at: string | null;
                                 end_reason: string | null;
                                 /** Format: date-time */
                                 end_time: string | null;
@@ -7356,6 +8604,9 @@ export interface paths {
                                 /** Format: date-time */
                                 start_time: string | null;
                                 status: string;
+                                /** @description The time the candidate may work when the exam is timed by its duration: the duration plus the extra time, in seconds; null when only the exam’s end_time limits it */
+                                time_allowed_seconds: number | null;
+                                /** @description Seconds until deadline_at by the server clock; stands still during a rest break */
                                 time_left_seconds: number | null;
                                 uploads_count: number;
                                 use_duration: boolean;
@@ -7718,6 +8969,1667 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/room/{token}/practice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Begin a practice run
+         * @description Begins a practice run of the exam’s technical setup (docs/practice.md): the session’s `practice_status` becomes `running`; its `status` never changes. Any session before exam_started may practise; 409 once the exam has started or ended. An earlier run still running ends as failed (`unfinished`), its files removed.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The session’s room token (32 hex characters) */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            practice_run: {
+                                /**
+                                 * @description What each check gave so far
+                                 * @example {
+                                 *       "webcam": "succeeded",
+                                 *       "microphone": "succeeded"
+                                 *     }
+                                 */
+                                checks: {
+                                    [key: string]: "succeeded" | "failed" | "skipped";
+                                };
+                                /** @description The first required check that did not succeed (`unfinished` for an abandoned run) */
+                                failed_check: string | null;
+                                /** Format: date-time */
+                                finished_at: string | null;
+                                id: number;
+                                /**
+                                 * @description Seconds each stream’s practice recording finalised to (once the run ended)
+                                 * @example {
+                                 *       "webcam": 29.9,
+                                 *       "screen": 30
+                                 *     }
+                                 */
+                                recorded_seconds: {
+                                    [key: string]: number;
+                                };
+                                /** @description How long the page records each stream */
+                                recording_seconds: number;
+                                /** @description What this student’s run must pass: the exam’s required checks (exemptions applied), the ID and face photos when the exam records the webcam, a recording of each stream */
+                                required_checks: ("webcam" | "microphone" | "screen_share" | "mobile" | "bandwidth" | "id_photo" | "face_photo" | "webcam_recording" | "screen_recording")[];
+                                sources: ("webcam" | "screen")[];
+                                /** Format: date-time */
+                                started_at: string | null;
+                                /** @enum {string} */
+                                status: "running" | "passed" | "failed";
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No session has this token, or no run of it this id */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The exam has started or ended, or the run has ended */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description A parameter is missing or invalid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/room/{token}/practice/{run}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A practice run
+         * @description The run with what each check gave so far.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The practice run’s id, as `POST practice` answered it */
+                    run: string;
+                    /** @description The session’s room token (32 hex characters) */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            practice_run: {
+                                /**
+                                 * @description What each check gave so far
+                                 * @example {
+                                 *       "webcam": "succeeded",
+                                 *       "microphone": "succeeded"
+                                 *     }
+                                 */
+                                checks: {
+                                    [key: string]: "succeeded" | "failed" | "skipped";
+                                };
+                                /** @description The first required check that did not succeed (`unfinished` for an abandoned run) */
+                                failed_check: string | null;
+                                /** Format: date-time */
+                                finished_at: string | null;
+                                id: number;
+                                /**
+                                 * @description Seconds each stream’s practice recording finalised to (once the run ended)
+                                 * @example {
+                                 *       "webcam": 29.9,
+                                 *       "screen": 30
+                                 *     }
+                                 */
+                                recorded_seconds: {
+                                    [key: string]: number;
+                                };
+                                /** @description How long the page records each stream */
+                                recording_seconds: number;
+                                /** @description What this student’s run must pass: the exam’s required checks (exemptions applied), the ID and face photos when the exam records the webcam, a recording of each stream */
+                                required_checks: ("webcam" | "microphone" | "screen_share" | "mobile" | "bandwidth" | "id_photo" | "face_photo" | "webcam_recording" | "screen_recording")[];
+                                sources: ("webcam" | "screen")[];
+                                /** Format: date-time */
+                                started_at: string | null;
+                                /** @enum {string} */
+                                status: "running" | "passed" | "failed";
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No session has this token, or no run of it this id */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The exam has started or ended, or the run has ended */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description A parameter is missing or invalid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/room/{token}/practice/{run}/checks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Record what the practice checks gave
+         * @description Any of the page’s checks, each `succeeded`, `failed` or `skipped` (the recordings are judged by the server at the end). Only while the run is running.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The practice run’s id, as `POST practice` answered it */
+                    run: string;
+                    /** @description The session’s room token (32 hex characters) */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        bandwidth?: "succeeded" | "failed" | "skipped";
+                        /** @enum {string} */
+                        face_photo?: "succeeded" | "failed" | "skipped";
+                        /** @enum {string} */
+                        id_photo?: "succeeded" | "failed" | "skipped";
+                        /** @enum {string} */
+                        microphone?: "succeeded" | "failed" | "skipped";
+                        /** @enum {string} */
+                        mobile?: "succeeded" | "failed" | "skipped";
+                        /** @enum {string} */
+                        screen_share?: "succeeded" | "failed" | "skipped";
+                        /** @enum {string} */
+                        webcam?: "succeeded" | "failed" | "skipped";
+                    };
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            practice_run: {
+                                /**
+                                 * @description What each check gave so far
+                                 * @example {
+                                 *       "webcam": "succeeded",
+                                 *       "microphone": "succeeded"
+                                 *     }
+                                 */
+                                checks: {
+                                    [key: string]: "succeeded" | "failed" | "skipped";
+                                };
+                                /** @description The first required check that did not succeed (`unfinished` for an abandoned run) */
+                                failed_check: string | null;
+                                /** Format: date-time */
+                                finished_at: string | null;
+                                id: number;
+                                /**
+                                 * @description Seconds each stream’s practice recording finalised to (once the run ended)
+                                 * @example {
+                                 *       "webcam": 29.9,
+                                 *       "screen": 30
+                                 *     }
+                                 */
+                                recorded_seconds: {
+                                    [key: string]: number;
+                                };
+                                /** @description How long the page records each stream */
+                                recording_seconds: number;
+                                /** @description What this student’s run must pass: the exam’s required checks (exemptions applied), the ID and face photos when the exam records the webcam, a recording of each stream */
+                                required_checks: ("webcam" | "microphone" | "screen_share" | "mobile" | "bandwidth" | "id_photo" | "face_photo" | "webcam_recording" | "screen_recording")[];
+                                sources: ("webcam" | "screen")[];
+                                /** Format: date-time */
+                                started_at: string | null;
+                                /** @enum {string} */
+                                status: "running" | "passed" | "failed";
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No session has this token, or no run of it this id */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The exam has started or ended, or the run has ended */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description A parameter is missing or invalid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/room/{token}/practice/{run}/finish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End a practice run
+         * @description Finalises each stream’s chunks into one recording as the exam does, requires it to play (at least a few seconds), deletes every file, and answers the verdict: `passed`, or `failed` with the first required check that did not succeed in `failed_check`. The session’s practice_status follows.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The practice run’s id, as `POST practice` answered it */
+                    run: string;
+                    /** @description The session’s room token (32 hex characters) */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            practice_run: {
+                                /**
+                                 * @description What each check gave so far
+                                 * @example {
+                                 *       "webcam": "succeeded",
+                                 *       "microphone": "succeeded"
+                                 *     }
+                                 */
+                                checks: {
+                                    [key: string]: "succeeded" | "failed" | "skipped";
+                                };
+                                /** @description The first required check that did not succeed (`unfinished` for an abandoned run) */
+                                failed_check: string | null;
+                                /** Format: date-time */
+                                finished_at: string | null;
+                                id: number;
+                                /**
+                                 * @description Seconds each stream’s practice recording finalised to (once the run ended)
+                                 * @example {
+                                 *       "webcam": 29.9,
+                                 *       "screen": 30
+                                 *     }
+                                 */
+                                recorded_seconds: {
+                                    [key: string]: number;
+                                };
+                                /** @description How long the page records each stream */
+                                recording_seconds: number;
+                                /** @description What this student’s run must pass: the exam’s required checks (exemptions applied), the ID and face photos when the exam records the webcam, a recording of each stream */
+                                required_checks: ("webcam" | "microphone" | "screen_share" | "mobile" | "bandwidth" | "id_photo" | "face_photo" | "webcam_recording" | "screen_recording")[];
+                                sources: ("webcam" | "screen")[];
+                                /** Format: date-time */
+                                started_at: string | null;
+                                /** @enum {string} */
+                                status: "running" | "passed" | "failed";
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No session has this token, or no run of it this id */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The exam has started or ended, or the run has ended */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description A parameter is missing or invalid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/room/{token}/practice/{run}/photo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Try a practice photo
+         * @description Multipart field `file`, an image by content (415 otherwise): it proves a photo can be taken and is discarded, never kept.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The practice run’s id, as `POST practice` answered it */
+                    run: string;
+                    /** @description The session’s room token (32 hex characters) */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "multipart/form-data": {
+                        /** Format: binary */
+                        file: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            practice_run: {
+                                /**
+                                 * @description What each check gave so far
+                                 * @example {
+                                 *       "webcam": "succeeded",
+                                 *       "microphone": "succeeded"
+                                 *     }
+                                 */
+                                checks: {
+                                    [key: string]: "succeeded" | "failed" | "skipped";
+                                };
+                                /** @description The first required check that did not succeed (`unfinished` for an abandoned run) */
+                                failed_check: string | null;
+                                /** Format: date-time */
+                                finished_at: string | null;
+                                id: number;
+                                /**
+                                 * @description Seconds each stream’s practice recording finalised to (once the run ended)
+                                 * @example {
+                                 *       "webcam": 29.9,
+                                 *       "screen": 30
+                                 *     }
+                                 */
+                                recorded_seconds: {
+                                    [key: string]: number;
+                                };
+                                /** @description How long the page records each stream */
+                                recording_seconds: number;
+                                /** @description What this student’s run must pass: the exam’s required checks (exemptions applied), the ID and face photos when the exam records the webcam, a recording of each stream */
+                                required_checks: ("webcam" | "microphone" | "screen_share" | "mobile" | "bandwidth" | "id_photo" | "face_photo" | "webcam_recording" | "screen_recording")[];
+                                sources: ("webcam" | "screen")[];
+                                /** Format: date-time */
+                                started_at: string | null;
+                                /** @enum {string} */
+                                status: "running" | "passed" | "failed";
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No session has this token, or no run of it this id */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The exam has started or ended, or the run has ended */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The file is no image */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description A parameter is missing or invalid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/room/{token}/practice/{run}/recording": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Append a practice recording chunk
+         * @description Multipart `file`, `sequence` (0, 1, 2, ...) and `source` (`webcam`, the default, or `screen`), as the room’s recording chunks. 201 when stored, 200 for a sequence already stored; 409 naming the expected sequence for a gap. The chunks wait in the storage until the run ends, then are removed: never kept as the session’s recordings. At most 60 chunks a stream.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The practice run’s id, as `POST practice` answered it */
+                    run: string;
+                    /** @description The session’s room token (32 hex characters) */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "multipart/form-data": {
+                        /** Format: binary */
+                        file: string;
+                        sequence: number;
+                        /**
+                         * @default webcam
+                         * @enum {string}
+                         */
+                        source?: "webcam" | "screen";
+                    };
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            next_sequence: number;
+                        };
+                    };
+                };
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            next_sequence: number;
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No session has this token, or no run of it this id */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The exam has started or ended, or the run has ended */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Chunk too large, or the run stored too much */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The first chunk is no video/webm or video/mp4 */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description A parameter is missing or invalid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/room/{token}/recordings": {
         parameters: {
             query?: never;
@@ -8012,6 +10924,32 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description The candidate’s accommodations (docs/accommodations.md) as the room needs them: no exemption reasons and no staff note, which are for staff only */
+                            accommodations: {
+                                assistive_technology: boolean;
+                                /** @description The rest break running now (the exam clock stands still); null while the candidate works */
+                                break: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the break ends by itself (its allowance); null when nothing limits it
+                                     */
+                                    ends_at: string | null;
+                                    /** Format: date-time */
+                                    started_at: string;
+                                } | null;
+                                /** @description The rest breaks allowed, taken and left; null when the candidate has none */
+                                breaks: {
+                                    count: number;
+                                    /** @description The longest each break may last */
+                                    minutes: number;
+                                    remaining: number;
+                                    taken: number;
+                                } | null;
+                                /** @description The checks the candidate is exempt from (skipped, not required, not recorded) */
+                                exemptions: ("webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen")[];
+                                extra_time_minutes: number;
+                                extra_time_percent: number;
+                            };
                             /** @description Only for an exam with automated_flags (docs/automated-flags.md): whether the room runs the detectors, with which thresholds, and where it loads them from; absent for every other exam */
                             automated_flags?: {
                                 /** @description The exam has automated_flags (and the detectors can be served) */
@@ -8040,7 +10978,7 @@ export interface paths {
                                     speech_seconds: number;
                                 };
                             };
-                            /** @description Null until the exam is started (and after it finished) */
+                            /** @description Null until the exam is started, during a rest break, and after it finished */
                             document: {
                                 attachments: {
                                     content_type: string;
@@ -8074,6 +11012,8 @@ export interface paths {
                                 end_time: string | null;
                                 mobile_cam: boolean;
                                 name: string;
+                                /** @description The streams keep recording during a rest break (true, the default); false: the room and the phone pause their recordings while the break runs */
+                                record_during_breaks: boolean;
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
@@ -8122,7 +11062,7 @@ export interface paths {
                                     [key: string]: string;
                                 };
                             };
-                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam */
+                            /** @description Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent for every other exam, and for a candidate exempt from the phone (accommodations.exemptions) */
                             mobile?: {
                                 /** @description Chunks of the phone’s recording stored */
                                 chunks_count: number;
@@ -8151,6 +11091,11 @@ export interface paths {
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this candidate (the one clock of docs/accommodations.md: duration, extra time, rest breaks, proctor pauses, the exam’s end_time); the same instant as ends_at and the V3 record’s deadline_at. Null until started. Moves later during a rest break
+                                 */
+                                deadline_at: string | null;
                                 end_reason: string | null;
                                 /** Format: date-time */
                                 end_time: string | null;
@@ -8184,6 +11129,9 @@ export interface paths {
                                 /** Format: date-time */
                                 start_time: string | null;
                                 status: string;
+                                /** @description The time the candidate may work when the exam is timed by its duration: the duration plus the extra time, in seconds; null when only the exam’s end_time limits it */
+                                time_allowed_seconds: number | null;
+                                /** @description Seconds until deadline_at by the server clock; stands still during a rest break */
                                 time_left_seconds: number | null;
                                 uploads_count: number;
                                 use_duration: boolean;
@@ -8605,6 +11553,214 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/room/practice/exam/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Begin a visitor’s practice of a demo exam
+         * @description The public practice link of a `demo` exam (the V3 exam’s `practice_url`): makes a throwaway session for the visitor (in no list, removed when its run ends or within hours) and answers its token, to use with the practice routes. 404 for a link that names no open demo exam; 409 when too many visitors practise at once. Rate-limited per link.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The link’s key: the exam id, a dot and a signature */
+                    key: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The visitor session’s room token */
+                            token: string;
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No open demo exam has this link */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Too many visitors at once */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v3/audit_events": {
         parameters: {
             query?: never;
@@ -8891,6 +12047,8 @@ export interface paths {
                                  * @example en
                                  */
                                 exam_language: string;
+                                /** @description Step 17: a student's extra time may run past the exam's end_time (true, the default); false: end_time ends every session (docs/accommodations.md) */
+                                extra_time_beyond_end: boolean;
                                 /** @description The automated flags’ thresholds in force: the exam’s own values over the defaults (docs/automated-flags.md) */
                                 flag_settings: {
                                     /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
@@ -8926,8 +12084,15 @@ export interface paths {
                                  */
                                 mode: string;
                                 name: string;
+                                /**
+                                 * Format: uri
+                                 * @description A demo exam's public practice link an institute may put on its website (docs/practice.md); null for other types
+                                 */
+                                practice_url: string | null;
                                 /** @description Derived: status is open or closed */
                                 published: boolean;
+                                /** @description Step 17: the streams keep recording while a candidate takes a rest break (true, the default); false pauses them for the break (docs/accommodations.md) */
+                                record_during_breaks: boolean;
                                 restrictions: string | null;
                                 screen_share: boolean;
                                 /** Format: date-time */
@@ -9200,6 +12365,12 @@ export interface paths {
                         /** @description A supported BCP 47 tag (docs/api-v3-exams.md), case-insensitive; default: the institute's default_language */
                         exam_language?: string;
                         /**
+                         * @description A student's extra time may run past end_time; false: end_time ends every session (docs/accommodations.md)
+                         * @default true
+                         * @enum {boolean|string|integer}
+                         */
+                        extra_time_beyond_end?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
+                        /**
                          * @description The automated flags’ thresholds: any of the keys, each optional (left out: the default). Replaces the stored thresholds as a whole; null or empty returns to the defaults. A form sends it as JSON text. 422 names the key, e.g. 'flag_settings.no_face_seconds'
                          * @default null
                          */
@@ -9253,6 +12424,12 @@ export interface paths {
                         mobile_cam?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
                         /** @description At most 200 characters (longer: 422) */
                         name: string;
+                        /**
+                         * @description The streams keep recording during a rest break; false pauses them (docs/accommodations.md)
+                         * @default true
+                         * @enum {boolean|string|integer}
+                         */
+                        record_during_breaks?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
                         /**
                          * @description Instructions for the reviewer; empty or null clears it
                          * @default null
@@ -9355,6 +12532,8 @@ export interface paths {
                                  * @example en
                                  */
                                 exam_language: string;
+                                /** @description Step 17: a student's extra time may run past the exam's end_time (true, the default); false: end_time ends every session (docs/accommodations.md) */
+                                extra_time_beyond_end: boolean;
                                 /** @description The automated flags’ thresholds in force: the exam’s own values over the defaults (docs/automated-flags.md) */
                                 flag_settings: {
                                     /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
@@ -9390,8 +12569,15 @@ export interface paths {
                                  */
                                 mode: string;
                                 name: string;
+                                /**
+                                 * Format: uri
+                                 * @description A demo exam's public practice link an institute may put on its website (docs/practice.md); null for other types
+                                 */
+                                practice_url: string | null;
                                 /** @description Derived: status is open or closed */
                                 published: boolean;
+                                /** @description Step 17: the streams keep recording while a candidate takes a rest break (true, the default); false pauses them for the break (docs/accommodations.md) */
+                                record_during_breaks: boolean;
                                 restrictions: string | null;
                                 screen_share: boolean;
                                 /** Format: date-time */
@@ -12692,7 +15878,7 @@ export interface paths {
         };
         /**
          * List the student sessions of an exam
-         * @description Filter/sort fields: id, exam_id, name, email, status, attempt, archived, is_email_sent, created_at, updated_at, start_time, end_time, open_time, external_id, proctor_id, priority, student_lms_id, resource_link_id, context_id, lti_resource_id, language. Archived sessions appear only when filtering on archived. Email operands compare case-insensitively. Incidents are included.
+         * @description Filter/sort fields: id, exam_id, name, email, status, attempt, archived, is_email_sent, created_at, updated_at, start_time, end_time, open_time, external_id, proctor_id, priority, student_lms_id, resource_link_id, context_id, lti_resource_id, language, practice_status (not_tried, running, passed, failed). Archived sessions appear only when filtering on archived. Email operands compare case-insensitively. Incidents are included.
          */
         get: {
             parameters: {
@@ -12724,11 +15910,35 @@ export interface paths {
                     content: {
                         "application/json": {
                             students: {
+                                /** @description The student's accommodations (docs/accommodations.md); every key present, zero, null, false or empty when not given */
+                                accommodations: {
+                                    /** @description Automated flags that assistive technology sets off are recorded as informational only */
+                                    assistive_technology: boolean;
+                                    /** @description Up to `count` rest breaks of up to `minutes` each; null: none */
+                                    breaks: {
+                                        count: number;
+                                        minutes: number;
+                                    } | null;
+                                    /** @description At most one per check */
+                                    exemptions: {
+                                        /** @enum {string} */
+                                        check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                        /** @description Why, for staff only (never shown to the candidate) */
+                                        reason: string;
+                                    }[];
+                                    extra_time_minutes: number;
+                                    /** @description Of the exam's duration; applied before extra_time_minutes */
+                                    extra_time_percent: number;
+                                    /** @description For proctors and reviewers only */
+                                    note: string | null;
+                                };
                                 archived: boolean;
                                 attempt: number;
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /** @description Rest breaks the student started */
+                                breaks_taken: number;
                                 browser: string | null;
                                 browser_version: string | null;
                                 /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
@@ -12740,6 +15950,11 @@ export interface paths {
                                 /** Format: date-time */
                                 created_at: string | null;
                                 current_exam_mode: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this student (the one clock, docs/accommodations.md): duration and extra time from start_time, the exam’s end_time, moved on by proctor pauses and rest breaks. Null until started, and when neither a duration nor an end_time limits the exam
+                                 */
+                                deadline_at: string | null;
                                 dummy_exam_survey: string | null;
                                 /** @description Stored trimmed and in lower case */
                                 email: string;
@@ -12779,6 +15994,8 @@ export interface paths {
                                     /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
                                     end_offset_time: number | null;
                                     id: number;
+                                    /** @description An automated flag recorded for the record only, never raised: assistive technology set it off for a student with that accommodation (docs/accommodations.md); false for every other incident */
+                                    informational: boolean;
                                     offset_time: number | null;
                                     /**
                                      * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
@@ -12823,6 +16040,8 @@ export interface paths {
                                  */
                                 mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
+                                /** @description The student is on a rest break now */
+                                on_break: boolean;
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
@@ -12830,6 +16049,18 @@ export interface paths {
                                 paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
+                                /** @description The newest practice run's outcome (docs/accommodations.md, "Practice run") */
+                                practice: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the newest run began or ended; null before the first
+                                     */
+                                    at: string | null;
+                                    /** @description The check a failed run stopped at */
+                                    failed_check: string | null;
+                                    /** @enum {string} */
+                                    status: "not_tried" | "running" | "passed" | "failed";
+                                };
                                 priority: string | null;
                                 proctor_id: number | null;
                                 /** Format: date-time */
@@ -12862,6 +16093,8 @@ export interface paths {
                                  * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
                                  */
                                 terms_accepted_at: string | null;
+                                /** @description The duration plus extra time, in seconds, when the student is timed by the exam’s duration; null otherwise */
+                                time_allowed_seconds: number | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -13055,6 +16288,31 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description Any subset of the keys; on update the keys sent replace the current values and the rest are kept. null (or empty) clears every accommodation. A form may nest the keys (`accommodations[extra_time_minutes]=10`) or send the object as JSON text. 422 names the refused key (`accommodations.extra_time_minutes`, `accommodations.exemptions[0].check`, `accommodations.foo` for an unknown key) */
+                        accommodations?: {
+                            /** @enum {boolean|string|integer} */
+                            assistive_technology?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
+                            /** @description null: no breaks */
+                            breaks?: {
+                                /** @description 0 to 20; 0 means no breaks */
+                                count?: number | string;
+                                /** @description 1 to 240; required with a count */
+                                minutes?: number | string;
+                            } | string | null;
+                            /** @description The whole list (it replaces the current one); null or [] for none */
+                            exemptions?: {
+                                /** @enum {string} */
+                                check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                /** @description Required, at most 500 characters; staff only */
+                                reason: string;
+                            }[] | string | null;
+                            /** @description Whole minutes, 0 to 600 */
+                            extra_time_minutes?: number | string | null;
+                            /** @description Percent of the exam's duration, 0 to 300 */
+                            extra_time_percent?: number | string | null;
+                            /** @description At most 2000 characters, staff only; empty or null clears it */
+                            note?: string | null;
+                        } | string | null;
                         /**
                          * @description Unique per email; a new attempt is one above the highest
                          * @default 0
@@ -13107,11 +16365,35 @@ export interface paths {
                     content: {
                         "application/json": {
                             student: {
+                                /** @description The student's accommodations (docs/accommodations.md); every key present, zero, null, false or empty when not given */
+                                accommodations: {
+                                    /** @description Automated flags that assistive technology sets off are recorded as informational only */
+                                    assistive_technology: boolean;
+                                    /** @description Up to `count` rest breaks of up to `minutes` each; null: none */
+                                    breaks: {
+                                        count: number;
+                                        minutes: number;
+                                    } | null;
+                                    /** @description At most one per check */
+                                    exemptions: {
+                                        /** @enum {string} */
+                                        check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                        /** @description Why, for staff only (never shown to the candidate) */
+                                        reason: string;
+                                    }[];
+                                    extra_time_minutes: number;
+                                    /** @description Of the exam's duration; applied before extra_time_minutes */
+                                    extra_time_percent: number;
+                                    /** @description For proctors and reviewers only */
+                                    note: string | null;
+                                };
                                 archived: boolean;
                                 attempt: number;
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /** @description Rest breaks the student started */
+                                breaks_taken: number;
                                 browser: string | null;
                                 browser_version: string | null;
                                 /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
@@ -13123,6 +16405,11 @@ export interface paths {
                                 /** Format: date-time */
                                 created_at: string | null;
                                 current_exam_mode: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this student (the one clock, docs/accommodations.md): duration and extra time from start_time, the exam’s end_time, moved on by proctor pauses and rest breaks. Null until started, and when neither a duration nor an end_time limits the exam
+                                 */
+                                deadline_at: string | null;
                                 dummy_exam_survey: string | null;
                                 /** @description Stored trimmed and in lower case */
                                 email: string;
@@ -13162,6 +16449,8 @@ export interface paths {
                                     /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
                                     end_offset_time: number | null;
                                     id: number;
+                                    /** @description An automated flag recorded for the record only, never raised: assistive technology set it off for a student with that accommodation (docs/accommodations.md); false for every other incident */
+                                    informational: boolean;
                                     offset_time: number | null;
                                     /**
                                      * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
@@ -13206,6 +16495,8 @@ export interface paths {
                                  */
                                 mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
+                                /** @description The student is on a rest break now */
+                                on_break: boolean;
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
@@ -13213,6 +16504,18 @@ export interface paths {
                                 paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
+                                /** @description The newest practice run's outcome (docs/accommodations.md, "Practice run") */
+                                practice: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the newest run began or ended; null before the first
+                                     */
+                                    at: string | null;
+                                    /** @description The check a failed run stopped at */
+                                    failed_check: string | null;
+                                    /** @enum {string} */
+                                    status: "not_tried" | "running" | "passed" | "failed";
+                                };
                                 priority: string | null;
                                 proctor_id: number | null;
                                 /** Format: date-time */
@@ -13245,6 +16548,8 @@ export interface paths {
                                  * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
                                  */
                                 terms_accepted_at: string | null;
+                                /** @description The duration plus extra time, in seconds, when the student is timed by the exam’s duration; null otherwise */
+                                time_allowed_seconds: number | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -13469,16 +16774,55 @@ export interface paths {
                         existing?: "refuse" | "skip" | "update" | "";
                         /** @description The rows, at most 5000: a JSON array, or a string holding the same array as JSON (for form bodies, and for files whose JSON array would have more than 10 000 values in all) */
                         students: {
+                            /** @description Accommodation column: the staff-only note */
+                            accommodation_note?: string;
+                            /** @description Any subset of the keys; on update the keys sent replace the current values and the rest are kept. null (or empty) clears every accommodation. A form may nest the keys (`accommodations[extra_time_minutes]=10`) or send the object as JSON text. 422 names the refused key (`accommodations.extra_time_minutes`, `accommodations.exemptions[0].check`, `accommodations.foo` for an unknown key) */
+                            accommodations?: {
+                                /** @enum {boolean|string|integer} */
+                                assistive_technology?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
+                                /** @description null: no breaks */
+                                breaks?: {
+                                    /** @description 0 to 20; 0 means no breaks */
+                                    count?: number | string;
+                                    /** @description 1 to 240; required with a count */
+                                    minutes?: number | string;
+                                } | string | null;
+                                /** @description The whole list (it replaces the current one); null or [] for none */
+                                exemptions?: {
+                                    /** @enum {string} */
+                                    check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                    /** @description Required, at most 500 characters; staff only */
+                                    reason: string;
+                                }[] | string | null;
+                                /** @description Whole minutes, 0 to 600 */
+                                extra_time_minutes?: number | string | null;
+                                /** @description Percent of the exam's duration, 0 to 300 */
+                                extra_time_percent?: number | string | null;
+                                /** @description At most 2000 characters, staff only; empty or null clears it */
+                                note?: string | null;
+                            } | string | null;
+                            /** @description Accommodation column: yes or no (true/false, 1/0) */
+                            assistive_technology?: boolean | string;
                             /**
                              * @description Unique per email; a new attempt is one above the highest
                              * @default 0
                              */
                             attempt?: number;
+                            /** @description Accommodation column: rest breaks allowed, 0 to 20 (0: none); needs break_minutes */
+                            break_count?: number | string;
+                            /** @description Accommodation column: the longest each break may last, 1 to 240 minutes */
+                            break_minutes?: number | string;
                             /** @description The LTI context; defaults to that of lti_resource_id */
                             context_id?: string;
                             /** @description Compared case-insensitively */
                             email: string;
+                            /** @description Accommodation column: `check:reason` pairs separated by `;` (`webcam:no camera; id_photo:blind`), checks webcam, microphone, screen_share, mobile, id_photo, face_photo, fullscreen, a reason for each; `none` clears them */
+                            exemptions?: string;
                             external_id?: string;
+                            /** @description Accommodation column: extra minutes, 0 to 600 (a blank cell changes nothing) */
+                            extra_time_minutes?: number | string;
+                            /** @description Accommodation column: extra time in percent of the exam's duration, 0 to 300 */
+                            extra_time_percent?: number | string;
                             /** @description With last_name, the name when `name` is absent */
                             first_name?: string;
                             /** @description Information for this student only */
@@ -13566,11 +16910,35 @@ export interface paths {
                             /** @description With `existing` skip or update: how many rows were skipped (already registered) */
                             skipped?: number;
                             students: {
+                                /** @description The student's accommodations (docs/accommodations.md); every key present, zero, null, false or empty when not given */
+                                accommodations: {
+                                    /** @description Automated flags that assistive technology sets off are recorded as informational only */
+                                    assistive_technology: boolean;
+                                    /** @description Up to `count` rest breaks of up to `minutes` each; null: none */
+                                    breaks: {
+                                        count: number;
+                                        minutes: number;
+                                    } | null;
+                                    /** @description At most one per check */
+                                    exemptions: {
+                                        /** @enum {string} */
+                                        check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                        /** @description Why, for staff only (never shown to the candidate) */
+                                        reason: string;
+                                    }[];
+                                    extra_time_minutes: number;
+                                    /** @description Of the exam's duration; applied before extra_time_minutes */
+                                    extra_time_percent: number;
+                                    /** @description For proctors and reviewers only */
+                                    note: string | null;
+                                };
                                 archived: boolean;
                                 attempt: number;
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /** @description Rest breaks the student started */
+                                breaks_taken: number;
                                 browser: string | null;
                                 browser_version: string | null;
                                 /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
@@ -13582,6 +16950,11 @@ export interface paths {
                                 /** Format: date-time */
                                 created_at: string | null;
                                 current_exam_mode: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this student (the one clock, docs/accommodations.md): duration and extra time from start_time, the exam’s end_time, moved on by proctor pauses and rest breaks. Null until started, and when neither a duration nor an end_time limits the exam
+                                 */
+                                deadline_at: string | null;
                                 dummy_exam_survey: string | null;
                                 /** @description Stored trimmed and in lower case */
                                 email: string;
@@ -13621,6 +16994,8 @@ export interface paths {
                                     /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
                                     end_offset_time: number | null;
                                     id: number;
+                                    /** @description An automated flag recorded for the record only, never raised: assistive technology set it off for a student with that accommodation (docs/accommodations.md); false for every other incident */
+                                    informational: boolean;
                                     offset_time: number | null;
                                     /**
                                      * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
@@ -13665,6 +17040,8 @@ export interface paths {
                                  */
                                 mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
+                                /** @description The student is on a rest break now */
+                                on_break: boolean;
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
@@ -13672,6 +17049,18 @@ export interface paths {
                                 paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
+                                /** @description The newest practice run's outcome (docs/accommodations.md, "Practice run") */
+                                practice: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the newest run began or ended; null before the first
+                                     */
+                                    at: string | null;
+                                    /** @description The check a failed run stopped at */
+                                    failed_check: string | null;
+                                    /** @enum {string} */
+                                    status: "not_tried" | "running" | "passed" | "failed";
+                                };
                                 priority: string | null;
                                 proctor_id: number | null;
                                 /** Format: date-time */
@@ -13704,6 +17093,8 @@ export interface paths {
                                  * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
                                  */
                                 terms_accepted_at: string | null;
+                                /** @description The duration plus extra time, in seconds, when the student is timed by the exam’s duration; null otherwise */
+                                time_allowed_seconds: number | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -13960,6 +17351,8 @@ export interface paths {
                                  * @example en
                                  */
                                 exam_language: string;
+                                /** @description Step 17: a student's extra time may run past the exam's end_time (true, the default); false: end_time ends every session (docs/accommodations.md) */
+                                extra_time_beyond_end: boolean;
                                 /** @description The automated flags’ thresholds in force: the exam’s own values over the defaults (docs/automated-flags.md) */
                                 flag_settings: {
                                     /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
@@ -13995,8 +17388,15 @@ export interface paths {
                                  */
                                 mode: string;
                                 name: string;
+                                /**
+                                 * Format: uri
+                                 * @description A demo exam's public practice link an institute may put on its website (docs/practice.md); null for other types
+                                 */
+                                practice_url: string | null;
                                 /** @description Derived: status is open or closed */
                                 published: boolean;
+                                /** @description Step 17: the streams keep recording while a candidate takes a rest break (true, the default); false pauses them for the break (docs/accommodations.md) */
+                                record_during_breaks: boolean;
                                 restrictions: string | null;
                                 screen_share: boolean;
                                 /** Format: date-time */
@@ -14243,6 +17643,11 @@ export interface paths {
                         end_time?: string | number | null;
                         /** @description A supported BCP 47 tag (docs/api-v3-exams.md), case-insensitive; default: the institute's default_language */
                         exam_language?: string;
+                        /**
+                         * @description A student's extra time may run past end_time; false: end_time ends every session (docs/accommodations.md)
+                         * @enum {boolean|string|integer}
+                         */
+                        extra_time_beyond_end?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
                         /** @description The automated flags’ thresholds: any of the keys, each optional (left out: the default). Replaces the stored thresholds as a whole; null or empty returns to the defaults. A form sends it as JSON text. 422 names the key, e.g. 'flag_settings.no_face_seconds' */
                         flag_settings?: {
                             /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
@@ -14289,6 +17694,11 @@ export interface paths {
                         mobile_cam?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
                         /** @description At most 200 characters (longer: 422) */
                         name?: string;
+                        /**
+                         * @description The streams keep recording during a rest break; false pauses them (docs/accommodations.md)
+                         * @enum {boolean|string|integer}
+                         */
+                        record_during_breaks?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
                         /** @description Instructions for the reviewer; empty or null clears it */
                         restrictions?: string | null;
                         /**
@@ -14371,6 +17781,8 @@ export interface paths {
                                  * @example en
                                  */
                                 exam_language: string;
+                                /** @description Step 17: a student's extra time may run past the exam's end_time (true, the default); false: end_time ends every session (docs/accommodations.md) */
+                                extra_time_beyond_end: boolean;
                                 /** @description The automated flags’ thresholds in force: the exam’s own values over the defaults (docs/automated-flags.md) */
                                 flag_settings: {
                                     /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
@@ -14406,8 +17818,15 @@ export interface paths {
                                  */
                                 mode: string;
                                 name: string;
+                                /**
+                                 * Format: uri
+                                 * @description A demo exam's public practice link an institute may put on its website (docs/practice.md); null for other types
+                                 */
+                                practice_url: string | null;
                                 /** @description Derived: status is open or closed */
                                 published: boolean;
+                                /** @description Step 17: the streams keep recording while a candidate takes a rest break (true, the default); false pauses them for the break (docs/accommodations.md) */
+                                record_during_breaks: boolean;
                                 restrictions: string | null;
                                 screen_share: boolean;
                                 /** Format: date-time */
@@ -14843,6 +18262,11 @@ export interface paths {
                         end_time?: string | number | null;
                         /** @description A supported BCP 47 tag (docs/api-v3-exams.md), case-insensitive; default: the institute's default_language */
                         exam_language?: string;
+                        /**
+                         * @description A student's extra time may run past end_time; false: end_time ends every session (docs/accommodations.md)
+                         * @enum {boolean|string|integer}
+                         */
+                        extra_time_beyond_end?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
                         /** @description The automated flags’ thresholds: any of the keys, each optional (left out: the default). Replaces the stored thresholds as a whole; null or empty returns to the defaults. A form sends it as JSON text. 422 names the key, e.g. 'flag_settings.no_face_seconds' */
                         flag_settings?: {
                             /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
@@ -14889,6 +18313,11 @@ export interface paths {
                         mobile_cam?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
                         /** @description At most 200 characters (longer: 422) */
                         name?: string;
+                        /**
+                         * @description The streams keep recording during a rest break; false pauses them (docs/accommodations.md)
+                         * @enum {boolean|string|integer}
+                         */
+                        record_during_breaks?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
                         /** @description Instructions for the reviewer; empty or null clears it */
                         restrictions?: string | null;
                         /**
@@ -14971,6 +18400,8 @@ export interface paths {
                                  * @example en
                                  */
                                 exam_language: string;
+                                /** @description Step 17: a student's extra time may run past the exam's end_time (true, the default); false: end_time ends every session (docs/accommodations.md) */
+                                extra_time_beyond_end: boolean;
                                 /** @description The automated flags’ thresholds in force: the exam’s own values over the defaults (docs/automated-flags.md) */
                                 flag_settings: {
                                     /** @description Detections per second the room aims for; default 2 (a slow device lowers it) */
@@ -15006,8 +18437,15 @@ export interface paths {
                                  */
                                 mode: string;
                                 name: string;
+                                /**
+                                 * Format: uri
+                                 * @description A demo exam's public practice link an institute may put on its website (docs/practice.md); null for other types
+                                 */
+                                practice_url: string | null;
                                 /** @description Derived: status is open or closed */
                                 published: boolean;
+                                /** @description Step 17: the streams keep recording while a candidate takes a rest break (true, the default); false pauses them for the break (docs/accommodations.md) */
+                                record_during_breaks: boolean;
                                 restrictions: string | null;
                                 screen_share: boolean;
                                 /** Format: date-time */
@@ -15457,6 +18895,31 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description Any subset of the keys; on update the keys sent replace the current values and the rest are kept. null (or empty) clears every accommodation. A form may nest the keys (`accommodations[extra_time_minutes]=10`) or send the object as JSON text. 422 names the refused key (`accommodations.extra_time_minutes`, `accommodations.exemptions[0].check`, `accommodations.foo` for an unknown key) */
+                        accommodations?: {
+                            /** @enum {boolean|string|integer} */
+                            assistive_technology?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
+                            /** @description null: no breaks */
+                            breaks?: {
+                                /** @description 0 to 20; 0 means no breaks */
+                                count?: number | string;
+                                /** @description 1 to 240; required with a count */
+                                minutes?: number | string;
+                            } | string | null;
+                            /** @description The whole list (it replaces the current one); null or [] for none */
+                            exemptions?: {
+                                /** @enum {string} */
+                                check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                /** @description Required, at most 500 characters; staff only */
+                                reason: string;
+                            }[] | string | null;
+                            /** @description Whole minutes, 0 to 600 */
+                            extra_time_minutes?: number | string | null;
+                            /** @description Percent of the exam's duration, 0 to 300 */
+                            extra_time_percent?: number | string | null;
+                            /** @description At most 2000 characters, staff only; empty or null clears it */
+                            note?: string | null;
+                        } | string | null;
                         /**
                          * @description Unique per email; a new attempt is one above the highest
                          * @default 0
@@ -15512,11 +18975,35 @@ export interface paths {
                     content: {
                         "application/json": {
                             student: {
+                                /** @description The student's accommodations (docs/accommodations.md); every key present, zero, null, false or empty when not given */
+                                accommodations: {
+                                    /** @description Automated flags that assistive technology sets off are recorded as informational only */
+                                    assistive_technology: boolean;
+                                    /** @description Up to `count` rest breaks of up to `minutes` each; null: none */
+                                    breaks: {
+                                        count: number;
+                                        minutes: number;
+                                    } | null;
+                                    /** @description At most one per check */
+                                    exemptions: {
+                                        /** @enum {string} */
+                                        check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                        /** @description Why, for staff only (never shown to the candidate) */
+                                        reason: string;
+                                    }[];
+                                    extra_time_minutes: number;
+                                    /** @description Of the exam's duration; applied before extra_time_minutes */
+                                    extra_time_percent: number;
+                                    /** @description For proctors and reviewers only */
+                                    note: string | null;
+                                };
                                 archived: boolean;
                                 attempt: number;
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /** @description Rest breaks the student started */
+                                breaks_taken: number;
                                 browser: string | null;
                                 browser_version: string | null;
                                 /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
@@ -15528,6 +19015,11 @@ export interface paths {
                                 /** Format: date-time */
                                 created_at: string | null;
                                 current_exam_mode: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this student (the one clock, docs/accommodations.md): duration and extra time from start_time, the exam’s end_time, moved on by proctor pauses and rest breaks. Null until started, and when neither a duration nor an end_time limits the exam
+                                 */
+                                deadline_at: string | null;
                                 dummy_exam_survey: string | null;
                                 /** @description Stored trimmed and in lower case */
                                 email: string;
@@ -15567,6 +19059,8 @@ export interface paths {
                                     /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
                                     end_offset_time: number | null;
                                     id: number;
+                                    /** @description An automated flag recorded for the record only, never raised: assistive technology set it off for a student with that accommodation (docs/accommodations.md); false for every other incident */
+                                    informational: boolean;
                                     offset_time: number | null;
                                     /**
                                      * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
@@ -15611,6 +19105,8 @@ export interface paths {
                                  */
                                 mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
+                                /** @description The student is on a rest break now */
+                                on_break: boolean;
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
@@ -15618,6 +19114,18 @@ export interface paths {
                                 paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
+                                /** @description The newest practice run's outcome (docs/accommodations.md, "Practice run") */
+                                practice: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the newest run began or ended; null before the first
+                                     */
+                                    at: string | null;
+                                    /** @description The check a failed run stopped at */
+                                    failed_check: string | null;
+                                    /** @enum {string} */
+                                    status: "not_tried" | "running" | "passed" | "failed";
+                                };
                                 priority: string | null;
                                 proctor_id: number | null;
                                 /** Format: date-time */
@@ -15650,6 +19158,8 @@ export interface paths {
                                  * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
                                  */
                                 terms_accepted_at: string | null;
+                                /** @description The duration plus extra time, in seconds, when the student is timed by the exam’s duration; null otherwise */
+                                time_allowed_seconds: number | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -16912,7 +20422,7 @@ export interface paths {
         /**
          * Deprecated: GET /exams/:exam_id/student_sessions
          * @deprecated
-         * @description Filter/sort fields: id, exam_id, name, email, status, attempt, archived, is_email_sent, created_at, updated_at, start_time, end_time, open_time, external_id, proctor_id, priority, student_lms_id, resource_link_id, context_id, lti_resource_id, language. Archived sessions appear only when filtering on archived. Email operands compare case-insensitively. Incidents are included.
+         * @description Filter/sort fields: id, exam_id, name, email, status, attempt, archived, is_email_sent, created_at, updated_at, start_time, end_time, open_time, external_id, proctor_id, priority, student_lms_id, resource_link_id, context_id, lti_resource_id, language, practice_status (not_tried, running, passed, failed). Archived sessions appear only when filtering on archived. Email operands compare case-insensitively. Incidents are included.
          */
         get: {
             parameters: {
@@ -16947,11 +20457,35 @@ export interface paths {
                     content: {
                         "application/json": {
                             students: {
+                                /** @description The student's accommodations (docs/accommodations.md); every key present, zero, null, false or empty when not given */
+                                accommodations: {
+                                    /** @description Automated flags that assistive technology sets off are recorded as informational only */
+                                    assistive_technology: boolean;
+                                    /** @description Up to `count` rest breaks of up to `minutes` each; null: none */
+                                    breaks: {
+                                        count: number;
+                                        minutes: number;
+                                    } | null;
+                                    /** @description At most one per check */
+                                    exemptions: {
+                                        /** @enum {string} */
+                                        check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                        /** @description Why, for staff only (never shown to the candidate) */
+                                        reason: string;
+                                    }[];
+                                    extra_time_minutes: number;
+                                    /** @description Of the exam's duration; applied before extra_time_minutes */
+                                    extra_time_percent: number;
+                                    /** @description For proctors and reviewers only */
+                                    note: string | null;
+                                };
                                 archived: boolean;
                                 attempt: number;
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /** @description Rest breaks the student started */
+                                breaks_taken: number;
                                 browser: string | null;
                                 browser_version: string | null;
                                 /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
@@ -16963,6 +20497,11 @@ export interface paths {
                                 /** Format: date-time */
                                 created_at: string | null;
                                 current_exam_mode: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this student (the one clock, docs/accommodations.md): duration and extra time from start_time, the exam’s end_time, moved on by proctor pauses and rest breaks. Null until started, and when neither a duration nor an end_time limits the exam
+                                 */
+                                deadline_at: string | null;
                                 dummy_exam_survey: string | null;
                                 /** @description Stored trimmed and in lower case */
                                 email: string;
@@ -17002,6 +20541,8 @@ export interface paths {
                                     /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
                                     end_offset_time: number | null;
                                     id: number;
+                                    /** @description An automated flag recorded for the record only, never raised: assistive technology set it off for a student with that accommodation (docs/accommodations.md); false for every other incident */
+                                    informational: boolean;
                                     offset_time: number | null;
                                     /**
                                      * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
@@ -17046,6 +20587,8 @@ export interface paths {
                                  */
                                 mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
+                                /** @description The student is on a rest break now */
+                                on_break: boolean;
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
@@ -17053,6 +20596,18 @@ export interface paths {
                                 paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
+                                /** @description The newest practice run's outcome (docs/accommodations.md, "Practice run") */
+                                practice: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the newest run began or ended; null before the first
+                                     */
+                                    at: string | null;
+                                    /** @description The check a failed run stopped at */
+                                    failed_check: string | null;
+                                    /** @enum {string} */
+                                    status: "not_tried" | "running" | "passed" | "failed";
+                                };
                                 priority: string | null;
                                 proctor_id: number | null;
                                 /** Format: date-time */
@@ -17085,6 +20640,8 @@ export interface paths {
                                  * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
                                  */
                                 terms_accepted_at: string | null;
+                                /** @description The duration plus extra time, in seconds, when the student is timed by the exam’s duration; null otherwise */
+                                time_allowed_seconds: number | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -17281,7 +20838,7 @@ export interface paths {
         };
         /**
          * Live monitor of an exam: its sessions by status, as a stream of server-sent events
-         * @description With `Accept` naming `text/event-stream` as well as V3 (`application/vnd.procwise.v3, text/event-stream`), answers 200 `text/event-stream` and keeps the stream open: Server-sent events (docs/live-monitor.md). Each event is `id: CURSOR`, `event: NAME`, `data: JSON`. `snapshot` first ({exam_id, counts, sessions}); then `session` (one session, new or changed: status, checks, incidents, proctor, name, live status, paused clock), `removed` ({id}: deleted or archived) and `counts` (the counts by status) as they happen, seen within about a second whichever process made the change; a `: heartbeat` comment every 15 s; `end` ({reason}: `reconnect`, `not_found`, `unavailable`, `too_slow`) before the server closes the stream. A reconnection gets a fresh snapshot. Otherwise answers once, as JSON: `{"monitor": {exam_id, counts, sessions}}`, the snapshot the stream starts with. Anyone who may read the exam may watch it. Failures come before the stream starts, as JSON: 404 `Couldn't find Exam with 'id'=ID`, 503 while the database is unavailable. The stream closes after 10 minutes (`end` with `reconnect`), so a client reconnects and access is checked again; it also ends when the exam is deleted or no longer readable (`not_found`).
+         * @description With `Accept` naming `text/event-stream` as well as V3 (`application/vnd.procwise.v3, text/event-stream`), answers 200 `text/event-stream` and keeps the stream open: Server-sent events (docs/live-monitor.md). Each event is `id: CURSOR`, `event: NAME`, `data: JSON`. `snapshot` first ({exam_id, counts, sessions}); then `session` (one session, new or changed: status, checks, incidents, proctor, name, live status, paused clock, accommodations, rest break), `removed` ({id}: deleted or archived) and `counts` (the counts by status) as they happen, seen within about a second whichever process made the change; a `: heartbeat` comment every 15 s; `end` ({reason}: `reconnect`, `not_found`, `unavailable`, `too_slow`) before the server closes the stream. A reconnection gets a fresh snapshot. Otherwise answers once, as JSON: `{"monitor": {exam_id, counts, sessions}}`, the snapshot the stream starts with. Anyone who may read the exam may watch it. Failures come before the stream starts, as JSON: 404 `Couldn't find Exam with 'id'=ID`, 503 while the database is unavailable. The stream closes after 10 minutes (`end` with `reconnect`), so a client reconnects and access is checked again; it also ends when the exam is deleted or no longer readable (`not_found`).
          */
         get: {
             parameters: {
@@ -17316,7 +20873,30 @@ export interface paths {
                                 exam_id: number;
                                 /** @description Archived sessions aside, by id */
                                 sessions: {
+                                    /** @description The student's accommodations (docs/accommodations.md), as the student record has them; null when the student has none */
+                                    accommodations: {
+                                        assistive_technology: boolean;
+                                        breaks: {
+                                            count: number;
+                                            minutes: number;
+                                        } | null;
+                                        exemptions: {
+                                            /** @enum {string} */
+                                            check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                            reason: string;
+                                        }[];
+                                        extra_time_minutes: number;
+                                        extra_time_percent: number;
+                                        note: string | null;
+                                    } | null;
                                     attempt: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description When the running rest break ends by itself; null when none runs
+                                     */
+                                    break_ends_at: string | null;
+                                    /** @description How many rest breaks the candidate started */
+                                    breaks_taken: number;
                                     /** @description The requirement checks, by their student-record names */
                                     checks: {
                                         /** @enum {string} */
@@ -17343,6 +20923,8 @@ export interface paths {
                                      */
                                     live_status: "offline" | "connecting" | "live";
                                     name: string;
+                                    /** @description The candidate is on a rest break (the exam clock stands still) */
+                                    on_break: boolean;
                                     proctor_id: number | null;
                                     /** @enum {string} */
                                     status: "registered" | "email_sent" | "after_check_req" | "in_setup" | "exam_not_started" | "exam_started" | "exam_finished";
@@ -17498,6 +21080,194 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v3/exams/{id}/practice_reminders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Email a practice reminder to the students who have not passed a practice run
+         * @description Emails every student of the exam (archived ones aside) whose `practice_status` is not `passed` and whose session has not started or finished a reminder with their personal practice link ({PUBLIC_URL}/room/<token>/practice, docs/practice.md), in the student’s language, through the outbox; sets their `practice_reminded_at`. Answers how many were emailed. 404 `Couldn't find Exam with 'id'=ID` when the exam is missing or out of scope; 403 when the caller sees it but may not manage it.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description How many students were emailed */
+                            sent: number;
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -17768,11 +21538,35 @@ export interface paths {
                     content: {
                         "application/json": {
                             students: {
+                                /** @description The student's accommodations (docs/accommodations.md); every key present, zero, null, false or empty when not given */
+                                accommodations: {
+                                    /** @description Automated flags that assistive technology sets off are recorded as informational only */
+                                    assistive_technology: boolean;
+                                    /** @description Up to `count` rest breaks of up to `minutes` each; null: none */
+                                    breaks: {
+                                        count: number;
+                                        minutes: number;
+                                    } | null;
+                                    /** @description At most one per check */
+                                    exemptions: {
+                                        /** @enum {string} */
+                                        check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                        /** @description Why, for staff only (never shown to the candidate) */
+                                        reason: string;
+                                    }[];
+                                    extra_time_minutes: number;
+                                    /** @description Of the exam's duration; applied before extra_time_minutes */
+                                    extra_time_percent: number;
+                                    /** @description For proctors and reviewers only */
+                                    note: string | null;
+                                };
                                 archived: boolean;
                                 attempt: number;
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /** @description Rest breaks the student started */
+                                breaks_taken: number;
                                 browser: string | null;
                                 browser_version: string | null;
                                 /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
@@ -17784,6 +21578,11 @@ export interface paths {
                                 /** Format: date-time */
                                 created_at: string | null;
                                 current_exam_mode: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this student (the one clock, docs/accommodations.md): duration and extra time from start_time, the exam’s end_time, moved on by proctor pauses and rest breaks. Null until started, and when neither a duration nor an end_time limits the exam
+                                 */
+                                deadline_at: string | null;
                                 dummy_exam_survey: string | null;
                                 /** @description Stored trimmed and in lower case */
                                 email: string;
@@ -17823,6 +21622,8 @@ export interface paths {
                                     /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
                                     end_offset_time: number | null;
                                     id: number;
+                                    /** @description An automated flag recorded for the record only, never raised: assistive technology set it off for a student with that accommodation (docs/accommodations.md); false for every other incident */
+                                    informational: boolean;
                                     offset_time: number | null;
                                     /**
                                      * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
@@ -17867,6 +21668,8 @@ export interface paths {
                                  */
                                 mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
+                                /** @description The student is on a rest break now */
+                                on_break: boolean;
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
@@ -17874,6 +21677,18 @@ export interface paths {
                                 paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
+                                /** @description The newest practice run's outcome (docs/accommodations.md, "Practice run") */
+                                practice: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the newest run began or ended; null before the first
+                                     */
+                                    at: string | null;
+                                    /** @description The check a failed run stopped at */
+                                    failed_check: string | null;
+                                    /** @enum {string} */
+                                    status: "not_tried" | "running" | "passed" | "failed";
+                                };
                                 priority: string | null;
                                 proctor_id: number | null;
                                 /** Format: date-time */
@@ -17906,6 +21721,8 @@ export interface paths {
                                  * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
                                  */
                                 terms_accepted_at: string | null;
+                                /** @description The duration plus extra time, in seconds, when the student is timed by the exam’s duration; null otherwise */
+                                time_allowed_seconds: number | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -18103,11 +21920,35 @@ export interface paths {
                     content: {
                         "application/json": {
                             student: {
+                                /** @description The student's accommodations (docs/accommodations.md); every key present, zero, null, false or empty when not given */
+                                accommodations: {
+                                    /** @description Automated flags that assistive technology sets off are recorded as informational only */
+                                    assistive_technology: boolean;
+                                    /** @description Up to `count` rest breaks of up to `minutes` each; null: none */
+                                    breaks: {
+                                        count: number;
+                                        minutes: number;
+                                    } | null;
+                                    /** @description At most one per check */
+                                    exemptions: {
+                                        /** @enum {string} */
+                                        check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                        /** @description Why, for staff only (never shown to the candidate) */
+                                        reason: string;
+                                    }[];
+                                    extra_time_minutes: number;
+                                    /** @description Of the exam's duration; applied before extra_time_minutes */
+                                    extra_time_percent: number;
+                                    /** @description For proctors and reviewers only */
+                                    note: string | null;
+                                };
                                 archived: boolean;
                                 attempt: number;
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /** @description Rest breaks the student started */
+                                breaks_taken: number;
                                 browser: string | null;
                                 browser_version: string | null;
                                 /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
@@ -18119,6 +21960,11 @@ export interface paths {
                                 /** Format: date-time */
                                 created_at: string | null;
                                 current_exam_mode: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this student (the one clock, docs/accommodations.md): duration and extra time from start_time, the exam’s end_time, moved on by proctor pauses and rest breaks. Null until started, and when neither a duration nor an end_time limits the exam
+                                 */
+                                deadline_at: string | null;
                                 dummy_exam_survey: string | null;
                                 /** @description Stored trimmed and in lower case */
                                 email: string;
@@ -18158,6 +22004,8 @@ export interface paths {
                                     /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
                                     end_offset_time: number | null;
                                     id: number;
+                                    /** @description An automated flag recorded for the record only, never raised: assistive technology set it off for a student with that accommodation (docs/accommodations.md); false for every other incident */
+                                    informational: boolean;
                                     offset_time: number | null;
                                     /**
                                      * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
@@ -18202,6 +22050,8 @@ export interface paths {
                                  */
                                 mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
+                                /** @description The student is on a rest break now */
+                                on_break: boolean;
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
@@ -18209,6 +22059,18 @@ export interface paths {
                                 paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
+                                /** @description The newest practice run's outcome (docs/accommodations.md, "Practice run") */
+                                practice: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the newest run began or ended; null before the first
+                                     */
+                                    at: string | null;
+                                    /** @description The check a failed run stopped at */
+                                    failed_check: string | null;
+                                    /** @enum {string} */
+                                    status: "not_tried" | "running" | "passed" | "failed";
+                                };
                                 priority: string | null;
                                 proctor_id: number | null;
                                 /** Format: date-time */
@@ -18241,6 +22103,8 @@ export interface paths {
                                  * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
                                  */
                                 terms_accepted_at: string | null;
+                                /** @description The duration plus extra time, in seconds, when the student is timed by the exam’s duration; null otherwise */
+                                time_allowed_seconds: number | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -18463,11 +22327,35 @@ export interface paths {
                     content: {
                         "application/json": {
                             student: {
+                                /** @description The student's accommodations (docs/accommodations.md); every key present, zero, null, false or empty when not given */
+                                accommodations: {
+                                    /** @description Automated flags that assistive technology sets off are recorded as informational only */
+                                    assistive_technology: boolean;
+                                    /** @description Up to `count` rest breaks of up to `minutes` each; null: none */
+                                    breaks: {
+                                        count: number;
+                                        minutes: number;
+                                    } | null;
+                                    /** @description At most one per check */
+                                    exemptions: {
+                                        /** @enum {string} */
+                                        check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                        /** @description Why, for staff only (never shown to the candidate) */
+                                        reason: string;
+                                    }[];
+                                    extra_time_minutes: number;
+                                    /** @description Of the exam's duration; applied before extra_time_minutes */
+                                    extra_time_percent: number;
+                                    /** @description For proctors and reviewers only */
+                                    note: string | null;
+                                };
                                 archived: boolean;
                                 attempt: number;
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /** @description Rest breaks the student started */
+                                breaks_taken: number;
                                 browser: string | null;
                                 browser_version: string | null;
                                 /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
@@ -18479,6 +22367,11 @@ export interface paths {
                                 /** Format: date-time */
                                 created_at: string | null;
                                 current_exam_mode: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this student (the one clock, docs/accommodations.md): duration and extra time from start_time, the exam’s end_time, moved on by proctor pauses and rest breaks. Null until started, and when neither a duration nor an end_time limits the exam
+                                 */
+                                deadline_at: string | null;
                                 dummy_exam_survey: string | null;
                                 /** @description Stored trimmed and in lower case */
                                 email: string;
@@ -18518,6 +22411,8 @@ export interface paths {
                                     /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
                                     end_offset_time: number | null;
                                     id: number;
+                                    /** @description An automated flag recorded for the record only, never raised: assistive technology set it off for a student with that accommodation (docs/accommodations.md); false for every other incident */
+                                    informational: boolean;
                                     offset_time: number | null;
                                     /**
                                      * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
@@ -18562,6 +22457,8 @@ export interface paths {
                                  */
                                 mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
+                                /** @description The student is on a rest break now */
+                                on_break: boolean;
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
@@ -18569,6 +22466,18 @@ export interface paths {
                                 paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
+                                /** @description The newest practice run's outcome (docs/accommodations.md, "Practice run") */
+                                practice: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the newest run began or ended; null before the first
+                                     */
+                                    at: string | null;
+                                    /** @description The check a failed run stopped at */
+                                    failed_check: string | null;
+                                    /** @enum {string} */
+                                    status: "not_tried" | "running" | "passed" | "failed";
+                                };
                                 priority: string | null;
                                 proctor_id: number | null;
                                 /** Format: date-time */
@@ -18601,6 +22510,8 @@ export interface paths {
                                  * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
                                  */
                                 terms_accepted_at: string | null;
+                                /** @description The duration plus extra time, in seconds, when the student is timed by the exam’s duration; null otherwise */
+                                time_allowed_seconds: number | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -19005,11 +22916,35 @@ export interface paths {
                     content: {
                         "application/json": {
                             student: {
+                                /** @description The student's accommodations (docs/accommodations.md); every key present, zero, null, false or empty when not given */
+                                accommodations: {
+                                    /** @description Automated flags that assistive technology sets off are recorded as informational only */
+                                    assistive_technology: boolean;
+                                    /** @description Up to `count` rest breaks of up to `minutes` each; null: none */
+                                    breaks: {
+                                        count: number;
+                                        minutes: number;
+                                    } | null;
+                                    /** @description At most one per check */
+                                    exemptions: {
+                                        /** @enum {string} */
+                                        check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                        /** @description Why, for staff only (never shown to the candidate) */
+                                        reason: string;
+                                    }[];
+                                    extra_time_minutes: number;
+                                    /** @description Of the exam's duration; applied before extra_time_minutes */
+                                    extra_time_percent: number;
+                                    /** @description For proctors and reviewers only */
+                                    note: string | null;
+                                };
                                 archived: boolean;
                                 attempt: number;
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /** @description Rest breaks the student started */
+                                breaks_taken: number;
                                 browser: string | null;
                                 browser_version: string | null;
                                 /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
@@ -19021,6 +22956,11 @@ export interface paths {
                                 /** Format: date-time */
                                 created_at: string | null;
                                 current_exam_mode: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this student (the one clock, docs/accommodations.md): duration and extra time from start_time, the exam’s end_time, moved on by proctor pauses and rest breaks. Null until started, and when neither a duration nor an end_time limits the exam
+                                 */
+                                deadline_at: string | null;
                                 dummy_exam_survey: string | null;
                                 /** @description Stored trimmed and in lower case */
                                 email: string;
@@ -19060,6 +23000,8 @@ export interface paths {
                                     /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
                                     end_offset_time: number | null;
                                     id: number;
+                                    /** @description An automated flag recorded for the record only, never raised: assistive technology set it off for a student with that accommodation (docs/accommodations.md); false for every other incident */
+                                    informational: boolean;
                                     offset_time: number | null;
                                     /**
                                      * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
@@ -19104,6 +23046,8 @@ export interface paths {
                                  */
                                 mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
+                                /** @description The student is on a rest break now */
+                                on_break: boolean;
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
@@ -19111,6 +23055,18 @@ export interface paths {
                                 paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
+                                /** @description The newest practice run's outcome (docs/accommodations.md, "Practice run") */
+                                practice: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the newest run began or ended; null before the first
+                                     */
+                                    at: string | null;
+                                    /** @description The check a failed run stopped at */
+                                    failed_check: string | null;
+                                    /** @enum {string} */
+                                    status: "not_tried" | "running" | "passed" | "failed";
+                                };
                                 priority: string | null;
                                 proctor_id: number | null;
                                 /** Format: date-time */
@@ -19143,6 +23099,8 @@ export interface paths {
                                  * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
                                  */
                                 terms_accepted_at: string | null;
+                                /** @description The duration plus extra time, in seconds, when the student is timed by the exam’s duration; null otherwise */
+                                time_allowed_seconds: number | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -25097,7 +29055,7 @@ export interface paths {
         };
         /**
          * List every student session the caller may see
-         * @description Filter/sort fields: id, exam_id, name, email, status, attempt, archived, is_email_sent, created_at, updated_at, start_time, end_time, open_time, external_id, proctor_id, priority, student_lms_id, resource_link_id, context_id, lti_resource_id, language. Archived sessions appear only when filtering on archived. Email operands compare case-insensitively. Incidents are included.
+         * @description Filter/sort fields: id, exam_id, name, email, status, attempt, archived, is_email_sent, created_at, updated_at, start_time, end_time, open_time, external_id, proctor_id, priority, student_lms_id, resource_link_id, context_id, lti_resource_id, language, practice_status (not_tried, running, passed, failed). Archived sessions appear only when filtering on archived. Email operands compare case-insensitively. Incidents are included.
          */
         get: {
             parameters: {
@@ -25127,11 +29085,35 @@ export interface paths {
                     content: {
                         "application/json": {
                             students: {
+                                /** @description The student's accommodations (docs/accommodations.md); every key present, zero, null, false or empty when not given */
+                                accommodations: {
+                                    /** @description Automated flags that assistive technology sets off are recorded as informational only */
+                                    assistive_technology: boolean;
+                                    /** @description Up to `count` rest breaks of up to `minutes` each; null: none */
+                                    breaks: {
+                                        count: number;
+                                        minutes: number;
+                                    } | null;
+                                    /** @description At most one per check */
+                                    exemptions: {
+                                        /** @enum {string} */
+                                        check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                        /** @description Why, for staff only (never shown to the candidate) */
+                                        reason: string;
+                                    }[];
+                                    extra_time_minutes: number;
+                                    /** @description Of the exam's duration; applied before extra_time_minutes */
+                                    extra_time_percent: number;
+                                    /** @description For proctors and reviewers only */
+                                    note: string | null;
+                                };
                                 archived: boolean;
                                 attempt: number;
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /** @description Rest breaks the student started */
+                                breaks_taken: number;
                                 browser: string | null;
                                 browser_version: string | null;
                                 /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
@@ -25143,6 +29125,11 @@ export interface paths {
                                 /** Format: date-time */
                                 created_at: string | null;
                                 current_exam_mode: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this student (the one clock, docs/accommodations.md): duration and extra time from start_time, the exam’s end_time, moved on by proctor pauses and rest breaks. Null until started, and when neither a duration nor an end_time limits the exam
+                                 */
+                                deadline_at: string | null;
                                 dummy_exam_survey: string | null;
                                 /** @description Stored trimmed and in lower case */
                                 email: string;
@@ -25182,6 +29169,8 @@ export interface paths {
                                     /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
                                     end_offset_time: number | null;
                                     id: number;
+                                    /** @description An automated flag recorded for the record only, never raised: assistive technology set it off for a student with that accommodation (docs/accommodations.md); false for every other incident */
+                                    informational: boolean;
                                     offset_time: number | null;
                                     /**
                                      * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
@@ -25226,6 +29215,8 @@ export interface paths {
                                  */
                                 mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
+                                /** @description The student is on a rest break now */
+                                on_break: boolean;
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
@@ -25233,6 +29224,18 @@ export interface paths {
                                 paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
+                                /** @description The newest practice run's outcome (docs/accommodations.md, "Practice run") */
+                                practice: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the newest run began or ended; null before the first
+                                     */
+                                    at: string | null;
+                                    /** @description The check a failed run stopped at */
+                                    failed_check: string | null;
+                                    /** @enum {string} */
+                                    status: "not_tried" | "running" | "passed" | "failed";
+                                };
                                 priority: string | null;
                                 proctor_id: number | null;
                                 /** Format: date-time */
@@ -25265,6 +29268,8 @@ export interface paths {
                                  * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
                                  */
                                 terms_accepted_at: string | null;
+                                /** @description The duration plus extra time, in seconds, when the student is timed by the exam’s duration; null otherwise */
+                                time_allowed_seconds: number | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -25456,11 +29461,35 @@ export interface paths {
                     content: {
                         "application/json": {
                             student: {
+                                /** @description The student's accommodations (docs/accommodations.md); every key present, zero, null, false or empty when not given */
+                                accommodations: {
+                                    /** @description Automated flags that assistive technology sets off are recorded as informational only */
+                                    assistive_technology: boolean;
+                                    /** @description Up to `count` rest breaks of up to `minutes` each; null: none */
+                                    breaks: {
+                                        count: number;
+                                        minutes: number;
+                                    } | null;
+                                    /** @description At most one per check */
+                                    exemptions: {
+                                        /** @enum {string} */
+                                        check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                        /** @description Why, for staff only (never shown to the candidate) */
+                                        reason: string;
+                                    }[];
+                                    extra_time_minutes: number;
+                                    /** @description Of the exam's duration; applied before extra_time_minutes */
+                                    extra_time_percent: number;
+                                    /** @description For proctors and reviewers only */
+                                    note: string | null;
+                                };
                                 archived: boolean;
                                 attempt: number;
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /** @description Rest breaks the student started */
+                                breaks_taken: number;
                                 browser: string | null;
                                 browser_version: string | null;
                                 /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
@@ -25472,6 +29501,11 @@ export interface paths {
                                 /** Format: date-time */
                                 created_at: string | null;
                                 current_exam_mode: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this student (the one clock, docs/accommodations.md): duration and extra time from start_time, the exam’s end_time, moved on by proctor pauses and rest breaks. Null until started, and when neither a duration nor an end_time limits the exam
+                                 */
+                                deadline_at: string | null;
                                 dummy_exam_survey: string | null;
                                 /** @description Stored trimmed and in lower case */
                                 email: string;
@@ -25511,6 +29545,8 @@ export interface paths {
                                     /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
                                     end_offset_time: number | null;
                                     id: number;
+                                    /** @description An automated flag recorded for the record only, never raised: assistive technology set it off for a student with that accommodation (docs/accommodations.md); false for every other incident */
+                                    informational: boolean;
                                     offset_time: number | null;
                                     /**
                                      * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
@@ -25555,6 +29591,8 @@ export interface paths {
                                  */
                                 mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
+                                /** @description The student is on a rest break now */
+                                on_break: boolean;
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
@@ -25562,6 +29600,18 @@ export interface paths {
                                 paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
+                                /** @description The newest practice run's outcome (docs/accommodations.md, "Practice run") */
+                                practice: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the newest run began or ended; null before the first
+                                     */
+                                    at: string | null;
+                                    /** @description The check a failed run stopped at */
+                                    failed_check: string | null;
+                                    /** @enum {string} */
+                                    status: "not_tried" | "running" | "passed" | "failed";
+                                };
                                 priority: string | null;
                                 proctor_id: number | null;
                                 /** Format: date-time */
@@ -25594,6 +29644,8 @@ export interface paths {
                                  * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
                                  */
                                 terms_accepted_at: string | null;
+                                /** @description The duration plus extra time, in seconds, when the student is timed by the exam’s duration; null otherwise */
+                                time_allowed_seconds: number | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -25763,6 +29815,31 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description Any subset of the keys; on update the keys sent replace the current values and the rest are kept. null (or empty) clears every accommodation. A form may nest the keys (`accommodations[extra_time_minutes]=10`) or send the object as JSON text. 422 names the refused key (`accommodations.extra_time_minutes`, `accommodations.exemptions[0].check`, `accommodations.foo` for an unknown key) */
+                        accommodations?: {
+                            /** @enum {boolean|string|integer} */
+                            assistive_technology?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
+                            /** @description null: no breaks */
+                            breaks?: {
+                                /** @description 0 to 20; 0 means no breaks */
+                                count?: number | string;
+                                /** @description 1 to 240; required with a count */
+                                minutes?: number | string;
+                            } | string | null;
+                            /** @description The whole list (it replaces the current one); null or [] for none */
+                            exemptions?: {
+                                /** @enum {string} */
+                                check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                /** @description Required, at most 500 characters; staff only */
+                                reason: string;
+                            }[] | string | null;
+                            /** @description Whole minutes, 0 to 600 */
+                            extra_time_minutes?: number | string | null;
+                            /** @description Percent of the exam's duration, 0 to 300 */
+                            extra_time_percent?: number | string | null;
+                            /** @description At most 2000 characters, staff only; empty or null clears it */
+                            note?: string | null;
+                        } | string | null;
                         /** @description The comment of a reviewed verdict */
                         comment?: string;
                         /** @description The LTI context; defaults to that of lti_resource_id */
@@ -25816,11 +29893,35 @@ export interface paths {
                     content: {
                         "application/json": {
                             student: {
+                                /** @description The student's accommodations (docs/accommodations.md); every key present, zero, null, false or empty when not given */
+                                accommodations: {
+                                    /** @description Automated flags that assistive technology sets off are recorded as informational only */
+                                    assistive_technology: boolean;
+                                    /** @description Up to `count` rest breaks of up to `minutes` each; null: none */
+                                    breaks: {
+                                        count: number;
+                                        minutes: number;
+                                    } | null;
+                                    /** @description At most one per check */
+                                    exemptions: {
+                                        /** @enum {string} */
+                                        check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                        /** @description Why, for staff only (never shown to the candidate) */
+                                        reason: string;
+                                    }[];
+                                    extra_time_minutes: number;
+                                    /** @description Of the exam's duration; applied before extra_time_minutes */
+                                    extra_time_percent: number;
+                                    /** @description For proctors and reviewers only */
+                                    note: string | null;
+                                };
                                 archived: boolean;
                                 attempt: number;
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /** @description Rest breaks the student started */
+                                breaks_taken: number;
                                 browser: string | null;
                                 browser_version: string | null;
                                 /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
@@ -25832,6 +29933,11 @@ export interface paths {
                                 /** Format: date-time */
                                 created_at: string | null;
                                 current_exam_mode: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this student (the one clock, docs/accommodations.md): duration and extra time from start_time, the exam’s end_time, moved on by proctor pauses and rest breaks. Null until started, and when neither a duration nor an end_time limits the exam
+                                 */
+                                deadline_at: string | null;
                                 dummy_exam_survey: string | null;
                                 /** @description Stored trimmed and in lower case */
                                 email: string;
@@ -25871,6 +29977,8 @@ export interface paths {
                                     /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
                                     end_offset_time: number | null;
                                     id: number;
+                                    /** @description An automated flag recorded for the record only, never raised: assistive technology set it off for a student with that accommodation (docs/accommodations.md); false for every other incident */
+                                    informational: boolean;
                                     offset_time: number | null;
                                     /**
                                      * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
@@ -25915,6 +30023,8 @@ export interface paths {
                                  */
                                 mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
+                                /** @description The student is on a rest break now */
+                                on_break: boolean;
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
@@ -25922,6 +30032,18 @@ export interface paths {
                                 paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
+                                /** @description The newest practice run's outcome (docs/accommodations.md, "Practice run") */
+                                practice: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the newest run began or ended; null before the first
+                                     */
+                                    at: string | null;
+                                    /** @description The check a failed run stopped at */
+                                    failed_check: string | null;
+                                    /** @enum {string} */
+                                    status: "not_tried" | "running" | "passed" | "failed";
+                                };
                                 priority: string | null;
                                 proctor_id: number | null;
                                 /** Format: date-time */
@@ -25954,6 +30076,8 @@ export interface paths {
                                  * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
                                  */
                                 terms_accepted_at: string | null;
+                                /** @description The duration plus extra time, in seconds, when the student is timed by the exam’s duration; null otherwise */
+                                time_allowed_seconds: number | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -26312,6 +30436,31 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description Any subset of the keys; on update the keys sent replace the current values and the rest are kept. null (or empty) clears every accommodation. A form may nest the keys (`accommodations[extra_time_minutes]=10`) or send the object as JSON text. 422 names the refused key (`accommodations.extra_time_minutes`, `accommodations.exemptions[0].check`, `accommodations.foo` for an unknown key) */
+                        accommodations?: {
+                            /** @enum {boolean|string|integer} */
+                            assistive_technology?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
+                            /** @description null: no breaks */
+                            breaks?: {
+                                /** @description 0 to 20; 0 means no breaks */
+                                count?: number | string;
+                                /** @description 1 to 240; required with a count */
+                                minutes?: number | string;
+                            } | string | null;
+                            /** @description The whole list (it replaces the current one); null or [] for none */
+                            exemptions?: {
+                                /** @enum {string} */
+                                check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                /** @description Required, at most 500 characters; staff only */
+                                reason: string;
+                            }[] | string | null;
+                            /** @description Whole minutes, 0 to 600 */
+                            extra_time_minutes?: number | string | null;
+                            /** @description Percent of the exam's duration, 0 to 300 */
+                            extra_time_percent?: number | string | null;
+                            /** @description At most 2000 characters, staff only; empty or null clears it */
+                            note?: string | null;
+                        } | string | null;
                         /** @description The comment of a reviewed verdict */
                         comment?: string;
                         /** @description The LTI context; defaults to that of lti_resource_id */
@@ -26365,11 +30514,35 @@ export interface paths {
                     content: {
                         "application/json": {
                             student: {
+                                /** @description The student's accommodations (docs/accommodations.md); every key present, zero, null, false or empty when not given */
+                                accommodations: {
+                                    /** @description Automated flags that assistive technology sets off are recorded as informational only */
+                                    assistive_technology: boolean;
+                                    /** @description Up to `count` rest breaks of up to `minutes` each; null: none */
+                                    breaks: {
+                                        count: number;
+                                        minutes: number;
+                                    } | null;
+                                    /** @description At most one per check */
+                                    exemptions: {
+                                        /** @enum {string} */
+                                        check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                        /** @description Why, for staff only (never shown to the candidate) */
+                                        reason: string;
+                                    }[];
+                                    extra_time_minutes: number;
+                                    /** @description Of the exam's duration; applied before extra_time_minutes */
+                                    extra_time_percent: number;
+                                    /** @description For proctors and reviewers only */
+                                    note: string | null;
+                                };
                                 archived: boolean;
                                 attempt: number;
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /** @description Rest breaks the student started */
+                                breaks_taken: number;
                                 browser: string | null;
                                 browser_version: string | null;
                                 /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
@@ -26381,6 +30554,11 @@ export interface paths {
                                 /** Format: date-time */
                                 created_at: string | null;
                                 current_exam_mode: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this student (the one clock, docs/accommodations.md): duration and extra time from start_time, the exam’s end_time, moved on by proctor pauses and rest breaks. Null until started, and when neither a duration nor an end_time limits the exam
+                                 */
+                                deadline_at: string | null;
                                 dummy_exam_survey: string | null;
                                 /** @description Stored trimmed and in lower case */
                                 email: string;
@@ -26420,6 +30598,8 @@ export interface paths {
                                     /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
                                     end_offset_time: number | null;
                                     id: number;
+                                    /** @description An automated flag recorded for the record only, never raised: assistive technology set it off for a student with that accommodation (docs/accommodations.md); false for every other incident */
+                                    informational: boolean;
                                     offset_time: number | null;
                                     /**
                                      * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
@@ -26464,6 +30644,8 @@ export interface paths {
                                  */
                                 mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
+                                /** @description The student is on a rest break now */
+                                on_break: boolean;
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
@@ -26471,6 +30653,18 @@ export interface paths {
                                 paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
+                                /** @description The newest practice run's outcome (docs/accommodations.md, "Practice run") */
+                                practice: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the newest run began or ended; null before the first
+                                     */
+                                    at: string | null;
+                                    /** @description The check a failed run stopped at */
+                                    failed_check: string | null;
+                                    /** @enum {string} */
+                                    status: "not_tried" | "running" | "passed" | "failed";
+                                };
                                 priority: string | null;
                                 proctor_id: number | null;
                                 /** Format: date-time */
@@ -26503,6 +30697,8 @@ export interface paths {
                                  * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
                                  */
                                 terms_accepted_at: string | null;
+                                /** @description The duration plus extra time, in seconds, when the student is timed by the exam’s duration; null otherwise */
+                                time_allowed_seconds: number | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -26720,11 +30916,35 @@ export interface paths {
                     content: {
                         "application/json": {
                             student: {
+                                /** @description The student's accommodations (docs/accommodations.md); every key present, zero, null, false or empty when not given */
+                                accommodations: {
+                                    /** @description Automated flags that assistive technology sets off are recorded as informational only */
+                                    assistive_technology: boolean;
+                                    /** @description Up to `count` rest breaks of up to `minutes` each; null: none */
+                                    breaks: {
+                                        count: number;
+                                        minutes: number;
+                                    } | null;
+                                    /** @description At most one per check */
+                                    exemptions: {
+                                        /** @enum {string} */
+                                        check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                        /** @description Why, for staff only (never shown to the candidate) */
+                                        reason: string;
+                                    }[];
+                                    extra_time_minutes: number;
+                                    /** @description Of the exam's duration; applied before extra_time_minutes */
+                                    extra_time_percent: number;
+                                    /** @description For proctors and reviewers only */
+                                    note: string | null;
+                                };
                                 archived: boolean;
                                 attempt: number;
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /** @description Rest breaks the student started */
+                                breaks_taken: number;
                                 browser: string | null;
                                 browser_version: string | null;
                                 /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
@@ -26736,6 +30956,11 @@ export interface paths {
                                 /** Format: date-time */
                                 created_at: string | null;
                                 current_exam_mode: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this student (the one clock, docs/accommodations.md): duration and extra time from start_time, the exam’s end_time, moved on by proctor pauses and rest breaks. Null until started, and when neither a duration nor an end_time limits the exam
+                                 */
+                                deadline_at: string | null;
                                 dummy_exam_survey: string | null;
                                 /** @description Stored trimmed and in lower case */
                                 email: string;
@@ -26775,6 +31000,8 @@ export interface paths {
                                     /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
                                     end_offset_time: number | null;
                                     id: number;
+                                    /** @description An automated flag recorded for the record only, never raised: assistive technology set it off for a student with that accommodation (docs/accommodations.md); false for every other incident */
+                                    informational: boolean;
                                     offset_time: number | null;
                                     /**
                                      * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
@@ -26819,6 +31046,8 @@ export interface paths {
                                  */
                                 mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
+                                /** @description The student is on a rest break now */
+                                on_break: boolean;
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
@@ -26826,6 +31055,18 @@ export interface paths {
                                 paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
+                                /** @description The newest practice run's outcome (docs/accommodations.md, "Practice run") */
+                                practice: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the newest run began or ended; null before the first
+                                     */
+                                    at: string | null;
+                                    /** @description The check a failed run stopped at */
+                                    failed_check: string | null;
+                                    /** @enum {string} */
+                                    status: "not_tried" | "running" | "passed" | "failed";
+                                };
                                 priority: string | null;
                                 proctor_id: number | null;
                                 /** Format: date-time */
@@ -26858,6 +31099,8 @@ export interface paths {
                                  * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
                                  */
                                 terms_accepted_at: string | null;
+                                /** @description The duration plus extra time, in seconds, when the student is timed by the exam’s duration; null otherwise */
+                                time_allowed_seconds: number | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -27084,11 +31327,35 @@ export interface paths {
                             /** @description The proctor's assigned sessions whose candidate is live now */
                             active_proctoring_sessions: number;
                             student: {
+                                /** @description The student's accommodations (docs/accommodations.md); every key present, zero, null, false or empty when not given */
+                                accommodations: {
+                                    /** @description Automated flags that assistive technology sets off are recorded as informational only */
+                                    assistive_technology: boolean;
+                                    /** @description Up to `count` rest breaks of up to `minutes` each; null: none */
+                                    breaks: {
+                                        count: number;
+                                        minutes: number;
+                                    } | null;
+                                    /** @description At most one per check */
+                                    exemptions: {
+                                        /** @enum {string} */
+                                        check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                        /** @description Why, for staff only (never shown to the candidate) */
+                                        reason: string;
+                                    }[];
+                                    extra_time_minutes: number;
+                                    /** @description Of the exam's duration; applied before extra_time_minutes */
+                                    extra_time_percent: number;
+                                    /** @description For proctors and reviewers only */
+                                    note: string | null;
+                                };
                                 archived: boolean;
                                 attempt: number;
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /** @description Rest breaks the student started */
+                                breaks_taken: number;
                                 browser: string | null;
                                 browser_version: string | null;
                                 /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
@@ -27100,6 +31367,11 @@ export interface paths {
                                 /** Format: date-time */
                                 created_at: string | null;
                                 current_exam_mode: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this student (the one clock, docs/accommodations.md): duration and extra time from start_time, the exam’s end_time, moved on by proctor pauses and rest breaks. Null until started, and when neither a duration nor an end_time limits the exam
+                                 */
+                                deadline_at: string | null;
                                 dummy_exam_survey: string | null;
                                 /** @description Stored trimmed and in lower case */
                                 email: string;
@@ -27139,6 +31411,8 @@ export interface paths {
                                     /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
                                     end_offset_time: number | null;
                                     id: number;
+                                    /** @description An automated flag recorded for the record only, never raised: assistive technology set it off for a student with that accommodation (docs/accommodations.md); false for every other incident */
+                                    informational: boolean;
                                     offset_time: number | null;
                                     /**
                                      * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
@@ -27183,6 +31457,8 @@ export interface paths {
                                  */
                                 mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
+                                /** @description The student is on a rest break now */
+                                on_break: boolean;
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
@@ -27190,6 +31466,18 @@ export interface paths {
                                 paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
+                                /** @description The newest practice run's outcome (docs/accommodations.md, "Practice run") */
+                                practice: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the newest run began or ended; null before the first
+                                     */
+                                    at: string | null;
+                                    /** @description The check a failed run stopped at */
+                                    failed_check: string | null;
+                                    /** @enum {string} */
+                                    status: "not_tried" | "running" | "passed" | "failed";
+                                };
                                 priority: string | null;
                                 proctor_id: number | null;
                                 /** Format: date-time */
@@ -27222,6 +31510,8 @@ export interface paths {
                                  * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
                                  */
                                 terms_accepted_at: string | null;
+                                /** @description The duration plus extra time, in seconds, when the student is timed by the exam’s duration; null otherwise */
+                                time_allowed_seconds: number | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -27440,11 +31730,35 @@ export interface paths {
                     content: {
                         "application/json": {
                             student: {
+                                /** @description The student's accommodations (docs/accommodations.md); every key present, zero, null, false or empty when not given */
+                                accommodations: {
+                                    /** @description Automated flags that assistive technology sets off are recorded as informational only */
+                                    assistive_technology: boolean;
+                                    /** @description Up to `count` rest breaks of up to `minutes` each; null: none */
+                                    breaks: {
+                                        count: number;
+                                        minutes: number;
+                                    } | null;
+                                    /** @description At most one per check */
+                                    exemptions: {
+                                        /** @enum {string} */
+                                        check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                        /** @description Why, for staff only (never shown to the candidate) */
+                                        reason: string;
+                                    }[];
+                                    extra_time_minutes: number;
+                                    /** @description Of the exam's duration; applied before extra_time_minutes */
+                                    extra_time_percent: number;
+                                    /** @description For proctors and reviewers only */
+                                    note: string | null;
+                                };
                                 archived: boolean;
                                 attempt: number;
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /** @description Rest breaks the student started */
+                                breaks_taken: number;
                                 browser: string | null;
                                 browser_version: string | null;
                                 /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
@@ -27456,6 +31770,11 @@ export interface paths {
                                 /** Format: date-time */
                                 created_at: string | null;
                                 current_exam_mode: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this student (the one clock, docs/accommodations.md): duration and extra time from start_time, the exam’s end_time, moved on by proctor pauses and rest breaks. Null until started, and when neither a duration nor an end_time limits the exam
+                                 */
+                                deadline_at: string | null;
                                 dummy_exam_survey: string | null;
                                 /** @description Stored trimmed and in lower case */
                                 email: string;
@@ -27495,6 +31814,8 @@ export interface paths {
                                     /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
                                     end_offset_time: number | null;
                                     id: number;
+                                    /** @description An automated flag recorded for the record only, never raised: assistive technology set it off for a student with that accommodation (docs/accommodations.md); false for every other incident */
+                                    informational: boolean;
                                     offset_time: number | null;
                                     /**
                                      * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
@@ -27539,6 +31860,8 @@ export interface paths {
                                  */
                                 mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
+                                /** @description The student is on a rest break now */
+                                on_break: boolean;
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
@@ -27546,6 +31869,18 @@ export interface paths {
                                 paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
+                                /** @description The newest practice run's outcome (docs/accommodations.md, "Practice run") */
+                                practice: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the newest run began or ended; null before the first
+                                     */
+                                    at: string | null;
+                                    /** @description The check a failed run stopped at */
+                                    failed_check: string | null;
+                                    /** @enum {string} */
+                                    status: "not_tried" | "running" | "passed" | "failed";
+                                };
                                 priority: string | null;
                                 proctor_id: number | null;
                                 /** Format: date-time */
@@ -27578,6 +31913,8 @@ export interface paths {
                                  * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
                                  */
                                 terms_accepted_at: string | null;
+                                /** @description The duration plus extra time, in seconds, when the student is timed by the exam’s duration; null otherwise */
+                                time_allowed_seconds: number | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -27775,11 +32112,35 @@ export interface paths {
                     content: {
                         "application/json": {
                             student: {
+                                /** @description The student's accommodations (docs/accommodations.md); every key present, zero, null, false or empty when not given */
+                                accommodations: {
+                                    /** @description Automated flags that assistive technology sets off are recorded as informational only */
+                                    assistive_technology: boolean;
+                                    /** @description Up to `count` rest breaks of up to `minutes` each; null: none */
+                                    breaks: {
+                                        count: number;
+                                        minutes: number;
+                                    } | null;
+                                    /** @description At most one per check */
+                                    exemptions: {
+                                        /** @enum {string} */
+                                        check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                        /** @description Why, for staff only (never shown to the candidate) */
+                                        reason: string;
+                                    }[];
+                                    extra_time_minutes: number;
+                                    /** @description Of the exam's duration; applied before extra_time_minutes */
+                                    extra_time_percent: number;
+                                    /** @description For proctors and reviewers only */
+                                    note: string | null;
+                                };
                                 archived: boolean;
                                 attempt: number;
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /** @description Rest breaks the student started */
+                                breaks_taken: number;
                                 browser: string | null;
                                 browser_version: string | null;
                                 /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
@@ -27791,6 +32152,11 @@ export interface paths {
                                 /** Format: date-time */
                                 created_at: string | null;
                                 current_exam_mode: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this student (the one clock, docs/accommodations.md): duration and extra time from start_time, the exam’s end_time, moved on by proctor pauses and rest breaks. Null until started, and when neither a duration nor an end_time limits the exam
+                                 */
+                                deadline_at: string | null;
                                 dummy_exam_survey: string | null;
                                 /** @description Stored trimmed and in lower case */
                                 email: string;
@@ -27830,6 +32196,8 @@ export interface paths {
                                     /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
                                     end_offset_time: number | null;
                                     id: number;
+                                    /** @description An automated flag recorded for the record only, never raised: assistive technology set it off for a student with that accommodation (docs/accommodations.md); false for every other incident */
+                                    informational: boolean;
                                     offset_time: number | null;
                                     /**
                                      * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
@@ -27874,6 +32242,8 @@ export interface paths {
                                  */
                                 mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
+                                /** @description The student is on a rest break now */
+                                on_break: boolean;
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
@@ -27881,6 +32251,18 @@ export interface paths {
                                 paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
+                                /** @description The newest practice run's outcome (docs/accommodations.md, "Practice run") */
+                                practice: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the newest run began or ended; null before the first
+                                     */
+                                    at: string | null;
+                                    /** @description The check a failed run stopped at */
+                                    failed_check: string | null;
+                                    /** @enum {string} */
+                                    status: "not_tried" | "running" | "passed" | "failed";
+                                };
                                 priority: string | null;
                                 proctor_id: number | null;
                                 /** Format: date-time */
@@ -27913,6 +32295,8 @@ export interface paths {
                                  * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
                                  */
                                 terms_accepted_at: string | null;
+                                /** @description The duration plus extra time, in seconds, when the student is timed by the exam’s duration; null otherwise */
+                                time_allowed_seconds: number | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -28278,11 +32662,35 @@ export interface paths {
                     content: {
                         "application/json": {
                             student: {
+                                /** @description The student's accommodations (docs/accommodations.md); every key present, zero, null, false or empty when not given */
+                                accommodations: {
+                                    /** @description Automated flags that assistive technology sets off are recorded as informational only */
+                                    assistive_technology: boolean;
+                                    /** @description Up to `count` rest breaks of up to `minutes` each; null: none */
+                                    breaks: {
+                                        count: number;
+                                        minutes: number;
+                                    } | null;
+                                    /** @description At most one per check */
+                                    exemptions: {
+                                        /** @enum {string} */
+                                        check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                        /** @description Why, for staff only (never shown to the candidate) */
+                                        reason: string;
+                                    }[];
+                                    extra_time_minutes: number;
+                                    /** @description Of the exam's duration; applied before extra_time_minutes */
+                                    extra_time_percent: number;
+                                    /** @description For proctors and reviewers only */
+                                    note: string | null;
+                                };
                                 archived: boolean;
                                 attempt: number;
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /** @description Rest breaks the student started */
+                                breaks_taken: number;
                                 browser: string | null;
                                 browser_version: string | null;
                                 /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
@@ -28294,6 +32702,11 @@ export interface paths {
                                 /** Format: date-time */
                                 created_at: string | null;
                                 current_exam_mode: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this student (the one clock, docs/accommodations.md): duration and extra time from start_time, the exam’s end_time, moved on by proctor pauses and rest breaks. Null until started, and when neither a duration nor an end_time limits the exam
+                                 */
+                                deadline_at: string | null;
                                 dummy_exam_survey: string | null;
                                 /** @description Stored trimmed and in lower case */
                                 email: string;
@@ -28333,6 +32746,8 @@ export interface paths {
                                     /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
                                     end_offset_time: number | null;
                                     id: number;
+                                    /** @description An automated flag recorded for the record only, never raised: assistive technology set it off for a student with that accommodation (docs/accommodations.md); false for every other incident */
+                                    informational: boolean;
                                     offset_time: number | null;
                                     /**
                                      * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
@@ -28377,6 +32792,8 @@ export interface paths {
                                  */
                                 mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
+                                /** @description The student is on a rest break now */
+                                on_break: boolean;
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
@@ -28384,6 +32801,18 @@ export interface paths {
                                 paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
+                                /** @description The newest practice run's outcome (docs/accommodations.md, "Practice run") */
+                                practice: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the newest run began or ended; null before the first
+                                     */
+                                    at: string | null;
+                                    /** @description The check a failed run stopped at */
+                                    failed_check: string | null;
+                                    /** @enum {string} */
+                                    status: "not_tried" | "running" | "passed" | "failed";
+                                };
                                 priority: string | null;
                                 proctor_id: number | null;
                                 /** Format: date-time */
@@ -28416,6 +32845,8 @@ export interface paths {
                                  * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
                                  */
                                 terms_accepted_at: string | null;
+                                /** @description The duration plus extra time, in seconds, when the student is timed by the exam’s duration; null otherwise */
+                                time_allowed_seconds: number | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -29003,11 +33434,35 @@ export interface paths {
                     content: {
                         "application/json": {
                             student: {
+                                /** @description The student's accommodations (docs/accommodations.md); every key present, zero, null, false or empty when not given */
+                                accommodations: {
+                                    /** @description Automated flags that assistive technology sets off are recorded as informational only */
+                                    assistive_technology: boolean;
+                                    /** @description Up to `count` rest breaks of up to `minutes` each; null: none */
+                                    breaks: {
+                                        count: number;
+                                        minutes: number;
+                                    } | null;
+                                    /** @description At most one per check */
+                                    exemptions: {
+                                        /** @enum {string} */
+                                        check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                        /** @description Why, for staff only (never shown to the candidate) */
+                                        reason: string;
+                                    }[];
+                                    extra_time_minutes: number;
+                                    /** @description Of the exam's duration; applied before extra_time_minutes */
+                                    extra_time_percent: number;
+                                    /** @description For proctors and reviewers only */
+                                    note: string | null;
+                                };
                                 archived: boolean;
                                 attempt: number;
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /** @description Rest breaks the student started */
+                                breaks_taken: number;
                                 browser: string | null;
                                 browser_version: string | null;
                                 /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
@@ -29019,6 +33474,11 @@ export interface paths {
                                 /** Format: date-time */
                                 created_at: string | null;
                                 current_exam_mode: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this student (the one clock, docs/accommodations.md): duration and extra time from start_time, the exam’s end_time, moved on by proctor pauses and rest breaks. Null until started, and when neither a duration nor an end_time limits the exam
+                                 */
+                                deadline_at: string | null;
                                 dummy_exam_survey: string | null;
                                 /** @description Stored trimmed and in lower case */
                                 email: string;
@@ -29058,6 +33518,8 @@ export interface paths {
                                     /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
                                     end_offset_time: number | null;
                                     id: number;
+                                    /** @description An automated flag recorded for the record only, never raised: assistive technology set it off for a student with that accommodation (docs/accommodations.md); false for every other incident */
+                                    informational: boolean;
                                     offset_time: number | null;
                                     /**
                                      * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
@@ -29102,6 +33564,8 @@ export interface paths {
                                  */
                                 mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
+                                /** @description The student is on a rest break now */
+                                on_break: boolean;
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
@@ -29109,6 +33573,18 @@ export interface paths {
                                 paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
+                                /** @description The newest practice run's outcome (docs/accommodations.md, "Practice run") */
+                                practice: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the newest run began or ended; null before the first
+                                     */
+                                    at: string | null;
+                                    /** @description The check a failed run stopped at */
+                                    failed_check: string | null;
+                                    /** @enum {string} */
+                                    status: "not_tried" | "running" | "passed" | "failed";
+                                };
                                 priority: string | null;
                                 proctor_id: number | null;
                                 /** Format: date-time */
@@ -29141,6 +33617,8 @@ export interface paths {
                                  * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
                                  */
                                 terms_accepted_at: string | null;
+                                /** @description The duration plus extra time, in seconds, when the student is timed by the exam’s duration; null otherwise */
+                                time_allowed_seconds: number | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -29340,11 +33818,35 @@ export interface paths {
                     content: {
                         "application/json": {
                             student: {
+                                /** @description The student's accommodations (docs/accommodations.md); every key present, zero, null, false or empty when not given */
+                                accommodations: {
+                                    /** @description Automated flags that assistive technology sets off are recorded as informational only */
+                                    assistive_technology: boolean;
+                                    /** @description Up to `count` rest breaks of up to `minutes` each; null: none */
+                                    breaks: {
+                                        count: number;
+                                        minutes: number;
+                                    } | null;
+                                    /** @description At most one per check */
+                                    exemptions: {
+                                        /** @enum {string} */
+                                        check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                        /** @description Why, for staff only (never shown to the candidate) */
+                                        reason: string;
+                                    }[];
+                                    extra_time_minutes: number;
+                                    /** @description Of the exam's duration; applied before extra_time_minutes */
+                                    extra_time_percent: number;
+                                    /** @description For proctors and reviewers only */
+                                    note: string | null;
+                                };
                                 archived: boolean;
                                 attempt: number;
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /** @description Rest breaks the student started */
+                                breaks_taken: number;
                                 browser: string | null;
                                 browser_version: string | null;
                                 /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
@@ -29356,6 +33858,11 @@ export interface paths {
                                 /** Format: date-time */
                                 created_at: string | null;
                                 current_exam_mode: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this student (the one clock, docs/accommodations.md): duration and extra time from start_time, the exam’s end_time, moved on by proctor pauses and rest breaks. Null until started, and when neither a duration nor an end_time limits the exam
+                                 */
+                                deadline_at: string | null;
                                 dummy_exam_survey: string | null;
                                 /** @description Stored trimmed and in lower case */
                                 email: string;
@@ -29395,6 +33902,8 @@ export interface paths {
                                     /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
                                     end_offset_time: number | null;
                                     id: number;
+                                    /** @description An automated flag recorded for the record only, never raised: assistive technology set it off for a student with that accommodation (docs/accommodations.md); false for every other incident */
+                                    informational: boolean;
                                     offset_time: number | null;
                                     /**
                                      * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
@@ -29439,6 +33948,8 @@ export interface paths {
                                  */
                                 mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
+                                /** @description The student is on a rest break now */
+                                on_break: boolean;
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
@@ -29446,6 +33957,18 @@ export interface paths {
                                 paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
+                                /** @description The newest practice run's outcome (docs/accommodations.md, "Practice run") */
+                                practice: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the newest run began or ended; null before the first
+                                     */
+                                    at: string | null;
+                                    /** @description The check a failed run stopped at */
+                                    failed_check: string | null;
+                                    /** @enum {string} */
+                                    status: "not_tried" | "running" | "passed" | "failed";
+                                };
                                 priority: string | null;
                                 proctor_id: number | null;
                                 /** Format: date-time */
@@ -29478,6 +34001,8 @@ export interface paths {
                                  * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
                                  */
                                 terms_accepted_at: string | null;
+                                /** @description The duration plus extra time, in seconds, when the student is timed by the exam’s duration; null otherwise */
+                                time_allowed_seconds: number | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -29716,6 +34241,8 @@ export interface paths {
                                 /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
                                 end_offset_time: number | null;
                                 id: number;
+                                /** @description An automated flag recorded for the record only, never raised: assistive technology set it off for a student with that accommodation (docs/accommodations.md); false for every other incident */
+                                informational: boolean;
                                 offset_time: number | null;
                                 /**
                                  * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
@@ -29939,6 +34466,8 @@ export interface paths {
                                 /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
                                 end_offset_time: number | null;
                                 id: number;
+                                /** @description An automated flag recorded for the record only, never raised: assistive technology set it off for a student with that accommodation (docs/accommodations.md); false for every other incident */
+                                informational: boolean;
                                 offset_time: number | null;
                                 /**
                                  * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
@@ -31005,11 +35534,35 @@ export interface paths {
                     content: {
                         "application/json": {
                             student: {
+                                /** @description The student's accommodations (docs/accommodations.md); every key present, zero, null, false or empty when not given */
+                                accommodations: {
+                                    /** @description Automated flags that assistive technology sets off are recorded as informational only */
+                                    assistive_technology: boolean;
+                                    /** @description Up to `count` rest breaks of up to `minutes` each; null: none */
+                                    breaks: {
+                                        count: number;
+                                        minutes: number;
+                                    } | null;
+                                    /** @description At most one per check */
+                                    exemptions: {
+                                        /** @enum {string} */
+                                        check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                        /** @description Why, for staff only (never shown to the candidate) */
+                                        reason: string;
+                                    }[];
+                                    extra_time_minutes: number;
+                                    /** @description Of the exam's duration; applied before extra_time_minutes */
+                                    extra_time_percent: number;
+                                    /** @description For proctors and reviewers only */
+                                    note: string | null;
+                                };
                                 archived: boolean;
                                 attempt: number;
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /** @description Rest breaks the student started */
+                                breaks_taken: number;
                                 browser: string | null;
                                 browser_version: string | null;
                                 /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
@@ -31021,6 +35574,11 @@ export interface paths {
                                 /** Format: date-time */
                                 created_at: string | null;
                                 current_exam_mode: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this student (the one clock, docs/accommodations.md): duration and extra time from start_time, the exam’s end_time, moved on by proctor pauses and rest breaks. Null until started, and when neither a duration nor an end_time limits the exam
+                                 */
+                                deadline_at: string | null;
                                 dummy_exam_survey: string | null;
                                 /** @description Stored trimmed and in lower case */
                                 email: string;
@@ -31060,6 +35618,8 @@ export interface paths {
                                     /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
                                     end_offset_time: number | null;
                                     id: number;
+                                    /** @description An automated flag recorded for the record only, never raised: assistive technology set it off for a student with that accommodation (docs/accommodations.md); false for every other incident */
+                                    informational: boolean;
                                     offset_time: number | null;
                                     /**
                                      * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
@@ -31104,6 +35664,8 @@ export interface paths {
                                  */
                                 mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
+                                /** @description The student is on a rest break now */
+                                on_break: boolean;
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
@@ -31111,6 +35673,18 @@ export interface paths {
                                 paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
+                                /** @description The newest practice run's outcome (docs/accommodations.md, "Practice run") */
+                                practice: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the newest run began or ended; null before the first
+                                     */
+                                    at: string | null;
+                                    /** @description The check a failed run stopped at */
+                                    failed_check: string | null;
+                                    /** @enum {string} */
+                                    status: "not_tried" | "running" | "passed" | "failed";
+                                };
                                 priority: string | null;
                                 proctor_id: number | null;
                                 /** Format: date-time */
@@ -31143,6 +35717,8 @@ export interface paths {
                                  * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
                                  */
                                 terms_accepted_at: string | null;
+                                /** @description The duration plus extra time, in seconds, when the student is timed by the exam’s duration; null otherwise */
+                                time_allowed_seconds: number | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -32021,11 +36597,35 @@ export interface paths {
                     content: {
                         "application/json": {
                             student: {
+                                /** @description The student's accommodations (docs/accommodations.md); every key present, zero, null, false or empty when not given */
+                                accommodations: {
+                                    /** @description Automated flags that assistive technology sets off are recorded as informational only */
+                                    assistive_technology: boolean;
+                                    /** @description Up to `count` rest breaks of up to `minutes` each; null: none */
+                                    breaks: {
+                                        count: number;
+                                        minutes: number;
+                                    } | null;
+                                    /** @description At most one per check */
+                                    exemptions: {
+                                        /** @enum {string} */
+                                        check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                        /** @description Why, for staff only (never shown to the candidate) */
+                                        reason: string;
+                                    }[];
+                                    extra_time_minutes: number;
+                                    /** @description Of the exam's duration; applied before extra_time_minutes */
+                                    extra_time_percent: number;
+                                    /** @description For proctors and reviewers only */
+                                    note: string | null;
+                                };
                                 archived: boolean;
                                 attempt: number;
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /** @description Rest breaks the student started */
+                                breaks_taken: number;
                                 browser: string | null;
                                 browser_version: string | null;
                                 /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
@@ -32037,6 +36637,11 @@ export interface paths {
                                 /** Format: date-time */
                                 created_at: string | null;
                                 current_exam_mode: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this student (the one clock, docs/accommodations.md): duration and extra time from start_time, the exam’s end_time, moved on by proctor pauses and rest breaks. Null until started, and when neither a duration nor an end_time limits the exam
+                                 */
+                                deadline_at: string | null;
                                 dummy_exam_survey: string | null;
                                 /** @description Stored trimmed and in lower case */
                                 email: string;
@@ -32076,6 +36681,8 @@ export interface paths {
                                     /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
                                     end_offset_time: number | null;
                                     id: number;
+                                    /** @description An automated flag recorded for the record only, never raised: assistive technology set it off for a student with that accommodation (docs/accommodations.md); false for every other incident */
+                                    informational: boolean;
                                     offset_time: number | null;
                                     /**
                                      * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
@@ -32120,6 +36727,8 @@ export interface paths {
                                  */
                                 mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
+                                /** @description The student is on a rest break now */
+                                on_break: boolean;
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
@@ -32127,6 +36736,18 @@ export interface paths {
                                 paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
+                                /** @description The newest practice run's outcome (docs/accommodations.md, "Practice run") */
+                                practice: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the newest run began or ended; null before the first
+                                     */
+                                    at: string | null;
+                                    /** @description The check a failed run stopped at */
+                                    failed_check: string | null;
+                                    /** @enum {string} */
+                                    status: "not_tried" | "running" | "passed" | "failed";
+                                };
                                 priority: string | null;
                                 proctor_id: number | null;
                                 /** Format: date-time */
@@ -32159,6 +36780,8 @@ export interface paths {
                                  * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
                                  */
                                 terms_accepted_at: string | null;
+                                /** @description The duration plus extra time, in seconds, when the student is timed by the exam’s duration; null otherwise */
+                                time_allowed_seconds: number | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;
@@ -32866,11 +37489,35 @@ export interface paths {
                     content: {
                         "application/json": {
                             student: {
+                                /** @description The student's accommodations (docs/accommodations.md); every key present, zero, null, false or empty when not given */
+                                accommodations: {
+                                    /** @description Automated flags that assistive technology sets off are recorded as informational only */
+                                    assistive_technology: boolean;
+                                    /** @description Up to `count` rest breaks of up to `minutes` each; null: none */
+                                    breaks: {
+                                        count: number;
+                                        minutes: number;
+                                    } | null;
+                                    /** @description At most one per check */
+                                    exemptions: {
+                                        /** @enum {string} */
+                                        check: "webcam" | "microphone" | "screen_share" | "mobile" | "id_photo" | "face_photo" | "fullscreen";
+                                        /** @description Why, for staff only (never shown to the candidate) */
+                                        reason: string;
+                                    }[];
+                                    extra_time_minutes: number;
+                                    /** @description Of the exam's duration; applied before extra_time_minutes */
+                                    extra_time_percent: number;
+                                    /** @description For proctors and reviewers only */
+                                    note: string | null;
+                                };
                                 archived: boolean;
                                 attempt: number;
                                 /** @enum {string} */
                                 bandwidth_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                                 bandwidth_speed: number | null;
+                                /** @description Rest breaks the student started */
+                                breaks_taken: number;
                                 browser: string | null;
                                 browser_version: string | null;
                                 /** @description The language the candidate picked in the room’s or the phone’s language menu; null before a pick. It comes before `language` when the pages choose theirs */
@@ -32882,6 +37529,11 @@ export interface paths {
                                 /** Format: date-time */
                                 created_at: string | null;
                                 current_exam_mode: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the exam ends for this student (the one clock, docs/accommodations.md): duration and extra time from start_time, the exam’s end_time, moved on by proctor pauses and rest breaks. Null until started, and when neither a duration nor an end_time limits the exam
+                                 */
+                                deadline_at: string | null;
                                 dummy_exam_survey: string | null;
                                 /** @description Stored trimmed and in lower case */
                                 email: string;
@@ -32921,6 +37573,8 @@ export interface paths {
                                     /** @description Where a flag’s episode ended (seconds since the start); null while it lasts, and for others */
                                     end_offset_time: number | null;
                                     id: number;
+                                    /** @description An automated flag recorded for the record only, never raised: assistive technology set it off for a student with that accommodation (docs/accommodations.md); false for every other incident */
+                                    informational: boolean;
                                     offset_time: number | null;
                                     /**
                                      * @description `automatic` for an automated flag; null for staff’s incidents and the room’s events
@@ -32965,6 +37619,8 @@ export interface paths {
                                  */
                                 mobile_status: "not_paired" | "paired" | "streaming" | "lost";
                                 name: string;
+                                /** @description The student is on a rest break now */
+                                on_break: boolean;
                                 /** Format: date-time */
                                 open_time: string | null;
                                 operating_system: string | null;
@@ -32972,6 +37628,18 @@ export interface paths {
                                 paused_seconds: number;
                                 /** @description 6 digits */
                                 pin_code: number;
+                                /** @description The newest practice run's outcome (docs/accommodations.md, "Practice run") */
+                                practice: {
+                                    /**
+                                     * Format: date-time
+                                     * @description When the newest run began or ended; null before the first
+                                     */
+                                    at: string | null;
+                                    /** @description The check a failed run stopped at */
+                                    failed_check: string | null;
+                                    /** @enum {string} */
+                                    status: "not_tried" | "running" | "passed" | "failed";
+                                };
                                 priority: string | null;
                                 proctor_id: number | null;
                                 /** Format: date-time */
@@ -33004,6 +37672,8 @@ export interface paths {
                                  * @description When the candidate accepted the exam's terms in the room (docs/room.md "Terms"); null until then, and for an exam without terms
                                  */
                                 terms_accepted_at: string | null;
+                                /** @description The duration plus extra time, in seconds, when the student is timed by the exam’s duration; null otherwise */
+                                time_allowed_seconds: number | null;
                                 time_slot: number;
                                 /** @description 32 hex characters; the exam-room link is /room/<token> */
                                 token: string;

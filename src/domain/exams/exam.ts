@@ -48,6 +48,10 @@ export const EXAM_FLAGS = {
   liveIdCheck: 'live_id_check',
   // Step 12: the room runs the automated flags' detectors (docs/automated-flags.md).
   automatedFlags: 'automated_flags',
+  // Step 17 (docs/accommodations.md): whether the streams keep recording during a rest break, and
+  // whether extra time may run past the exam's end_time. Both default to true.
+  recordDuringBreaks: 'record_during_breaks',
+  extraTimeBeyondEnd: 'extra_time_beyond_end',
 } as const;
 export type ExamFlag = keyof typeof EXAM_FLAGS;
 
@@ -175,12 +179,18 @@ export function readExamChanges(input: Params, mode: 'create' | 'update'): ExamC
   return changes;
 }
 
+/** The exam flags that are on unless a client turns them off. */
+const FLAGS_ON_BY_DEFAULT: readonly string[] = ['useDuration', 'recordDuringBreaks', 'extraTimeBeyondEnd'];
+
 /**
  * The defaults of a new exam, before the request's own values: open, flags off but `use_duration`,
- * no texts, the institute's language (`language`) and UTC.
+ * `record_during_breaks` and `extra_time_beyond_end`, no texts, the institute's language
+ * (`language`) and UTC.
  */
 export function newExamDefaults(language: string): Omit<ExamAttributes, 'name' | 'type'> {
-  const flags = Object.fromEntries(Object.keys(EXAM_FLAGS).map((key) => [key, key === 'useDuration'])) as {
+  const flags = Object.fromEntries(
+    Object.keys(EXAM_FLAGS).map((key) => [key, FLAGS_ON_BY_DEFAULT.includes(key)]),
+  ) as {
     [K in ExamFlag]: boolean;
   };
   const texts = Object.fromEntries(Object.keys(EXAM_TEXTS).map((key) => [key, null])) as {

@@ -1,9 +1,11 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { Db, DialectName } from '../../db/database.ts';
+import { parseStoredAccommodations } from '../student-sessions/accommodations.ts';
 import { incidentFromRow } from '../student-sessions/incidents.repository.ts';
 import type { Incident } from '../student-sessions/student-session.ts';
 import { FLAG_KIND, FLAG_SENTENCES, FLAG_SOURCE, FLAGS_RATE_LOWERED_KIND, isFlagType } from './flag-types.ts';
 import type { FlagReport, StoredFlag } from './flags.ts';
+import { isInformationalFlag } from './informational.ts';
 import {
   DURATION_FACTOR_MAX,
   DURATION_UNIT_SECONDS,
@@ -63,6 +65,7 @@ type EpisodeRow = {
   offset_time: number | null;
   end_offset_time: number | null;
   comment: string;
+  informational: boolean | number;
   created_at: number | string;
   updated_at: number | string;
 };
@@ -77,6 +80,7 @@ function flagFromRow(row: EpisodeRow): StoredFlag {
     offsetTime: row.offset_time,
     endOffsetTime: row.end_offset_time,
     comment: row.comment,
+    informational: Boolean(row.informational),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };
@@ -89,6 +93,7 @@ const EPISODE_COLUMNS = [
   'offset_time',
   'end_offset_time',
   'comment',
+  'informational',
   'created_at',
   'updated_at',
 ] as const;
@@ -106,8 +111,10 @@ export async function findEpisode(db: Db, sessionId: number, key: string): Promi
 
 /**
  * Inserts the first report of an episode as an incident (kind `flag`, source `automatic`, the
- * type's sentence as its comment). Returns it, or undefined when a racing report of the same key
- * inserted first (the unique index on session and key decides).
+ * type's sentence as its comment), informational (informational.ts) when the session's
+ * accommodations, as stored at this moment, say so: a change of accommodations during the exam
+ * applies to the episodes that begin after it. Returns it, or undefined when a racing report of
+ * the same key inserted first (the unique index on session and key decides).
  */
 export async function insertEpisode(
   db: Db,
@@ -115,6 +122,12 @@ export async function insertEpisode(
   report: FlagReport & { readonly offsetTime: number | null },
   now: number,
 ): Promise<StoredFlag | undefined> {
+  const session = await db
+    .selectFrom('student_sessions')
+    .select('accommodations')
+    .where('id', '=', sessionId)
+    .executeTakeFirst();
+  const accommodations = parseStoredAccommodations(session?.accommodations ?? null);
   const row = await db
     .insertInto('incidents')
     .values({
@@ -127,6 +140,7 @@ export async function insertEpisode(
       end_offset_time: report.endOffsetTime,
       episode_key: report.key,
       comment: FLAG_SENTENCES[report.type],
+      informational: isInformationalFlag(report.type, accommodations),
       created_at: now,
       updated_at: now,
     })
@@ -214,7 +228,8 @@ export async function findFlagsRate(db: Db, sessionId: number): Promise<number |
 /**
  * The suspicion score (score.ts) of the session whose id is `sessionIdColumn`, as an SQL
  * expression for a select list, so the review queue can sort and filter on it: the same formula
- * and constants, summed over the session's undismissed automatic flags. Constants go in as literals:
+ * and constants, summed over the session's undismissed automatic flags that were raised (not
+ * informational). Constants go in as literals:
  * they are this module's own numbers and type names, never input.
  */
 export function suspicionScoreSql(dialect: DialectName, sessionIdColumn: string): RawBuilder<number> {
@@ -230,7 +245,7 @@ export function suspicionScoreSql(dialect: DialectName, sessionIdColumn: string)
       else 1.0 + (f.end_offset_time - f.offset_time) / ${sql.lit(DURATION_UNIT_SECONDS)}.0 end)`;
   const total = sql`(select coalesce(sum(${points}), 0) from incidents f
     where f.student_session_id = ${sql.ref(sessionIdColumn)} and f.source = ${sql.lit(FLAG_SOURCE)}
-      and f.dismissed_at is null)`;
+      and f.dismissed_at is null and not f.informational)`;
   // Rounded down the same way on both databases: SQLite's integer cast truncates (the total is
   // never negative), PostgreSQL's would round, so it floors first.
   const floored =

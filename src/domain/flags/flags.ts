@@ -30,6 +30,8 @@ export interface StoredFlag {
   readonly offsetTime: number | null;
   readonly endOffsetTime: number | null;
   readonly comment: string;
+  /** Recorded for the record only, never raised (informational.ts). */
+  readonly informational: boolean;
   readonly createdAt: number;
   readonly updatedAt: number;
 }

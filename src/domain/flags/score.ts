@@ -2,7 +2,8 @@ import { FLAG_SOURCE, type FlagType } from './flag-types.ts';
 
 /**
  * The suspicion score of a session (0 to 100), which ranks the review queue. It is built from the
- * session's automated flags that no reviewer dismissed:
+ * session's automated flags that no reviewer dismissed and that were raised (an informational flag,
+ * informational.ts, is kept for the record and never scored):
  *
  *   points(flag) = weight(type) × confidence × duration factor
  *   duration factor = 1 + (end_offset_time − offset_time) / 60, at most 3
@@ -40,7 +41,7 @@ export const SUSPICION_SCORE_MAX = 100;
 /** Added before rounding down, so a sum such as 2.9999999999999996 counts as the 3 it means. */
 export const SCORE_EPSILON = 1e-9;
 
-/** What the score reads of an incident (any incident: only undismissed automatic flags count). */
+/** What the score reads of an incident (any incident: only undismissed, raised automatic flags count). */
 export interface ScoredIncident {
   readonly source: string | null;
   readonly type: string | null;
@@ -48,6 +49,8 @@ export interface ScoredIncident {
   readonly offsetTime: number | null;
   readonly endOffsetTime: number | null;
   readonly dismissedAt: number | null;
+  /** Recorded for the record only (informational.ts): never scored. Absent reads as false. */
+  readonly informational?: boolean;
 }
 
 function weightOf(type: string | null): number {
@@ -60,9 +63,10 @@ export function durationFactor(offsetTime: number | null, endOffsetTime: number 
   return Math.min(DURATION_FACTOR_MAX, 1 + (endOffsetTime - offsetTime) / DURATION_UNIT_SECONDS);
 }
 
-/** The points one incident adds: 0 unless it is an automatic flag no one dismissed. */
+/** The points one incident adds: 0 unless it is a raised (not informational) automatic flag no one dismissed. */
 export function flagPoints(incident: ScoredIncident): number {
-  if (incident.source !== FLAG_SOURCE || incident.dismissedAt !== null) return 0;
+  if (incident.source !== FLAG_SOURCE || incident.dismissedAt !== null || incident.informational === true)
+    return 0;
   const confidence = Math.min(1, Math.max(0, incident.confidence ?? 0));
   return weightOf(incident.type) * confidence * durationFactor(incident.offsetTime, incident.endOffsetTime);
 }

@@ -63,7 +63,7 @@ function offsetAt(session: StudentSession, now: number): number | null {
 
 /**
  * Throws StateConflictMessage unless the session's clock may be paused at `now`: the session is
- * `exam_started`, its clock runs and its time is not up.
+ * `exam_started`, its clock runs (no pause, no rest break) and its time is not up.
  */
 function assertPausable(session: StudentSession, exam: Exam, now: number): void {
   if (session.status !== 'exam_started') {
@@ -72,6 +72,10 @@ function assertPausable(session: StudentSession, exam: Exam, now: number): void 
     );
   }
   if (isClockPaused(session)) throw new StateConflictMessage('The exam clock is already paused');
+  // A rest break already stops the clock (deadline.ts): two stops at once would count twice.
+  if (session.breakStartedAt !== null) {
+    throw new StateConflictMessage('The candidate is on a rest break: the exam clock already stands still');
+  }
   const deadline = deadlineOf(session, exam, now);
   if (deadline !== null && now >= deadline) {
     throw new StateConflictMessage("The candidate's time is up: the clock cannot be paused");

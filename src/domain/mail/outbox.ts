@@ -54,7 +54,13 @@ export function deliveryStateOf(status: OutboxStatus): DeliveryState {
 }
 
 /** The kinds of email, one per template. */
-export const MAIL_KINDS = ['exam_link', 'exam_finished', 'staff_invitation', 'password_reset'] as const;
+export const MAIL_KINDS = [
+  'exam_link',
+  'exam_finished',
+  'staff_invitation',
+  'password_reset',
+  'practice_reminder',
+] as const;
 export type MailKind = (typeof MAIL_KINDS)[number];
 
 /** The job kind that delivers one outbox message. */

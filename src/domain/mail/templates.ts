@@ -41,6 +41,11 @@ export interface ExamLinkContent {
   readonly needs: ExamNeeds;
   readonly individualInfo: string | null;
   readonly individualInfoIsHtml: boolean;
+  /**
+   * The practice page of the setup (docs/practice.md); left out, `{roomUrl}/practice`. Offered only
+   * when the exam records something (a camera, the screen or a phone).
+   */
+  readonly practiceUrl?: string;
 }
 
 /** The exam settings that decide what a student needs: the exam's flags of the same names. */
@@ -238,6 +243,9 @@ export function examLinkMail(content: ExamLinkContent, t: Translator = translato
   const infoHtml = individualInfoHtml(info, content.individualInfoIsHtml);
   const infoText = info === null ? null : content.individualInfoIsHtml ? htmlToText(info) : info;
 
+  const practiceUrl = content.practiceUrl ?? `${content.roomUrl}/practice`;
+  const practice = check === undefined ? undefined : t.t('email.examLink.practice');
+
   const text = [
     greeting,
     '',
@@ -248,6 +256,7 @@ export function examLinkMail(content: ExamLinkContent, t: Translator = translato
     needsHeading,
     ...needs.map((need) => `- ${need}`),
     ...(check === undefined ? [] : ['', check]),
+    ...(practice === undefined ? [] : ['', practice, practiceUrl]),
     '',
     t.t('email.examLink.openWithLink'),
     content.roomUrl,
@@ -274,6 +283,11 @@ export function examLinkMail(content: ExamLinkContent, t: Translator = translato
       `<p>${escapeHtml(needsHeading)}</p>`,
       `<ul>\n${needs.map((need) => `<li>${escapeHtml(need)}</li>`).join('\n')}\n</ul>`,
       ...(check === undefined ? [] : [`<p>${escapeHtml(check)}</p>`]),
+      ...(practice === undefined
+        ? []
+        : [
+            `<p>${escapeHtml(practice)}<br>\n<a href="${escapeHtml(practiceUrl)}">${escapeHtml(t.t('email.examLink.practiceButton'))}</a></p>`,
+          ]),
       `<p><a href="${escapeHtml(content.roomUrl)}">${escapeHtml(t.t('email.examLink.openButton'))}</a><br>`,
       `${escapeHtml(content.roomUrl)}</p>`,
       ...(infoHtml === null ? [] : [`<p>${escapeHtml(infoHeading)}</p>`, `<div>${infoHtml}</div>`]),
@@ -301,6 +315,45 @@ export function examEndedMail(content: ExamEndedContent, t: Translator = transla
     t,
     subject,
     [`<p>${escapeHtml(greeting)}</p>`, `<p>${ended.html}</p>`, `<p>${escapeHtml(stopped)}</p>`].join('\n'),
+  );
+  return { subject, text, html };
+}
+
+/** What the practice reminder says. */
+export interface PracticeReminderContent {
+  readonly studentName: string;
+  readonly examName: string;
+  /** `{PUBLIC_URL}/room/<token>/practice`: as personal as the room link. */
+  readonly practiceUrl: string;
+}
+
+/**
+ * The practice reminder an exam office sends to students who have not passed a practice run
+ * (docs/practice.md): what the practice is, and its link, in `t`'s language. Returns the rendered
+ * message; throws nothing.
+ */
+export function practiceReminderMail(
+  content: PracticeReminderContent,
+  t: Translator = translator('en'),
+): RenderedMail {
+  const subject = oneLine(t.t('email.practiceReminder.subject', { exam: content.examName }));
+  const greeting = t.t('email.common.greeting', { name: content.studentName });
+  const intro = namingSentence(t, 'email.practiceReminder.intro', { exam: content.examName });
+  const what = t.t('email.practiceReminder.what');
+  const open = t.t('email.practiceReminder.openWithLink');
+  const personal = t.t('email.examLink.personal');
+  const text = [greeting, '', intro.text, what, '', open, content.practiceUrl, '', personal, ''].join('\n');
+  const html = page(
+    t,
+    subject,
+    [
+      `<p>${escapeHtml(greeting)}</p>`,
+      `<p>${intro.html}</p>`,
+      `<p>${escapeHtml(what)}</p>`,
+      `<p><a href="${escapeHtml(content.practiceUrl)}">${escapeHtml(t.t('email.examLink.practiceButton'))}</a><br>`,
+      `${escapeHtml(content.practiceUrl)}</p>`,
+      `<p>${escapeHtml(personal)}</p>`,
+    ].join('\n'),
   );
   return { subject, text, html };
 }

@@ -18,6 +18,7 @@ import { pageOverrides } from '../message-overrides/message-overrides.service.ts
 import { optionalBoolean, optionalString, type Params } from '../input.ts';
 import { isClockPaused } from '../live/live-clock.ts';
 import { type ChunkBody, createRecordingIntake, type RecordingAck } from '../room/recordings.ts';
+import { settleBreak } from '../room/breaks.ts';
 import {
   type CandidatePage,
   languageFacts,
@@ -39,6 +40,7 @@ import {
   SESSION_FINISHED,
 } from '../room/room.ts';
 import type { StudentSession } from '../student-sessions/student-session.ts';
+import { isExempt } from '../student-sessions/accommodations.ts';
 import { findStudentSessionWithoutIncidents } from '../student-sessions/student-sessions.repository.ts';
 import {
   CHECK_CLIP_MIN_BYTES,
@@ -95,7 +97,10 @@ export interface PinPairing {
  * `mobileToken` method throws NotFoundMessage(NO_PHONE) for a token that names no session.
  */
 export interface MobileService {
-  /** The room's view of the phone for a session of `exam` (making its pairing token when it has none), or null when the exam uses no phone. */
+  /**
+   * The room's view of the phone for a session of `exam` (making its pairing token when it has
+   * none), or null when the exam uses no phone or the candidate is exempt from it.
+   */
   roomMobile(
     session: Omit<StudentSession, 'incidents'>,
     exam: Exam,
@@ -199,11 +204,13 @@ export function createMobileService(deps: {
   async function open(mobileToken: string): Promise<{ session: Session; exam: Exam }> {
     const id = await findSessionIdByMobileToken(db, mobileToken);
     if (id === undefined) throw new NotFoundMessage(NO_PHONE);
-    const session = await reread(id);
-    if (session.mobileToken !== mobileToken) throw new NotFoundMessage(NO_PHONE);
-    const exam = await findExam(db, session.examId);
+    const read = await reread(id);
+    if (read.mobileToken !== mobileToken) throw new NotFoundMessage(NO_PHONE);
+    const exam = await findExam(db, read.examId);
     if (exam === undefined || exam.status === 'deleted') throw new NotFoundMessage(NO_PHONE);
     if (!exam.mobileCam) throw new StateConflictMessage(NO_MOBILE_CAM);
+    // A rest break past its allowance ended itself then, as the room settles it (room/breaks.ts).
+    const session = (await settleBreak(db, read, clock.now())) ? await reread(id) : read;
     return { session, exam };
   }
 
@@ -300,7 +307,8 @@ export function createMobileService(deps: {
 
   return {
     async roomMobile(session, exam, chunksCount) {
-      if (!exam.mobileCam) return null;
+      // A candidate exempt from the phone (docs/accommodations.md) needs no pairing: no phone at all.
+      if (!exam.mobileCam || isExempt(session.accommodations, 'mobile')) return null;
       const finished = session.status === 'exam_finished';
       const token = finished ? session.mobileToken : await tokenOf(session);
       const settled = await settle(session);

@@ -2,6 +2,8 @@ import type { Selectable } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { StudentSessionsTable } from '../../db/tables.ts';
 import { LIVE_STATUSES, type LiveStatus } from '../live/live.ts';
+import { hasNoAccommodations, parseStoredAccommodations } from '../student-sessions/accommodations.ts';
+import { breakEndsAt } from '../student-sessions/deadline.ts';
 import { CHECK_VALUES, type CheckValue, parseStatus } from '../student-sessions/status.ts';
 import { CHECK_FIELDS, type CheckField } from '../student-sessions/student-session.ts';
 import type { MonitorSession } from './monitor.ts';
@@ -27,6 +29,9 @@ const COLUMNS = [
   'proctor_id',
   'live_status',
   'clock_paused_at',
+  'accommodations',
+  'break_started_at',
+  'breaks_taken',
   'archived',
   'updated_at',
 ] as const;
@@ -59,6 +64,8 @@ function fromRow(row: Row): MonitorRow {
   ][]) {
     checks[field] = checkValue(row, column);
   }
+  const accommodations = parseStoredAccommodations(row.accommodations);
+  const breakStartedAt = row.break_started_at === null ? null : Number(row.break_started_at);
   return {
     session: {
       id: row.id,
@@ -70,6 +77,10 @@ function fromRow(row: Row): MonitorRow {
       proctorId: row.proctor_id,
       liveStatus: liveStatusOf(row),
       clockPaused: row.clock_paused_at !== null,
+      accommodations: hasNoAccommodations(accommodations) ? null : accommodations,
+      onBreak: breakStartedAt !== null,
+      breakEndsAt: breakEndsAt({ accommodations, breakStartedAt }),
+      breaksTaken: Number(row.breaks_taken),
       updatedAt: row.updated_at,
     },
     archived: Boolean(row.archived),
@@ -141,7 +152,10 @@ export interface IncidentTally {
   readonly newest: number;
 }
 
-/** How many incidents each of the exam's sessions has (not archived; a session without any is absent). */
+/**
+ * How many incidents each of the exam's sessions has (not archived; a session without any is absent).
+ * Informational flags (docs/accommodations.md) are for the record only and never counted here.
+ */
 export async function incidentTallyOfExam(db: Db, examId: number): Promise<IncidentTally> {
   const rows = await db
     .selectFrom('incidents')
@@ -153,12 +167,13 @@ export async function incidentTallyOfExam(db: Db, examId: number): Promise<Incid
     ])
     .where('student_sessions.exam_id', '=', examId)
     .where('student_sessions.archived', '=', false)
+    .where('incidents.informational', '=', false)
     .groupBy('incidents.student_session_id')
     .execute();
   return tally(rows);
 }
 
-/** How many incidents each of these sessions has (a session without any is absent). */
+/** How many incidents each of these sessions has, informational ones left out (a session without any is absent). */
 export async function incidentTallyOf(db: Db, sessionIds: readonly number[]): Promise<IncidentTally> {
   if (sessionIds.length === 0) return { counts: new Map(), newest: 0 };
   const rows = await db
@@ -169,6 +184,7 @@ export async function incidentTallyOf(db: Db, sessionIds: readonly number[]): Pr
       (eb) => eb.fn.max<number>('created_at').as('newest'),
     ])
     .where('student_session_id', 'in', sessionIds)
+    .where('informational', '=', false)
     .groupBy('student_session_id')
     .execute();
   return tally(rows);
@@ -184,7 +200,7 @@ function tally(rows: readonly { sessionId: number; count: number; newest: number
   return { counts, newest };
 }
 
-/** The ids of the exam's sessions that got an incident created after `since`. */
+/** The ids of the exam's sessions that got an incident (not an informational one) created after `since`. */
 export async function sessionsWithIncidentsSince(db: Db, examId: number, since: number): Promise<number[]> {
   const rows = await db
     .selectFrom('incidents')
@@ -193,6 +209,7 @@ export async function sessionsWithIncidentsSince(db: Db, examId: number, since: 
     .distinct()
     .where('student_sessions.exam_id', '=', examId)
     .where('incidents.created_at', '>', since)
+    .where('incidents.informational', '=', false)
     .execute();
   return rows.map((row) => row.sessionId);
 }

@@ -1,4 +1,5 @@
 import type { LiveStatus } from '../live/live.ts';
+import type { Accommodations } from '../student-sessions/accommodations.ts';
 import { type CheckValue, SESSION_STATUSES, type SessionStatus } from '../student-sessions/status.ts';
 import { CHECK_FIELDS, type CheckField } from '../student-sessions/student-session.ts';
 
@@ -22,6 +23,17 @@ export interface MonitorSession {
   readonly liveStatus: LiveStatus;
   /** The proctor holds the candidate's clock still. */
   readonly clockPaused: boolean;
+  /**
+   * The student's accommodations (docs/accommodations.md), so the wall can mark them; null when the
+   * student has none.
+   */
+  readonly accommodations: Accommodations | null;
+  /** The candidate is on a rest break (the exam clock stands still). */
+  readonly onBreak: boolean;
+  /** When the running break ends by itself (epoch ms); null when none runs (or it has no limit). */
+  readonly breakEndsAt: number | null;
+  /** How many rest breaks the candidate started. */
+  readonly breaksTaken: number;
   readonly updatedAt: number;
 }
 
@@ -69,9 +81,19 @@ export function sameSession(a: MonitorSession, b: MonitorSession): boolean {
     a.proctorId === b.proctorId &&
     a.liveStatus === b.liveStatus &&
     a.clockPaused === b.clockPaused &&
+    a.onBreak === b.onBreak &&
+    a.breakEndsAt === b.breakEndsAt &&
+    a.breaksTaken === b.breaksTaken &&
+    sameAccommodations(a.accommodations, b.accommodations) &&
     a.name === b.name &&
     a.email === b.email &&
     a.attempt === b.attempt &&
     (Object.keys(CHECK_FIELDS) as CheckField[]).every((field) => a.checks[field] === b.checks[field])
   );
+}
+
+/** True when two sessions' accommodations are the same (none on both counts as the same). */
+function sameAccommodations(a: Accommodations | null, b: Accommodations | null): boolean {
+  if (a === null || b === null) return a === b;
+  return JSON.stringify(a) === JSON.stringify(b);
 }

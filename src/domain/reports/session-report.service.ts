@@ -205,6 +205,15 @@ export function createSessionReportsService(deps: {
           name: t.t(CHECK_NAMES[field as keyof typeof CHECK_FIELDS]),
           value: session[field as keyof typeof CHECK_FIELDS],
         })),
+        accommodations: {
+          extraTimeMinutes: session.accommodations.extraTimeMinutes,
+          extraTimePercent: session.accommodations.extraTimePercent,
+          breaks: session.accommodations.breaks,
+          breaksTaken: session.breaksTaken,
+          exemptions: session.accommodations.exemptions,
+          assistiveTechnology: session.accommodations.assistiveTechnology,
+          note: session.accommodations.note,
+        },
       },
       photos: [idCard, face],
       recordings: recordings.map((recording) => ({

@@ -28,6 +28,19 @@ export interface ReportCheck {
   readonly value: string;
 }
 
+/** A student's accommodations as the report lists them (docs/accommodations.md). */
+export interface ReportAccommodations {
+  readonly extraTimeMinutes: number;
+  readonly extraTimePercent: number;
+  /** Null: no rest breaks allowed. */
+  readonly breaks: { readonly count: number; readonly minutes: number } | null;
+  readonly breaksTaken: number;
+  /** `check` is one of the exempt checks (webcam, id_photo, …); `reason` is staff-only text. */
+  readonly exemptions: readonly { readonly check: string; readonly reason: string }[];
+  readonly assistiveTechnology: boolean;
+  readonly note: string | null;
+}
+
 /** The session's facts. Times are epoch milliseconds. No token, pin code or secret appears here. */
 export interface ReportSession {
   readonly id: number;
@@ -53,6 +66,8 @@ export interface ReportSession {
   readonly bandwidthSpeed: number | null;
   readonly transcodingStatus: string;
   readonly checks: readonly ReportCheck[];
+  /** The student's accommodations; absent or empty: the report has no such section. */
+  readonly accommodations?: ReportAccommodations;
 }
 
 /** A photo of the session: its bytes when they could be read, else why not. */
@@ -1001,6 +1016,45 @@ function verdictLine(t: Translator, entry: ReportVerdict, zone: string): string 
   });
 }
 
+/** The label of each exempt check in the accommodations section. */
+const EXEMPTION_NAMES: Readonly<Record<string, string>> = {
+  webcam: 'pdf.exemption.webcam',
+  microphone: 'pdf.exemption.microphone',
+  screen_share: 'pdf.exemption.screenShare',
+  mobile: 'pdf.exemption.mobile',
+  id_photo: 'pdf.exemption.idPhoto',
+  face_photo: 'pdf.exemption.facePhoto',
+  fullscreen: 'pdf.exemption.fullscreen',
+};
+
+/** True when the section has anything to list: an accommodation, or a break taken. */
+function listsAccommodations(
+  accommodations: ReportAccommodations | undefined,
+): accommodations is ReportAccommodations {
+  if (accommodations === undefined) return false;
+  return (
+    accommodations.extraTimeMinutes > 0 ||
+    accommodations.extraTimePercent > 0 ||
+    accommodations.breaks !== null ||
+    accommodations.breaksTaken > 0 ||
+    accommodations.exemptions.length > 0 ||
+    accommodations.assistiveTechnology ||
+    accommodations.note !== null
+  );
+}
+
+/** The extra time in words: `25% of the exam's duration, plus 10 minutes`; null for none. */
+function extraTimeText(t: Translator, accommodations: ReportAccommodations): string | null {
+  const { extraTimeMinutes: minutes, extraTimePercent: percent } = accommodations;
+  const minutesText = t.t('pdf.accommodations.extraTimeMinutes', { minutes });
+  const percentText = t.t('pdf.accommodations.extraTimePercent', { percent: String(percent) });
+  if (minutes > 0 && percent > 0) {
+    return t.t('pdf.accommodations.extraTimeBoth', { percent: percentText, minutes: minutesText });
+  }
+  if (percent > 0) return percentText;
+  return minutes > 0 ? minutesText : null;
+}
+
 function durationText(seconds: number | null): string {
   return seconds === null ? '-' : formatOffset(seconds).slice(1);
 }
@@ -1097,6 +1151,42 @@ export async function renderSessionReport(data: SessionReportData): Promise<Uint
   if (session.bandwidthSpeed !== null)
     out.field(t.t('pdf.session.bandwidth'), bandwidthText(session.bandwidthSpeed, t.locale));
   for (const check of session.checks) out.field(check.name, words(check.value));
+
+  const { accommodations } = session;
+  if (listsAccommodations(accommodations)) {
+    out.heading(t.t('pdf.accommodations.heading'));
+    const extra = extraTimeText(t, accommodations);
+    if (extra !== null) out.field(t.t('pdf.accommodations.extraTime'), extra);
+    if (accommodations.breaks !== null) {
+      out.field(
+        t.t('pdf.accommodations.breaks'),
+        t.t('pdf.accommodations.breaksValue', {
+          count: accommodations.breaks.count,
+          minutes: accommodations.breaks.minutes,
+        }),
+      );
+    }
+    if (accommodations.breaks !== null || accommodations.breaksTaken > 0) {
+      out.field(t.t('pdf.accommodations.breaksTaken'), String(accommodations.breaksTaken));
+    }
+    if (accommodations.exemptions.length > 0) {
+      const lines = accommodations.exemptions.map((exemption) => {
+        const name = EXEMPTION_NAMES[exemption.check];
+        return t.t('pdf.accommodations.exemptionValue', {
+          check: name === undefined ? exemption.check : t.t(name),
+          reason: exemption.reason,
+        });
+      });
+      out.field(t.t('pdf.accommodations.exemptions'), lines.join('\n'));
+    }
+    if (accommodations.assistiveTechnology) {
+      out.field(
+        t.t('pdf.accommodations.assistiveTechnology'),
+        t.t('pdf.accommodations.assistiveTechnologyValue'),
+      );
+    }
+    if (accommodations.note !== null) out.field(t.t('pdf.accommodations.note'), accommodations.note);
+  }
 
   if (data.photos.length > 0) {
     out.heading(t.t('pdf.photos.heading'));

@@ -54,7 +54,13 @@ export interface RecordingAck {
   readonly nextSequence: number;
 }
 
-/** A started session, as far as chunks need it. */
+/**
+ * A started session, as far as chunks need it. Only a hint for SESSION_TRUST_MS: every room request
+ * (each poll of the page) remembers it again with the deadline of the session as it now stands, so a
+ * changed deadline (accommodations changed, a rest break) is taken within one poll; a remembered
+ * deadline that passed is asked again at once; and the database refuses any chunk of a session that
+ * is no longer started whatever is remembered (ChunkLedger).
+ */
 export interface StartedSession {
   readonly id: number;
   /** When its time runs out (epoch ms), or null. */

@@ -29,9 +29,11 @@ export async function findSessionIdByToken(db: Db, token: string): Promise<numbe
 /**
  * Up to `limit` started sessions with an id above `afterId` (of exams not deleted, clock not held
  * still by a proctor) whose time may be up at `now`: the exam's end_time, or the start plus the
- * duration where both the session and the exam use it, has passed. A lower bound only: pauses and
- * any other addition move a deadline later, so the room's own rule (deadlineOf) judges each one.
- * Returns their ids and room tokens in id order.
+ * duration where both the session and the exam use it, has passed. A lower bound only: what the
+ * one clock adds (deadline.ts: extra time, proctor pauses, rest breaks) only moves a deadline later,
+ * so the room's own rule (deadlineOf) judges each one. A session on a rest break is not left out:
+ * once the break's allowance has run out its deadline stops moving, and opening it settles the
+ * break (room/breaks.ts) before judging the time. Returns their ids and room tokens in id order.
  */
 export async function findTimeUpCandidates(
   db: Db,
@@ -254,14 +256,33 @@ const incidentInsert = prepared(
     }),
 );
 
-/** Records an incident the room reported, with its kind. Returns nothing. */
+/**
+ * Records an incident the room reported, with its kind; `informational` ones (an event of a check
+ * the student is exempt from) are kept for the record and never raised. Returns nothing.
+ */
 export async function insertRoomIncident(
   db: Db,
   sessionId: number,
-  incident: { kind: string; comment: string; offsetTime: number | null },
+  incident: { kind: string; comment: string; offsetTime: number | null; informational?: boolean },
   now: number,
 ): Promise<void> {
-  await incidentInsert(db, [sessionId, incident.kind, incident.comment, incident.offsetTime, now, now]);
+  if (incident.informational !== true) {
+    await incidentInsert(db, [sessionId, incident.kind, incident.comment, incident.offsetTime, now, now]);
+    return;
+  }
+  // Rare (exempt students only), so the plain query rather than a second prepared statement.
+  await db
+    .insertInto('incidents')
+    .values({
+      student_session_id: sessionId,
+      kind: incident.kind,
+      comment: incident.comment,
+      offset_time: incident.offsetTime,
+      informational: true,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
 }
 
 /** The attachments of a document, oldest first, with the id of the file each holds. */

@@ -1,3 +1,4 @@
+import { VISITOR_EXTERNAL_ID } from '../practice/practice.repository.ts';
 import type { Db } from '../../db/database.ts';
 import type { JobQueue } from '../ports/jobs.ts';
 import type { LiveEvents } from '../ports/live-events.ts';
@@ -56,6 +57,7 @@ import {
 } from './room.repository.ts';
 import { type CandidatePage, languageFacts, readLanguageChoice } from './language.ts';
 import { type ChunkBody, createRecordingIntake, type RecordingAck } from './recordings.ts';
+import { endBreak, endBreakForFinish, onBreak, settleBreak, startBreak } from './breaks.ts';
 import {
   admissionRequired,
   AWAITING_ADMISSION,
@@ -67,6 +69,7 @@ import {
   END_REASON_TIME_UP,
   examTerms,
   instructionsHtml,
+  isInformationalRoomEvent,
   missingChecks,
   MOBILE_RECORDING_KIND,
   NO_ROOM,
@@ -237,6 +240,19 @@ export interface RoomService {
    * `live_proctoring` (NO_LIVE_PROCTOR) or a finished session, ParamMissing or Invalid on `body`.
    */
   postMessage(token: string, params: Params): Promise<LiveMessage>;
+  /**
+   * Starts one of the candidate's rest breaks (breaks.ts; docs/accommodations.md): the exam clock
+   * stops, a `break_started` incident is written. Returns the view. Throws StateConflictMessage
+   * (409) when the session is not started or is finished, has no breaks (left), already runs one,
+   * or the proctor holds the clock.
+   */
+  startBreak(token: string): Promise<RoomView>;
+  /**
+   * Ends the running rest break (`break_ended` incident): the clock runs again. Returns the view.
+   * Throws StateConflictMessage (409) when no break runs (it may have ended itself at its
+   * allowance) or the session is not started.
+   */
+  endBreak(token: string): Promise<RoomView>;
 }
 
 interface Opened {
@@ -289,6 +305,8 @@ export function createRoomService(deps: {
   async function moveSession(session: RoomSession, change: RoomMove): Promise<boolean> {
     const { id } = session;
     if (change.to !== 'exam_finished') return moveRoomSession(db, id, change);
+    // A break still running when the exam finishes ends with it (open() settled one past its allowance).
+    if (onBreak(session)) await endBreakForFinish(db, session, change.endTime ?? change.now);
     const moved = await db.transaction().execute(async (trx) => {
       const done = await moveRoomSession(trx, id, change);
       if (done) await emitStudentSessionFinished(jobs, trx, id, change.now);
@@ -316,6 +334,8 @@ export function createRoomService(deps: {
     const id = await findSessionIdByToken(db, token);
     if (id === undefined) throw new NotFoundMessage(NO_ROOM);
     const session = await reread(id);
+    // A demo exam's throwaway practice visitor (docs/practice.md) may practise, never sit the exam.
+    if (session.externalId === VISITOR_EXTERNAL_ID) throw new NotFoundMessage(NO_ROOM);
     if (sessionIds.size >= TOKENS_REMEMBERED) sessionIds.clear();
     sessionIds.set(token, id);
     return session;
@@ -323,9 +343,11 @@ export function createRoomService(deps: {
 
   /** The session and exam of a token, a started session past its deadline finished first. */
   async function open(token: string): Promise<Opened> {
-    const session = await sessionOfToken(token);
-    const exam = await findExam(db, session.examId);
+    const read = await sessionOfToken(token);
+    const exam = await findExam(db, read.examId);
     if (exam === undefined || exam.status === 'deleted') throw new NotFoundMessage(NO_ROOM);
+    // A rest break past its allowance ended itself then: written now, dated at the limit (breaks.ts).
+    const session = (await settleBreak(db, read, clock.now())) ? await reread(read.id) : read;
     const deadline = deadlineOf(session, exam, clock.now());
     if (session.status !== 'exam_started') return { session, exam };
     // A paused clock's deadline moves on with the time, so a paused session never runs out.
@@ -377,7 +399,8 @@ export function createRoomService(deps: {
     return {
       session,
       exam,
-      document: session.status === 'exam_started' ? await documentOf(exam) : null,
+      // Hidden during a rest break: the clock stands still, so the candidate may not work meanwhile.
+      document: session.status === 'exam_started' && !onBreak(session) ? await documentOf(exam) : null,
       uploadsCount: counts.get(UPLOAD_KIND) ?? 0,
       recordingChunks: {
         webcam: counts.get(RECORDING_KIND) ?? 0,
@@ -385,7 +408,7 @@ export function createRoomService(deps: {
         mobile: mobileChunks,
       },
       mobile: phone,
-      requiredChecks: requiredChecks(exam),
+      requiredChecks: requiredChecks(exam, session.accommodations),
       deadline: deadlineOf(session, exam, now),
       now,
       live: {
@@ -627,7 +650,8 @@ export function createRoomService(deps: {
         event.offsetTime ??
         (session.startTime === null ? null : Math.max(0, Math.floor((now - session.startTime) / 1000)));
       const comment = ROOM_EVENTS[event.type];
-      await insertRoomIncident(db, session.id, { kind: event.type, comment, offsetTime }, now);
+      const informational = isInformationalRoomEvent(event.type, session.accommodations);
+      await insertRoomIncident(db, session.id, { kind: event.type, comment, offsetTime, informational }, now);
       return { type: event.type, comment, offsetTime, createdAt: now };
     },
 
@@ -685,6 +709,23 @@ export function createRoomService(deps: {
     async postMessage(token, params) {
       const { session, exam } = await open(token);
       return chat.post(session, exam, { sender: 'candidate', userId: null }, params);
+    },
+
+    async startBreak(token) {
+      const { session, exam } = await openForWrite(token);
+      await startBreak(db, session, clock.now());
+      const saved = await reread(session.id);
+      // The deadline now moves with the break: the chunks' memory takes the new one.
+      recordings.remember(token, { id: saved.id, deadline: deadlineOf(saved, exam, clock.now()) });
+      return viewOf({ session: saved, exam });
+    },
+
+    async endBreak(token) {
+      const { session, exam } = await openForWrite(token);
+      await endBreak(db, session, clock.now());
+      const saved = await reread(session.id);
+      recordings.remember(token, { id: saved.id, deadline: deadlineOf(saved, exam, clock.now()) });
+      return viewOf({ session: saved, exam });
     },
   };
 }

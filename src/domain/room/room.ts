@@ -14,7 +14,12 @@ import {
   optionalString,
   type Params,
 } from '../input.ts';
-import { pausedMillis } from '../live/live-clock.ts';
+import {
+  type Accommodations,
+  exemptCheckFields,
+  isExempt,
+  NO_ACCOMMODATIONS,
+} from '../student-sessions/accommodations.ts';
 import { CHECK_VALUES, type CheckValue } from '../student-sessions/status.ts';
 import { CHECK_FIELDS, type CheckField, type StudentSession } from '../student-sessions/student-session.ts';
 
@@ -158,18 +163,82 @@ export interface CheckChanges {
 }
 
 /**
+ * The streams the room records for this student: the webcam stream (camera and microphone) when
+ * the exam records the webcam and the student is not exempt from both, the screen when it records
+ * the screen and the student is not exempt from sharing it, the phone's camera when it uses one and
+ * the student is not exempt from the phone (docs/accommodations.md: an exempt stream is not
+ * recorded). Returns them.
+ */
+export function recordedStreams(
+  exam: Pick<Exam, 'webCam' | 'screenShare' | 'mobileCam'>,
+  accommodations: Pick<Accommodations, 'exemptions'> = NO_ACCOMMODATIONS,
+): RecordingSource[] {
+  const streams: RecordingSource[] = [];
+  if (exam.webCam && !(isExempt(accommodations, 'webcam') && isExempt(accommodations, 'microphone'))) {
+    streams.push('webcam');
+  }
+  if (exam.screenShare && !isExempt(accommodations, 'screen_share')) streams.push('screen');
+  if (exam.mobileCam && !isExempt(accommodations, 'mobile')) streams.push('mobile');
+  return streams;
+}
+
+/**
  * The checks a student must pass before starting: webcam and microphone when the exam records the
  * webcam, screen share when it records the screen, the mobile camera when it uses one, and bandwidth
- * whenever it records anything. Speakers are checked for the student's benefit and never required.
- * Returns them in CHECK_FIELDS order.
+ * whenever something is recorded; minus the checks the student's accommodations exempt them from
+ * (student-sessions/accommodations.ts). The connection is no longer required when every stream the
+ * exam records is exempt (recordedStreams: nothing is sent). Speakers are checked for the student's
+ * benefit and never required. Returns them in CHECK_FIELDS order.
  */
-export function requiredChecks(exam: Exam): CheckField[] {
+export function requiredChecks(
+  exam: Exam,
+  accommodations: Pick<Accommodations, 'exemptions'> = NO_ACCOMMODATIONS,
+): CheckField[] {
   const required: CheckField[] = [];
   if (exam.screenShare) required.push('screenshareCheck');
   if (exam.webCam) required.push('microphoneCheck', 'webcamCheck');
   if (exam.mobileCam) required.push('mobileCheck');
-  if (exam.webCam || exam.screenShare || exam.mobileCam) required.push('bandwidthCheck');
-  return required;
+  if (recordedStreams(exam, accommodations).length > 0) required.push('bandwidthCheck');
+  const exempt: readonly CheckField[] = exemptCheckFields(accommodations);
+  return required.filter((field) => !exempt.includes(field));
+}
+
+/**
+ * The exempt requirement checks the session has not marked `skipped` yet, among those the exam
+ * asks for: what the room sets to `skipped` so that staff read `skipped` in the record. Returns
+ * the check changes (empty `checks` when there is nothing to set).
+ */
+export function exemptChecksToSkip(session: RoomSession, exam: Exam): CheckChanges {
+  const asked = requiredChecks(exam);
+  const checks: Partial<Record<CheckField, CheckValue>> = {};
+  for (const field of exemptCheckFields(session.accommodations)) {
+    if (asked.includes(field) && session[field] !== 'skipped') checks[field] = 'skipped';
+  }
+  return { checks };
+}
+
+/**
+ * The room events an exemption makes informational (recorded for the record, never an alert): a
+ * student exempt from full screen leaves and enters it freely, one exempt from the webcam,
+ * microphone or screen share loses nothing by losing them. Returns true for such an event.
+ */
+export function isInformationalRoomEvent(
+  type: RoomEventType,
+  accommodations: Pick<Accommodations, 'exemptions'>,
+): boolean {
+  switch (type) {
+    case 'fullscreen_left':
+    case 'fullscreen_entered':
+      return isExempt(accommodations, 'fullscreen');
+    case 'webcam_lost':
+      return isExempt(accommodations, 'webcam');
+    case 'microphone_lost':
+      return isExempt(accommodations, 'microphone');
+    case 'screen_share_stopped':
+      return isExempt(accommodations, 'screen_share');
+    default:
+      return false;
+  }
 }
 
 /**
@@ -190,38 +259,15 @@ export function slowConnectionAccepted(session: RoomSession, exam: Exam): boolea
  * measured slow connection where slowConnectionAccepted allows it. Returns them.
  */
 export function missingChecks(session: RoomSession, exam: Exam): CheckField[] {
-  return requiredChecks(exam).filter(
+  return requiredChecks(exam, session.accommodations).filter(
     (field) =>
       session[field] !== 'succeeded' &&
       !(field === 'bandwidthCheck' && slowConnectionAccepted(session, exam)),
   );
 }
 
-/**
- * When the exam ends for a started session at `now`: `start_time` + the exam's `duration_minutes`
- * when both the session and the exam use the duration, capped by the exam's `end_time`, then moved
- * later by the time the proctor held the candidate's clock still (the pauses that ended and the
- * running one, live-clock.ts): while the clock is paused the deadline moves with `now`. Returns
- * epoch ms, or null for a session not started or an exam without either limit.
- */
-export function deadlineOf(
-  session: Pick<RoomSession, 'startTime' | 'useDuration' | 'clockPausedAt' | 'clockPausedMs'>,
-  exam: Pick<Exam, 'useDuration' | 'durationMinutes' | 'endTime'>,
-  now: number,
-): number | null {
-  if (session.startTime === null) return null;
-  const byDuration =
-    session.useDuration && exam.useDuration && exam.durationMinutes !== null
-      ? session.startTime + exam.durationMinutes * 60_000
-      : null;
-  const unpaused =
-    byDuration === null
-      ? exam.endTime
-      : exam.endTime === null
-        ? byDuration
-        : Math.min(byDuration, exam.endTime);
-  return unpaused === null ? null : unpaused + pausedMillis(session, now);
-}
+/** The one clock of a session (student-sessions/deadline.ts), which the room's callers import from here too. */
+export { deadlineOf } from '../student-sessions/deadline.ts';
 
 /** The 409 message of leaving the setup (or starting) before a proctor admitted the candidate. */
 export const AWAITING_ADMISSION = 'Your proctor has to check your ID before you can continue';

@@ -1,3 +1,4 @@
+import { NO_ACCOMMODATIONS } from './accommodations.ts';
 import type { StudentSession } from './student-session.ts';
 
 /** The emails a preview can show: those send_emails sends (today the exam link only). */
@@ -103,6 +104,14 @@ export function sampleSession(examId: number, now: number): StudentSession {
     termsSha256: null,
     language: null,
     chosenLanguage: null,
+    accommodations: NO_ACCOMMODATIONS,
+    breakStartedAt: null,
+    breakMs: 0,
+    breaksTaken: 0,
+    practiceStatus: 'not_tried',
+    practiceFailedCheck: null,
+    practiceAt: null,
+    practiceRemindedAt: null,
     createdAt: now,
     updatedAt: now,
     incidents: [],

@@ -17,6 +17,7 @@ export function incidentFromRow(row: Selectable<IncidentsTable>): Incident {
     endOffsetTime: row.end_offset_time,
     dismissedAt: row.dismissed_at === null ? null : Number(row.dismissed_at),
     dismissedBy: row.dismissed_by,
+    informational: Boolean(row.informational),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -1,5 +1,7 @@
 import type { Db } from '../../db/database.ts';
 import type { Actor } from '../access.ts';
+import { accommodationsChanged, recordAccommodationsChange } from '../audit/accommodations-audit.ts';
+import type { AuditClient } from '../audit/audit.service.ts';
 import type { Clock } from '../clock.ts';
 import { Taken } from '../errors.ts';
 import type { Exam } from '../exams/exam.ts';
@@ -13,6 +15,7 @@ import {
   ImportRejected,
   readExistingChoice,
   readImportRows,
+  readRowAccommodations,
   type RowAction,
   type RowError,
   rowErrorOf,
@@ -20,7 +23,8 @@ import {
   sessionKey,
   unreadFields,
 } from './student-import.ts';
-import { attemptsByEmail, sessionIdsByKey } from './student-import.repository.ts';
+import { hasNoAccommodations, NO_ACCOMMODATIONS } from './accommodations.ts';
+import { attemptsByEmail, sessionsByKey, type StoredSession } from './student-import.repository.ts';
 import {
   checkNewAttempt,
   checkOpenTime,
@@ -67,9 +71,16 @@ export interface StudentImportService {
    * skipped or updates that session, as `existing` says (refuse, skip, update). Returns what was checked or created, in row order, with the row
    * fields no rule read. Throws NotFound (Exam) or Forbidden (the actor may not manage the exam),
    * ParamMissing or Invalid on `students` or `dry_run`, and ImportRejected naming every bad row
-   * (nothing is created then).
+   * (nothing is created then). Rows may carry accommodations as columns (readRowAccommodations); a
+   * session created with accommodations, or updated with changed ones, is audited in the import's
+   * transaction (`student_session_accommodations_changed`, with `client` when over HTTP).
    */
-  importStudents(actor: Actor, examId: string | number, params: Params): Promise<ImportOutcome>;
+  importStudents(
+    actor: Actor,
+    examId: string | number,
+    params: Params,
+    client?: AuditClient,
+  ): Promise<ImportOutcome>;
 }
 
 /**
@@ -82,6 +93,8 @@ interface AcceptedRow {
   readonly action: RowAction;
   readonly sessionId?: number;
   readonly changes?: StudentSessionChanges;
+  /** For an update: whether it changes the session's accommodations (then audited). */
+  readonly accommodationsChange?: boolean;
 }
 
 /** How many times the transaction is tried when a unique index refuses it (see create). */
@@ -118,7 +131,8 @@ export function createStudentImportService(deps: { db: Db; clock: Clock }): Stud
 
   async function checkRows(exam: Exam, rows: readonly unknown[], existing: ExistingRowChoice) {
     const attempts = await attemptsByEmail(db, exam.id);
-    const stored = existing === 'refuse' ? new Map<string, number>() : await sessionIdsByKey(db, exam.id);
+    const stored =
+      existing === 'refuse' ? new Map<string, StoredSession>() : await sessionsByKey(db, exam.id);
     const firstRowOf = new Map<string, number>();
     const accepted: AcceptedRow[] = [];
     const errors: RowError[] = [];
@@ -139,15 +153,31 @@ export function createStudentImportService(deps: { db: Db; clock: Clock }): Stud
           errors.push({ row, field: 'email', message: `has already been taken by row ${earlier}` });
           continue;
         }
-        const sessionId = stored.get(key);
-        if (sessionId !== undefined && existing !== 'refuse') {
-          // The exam has this student already: skipped, or updated with the row's other fields.
+        const storedSession = stored.get(key);
+        if (storedSession !== undefined && existing !== 'refuse') {
+          // The exam has this student already: skipped, or updated with the row's other fields;
+          // its accommodations change only in what the row names.
           const { email: _sameEmail, ...update } = changes;
+          const current = storedSession.accommodations;
+          const accommodations = readRowAccommodations(params, current);
+          if (accommodations === undefined) delete update.accommodations;
+          else update.accommodations = accommodations;
           firstRowOf.set(key, row);
-          accepted.push({ row, attributes, action: existing, sessionId, changes: update });
+          accepted.push({
+            row,
+            attributes,
+            action: existing,
+            sessionId: storedSession.id,
+            changes: update,
+            accommodationsChange:
+              accommodations !== undefined && accommodationsChanged(current, accommodations),
+          });
           for (const name of unreadFields(raw, read)) ignored.add(name);
           continue;
         }
+        // A new session's accommodations: the row's columns, or its `accommodations` object.
+        const accommodations = readRowAccommodations(params, NO_ACCOMMODATIONS);
+        if (accommodations !== undefined) attributes.accommodations = accommodations;
         // Against the exam's sessions and the rows before: a second attempt may follow the first.
         checkNewAttempt(attributes.attempt, attempts.get(attributes.email) ?? []);
         firstRowOf.set(key, row);
@@ -163,8 +193,16 @@ export function createStudentImportService(deps: { db: Db; clock: Clock }): Stud
     return { accepted, errors, ignored: ignoredFieldList(ignored) };
   }
 
-  /** Creates the new rows' sessions and updates the existing ones in `trx`. Returns both, in row order. */
-  async function writeAll(trx: Db, examId: number, accepted: readonly AcceptedRow[]) {
+  /**
+   * Creates the new rows' sessions and updates the existing ones in `trx`, auditing each change of
+   * accommodations as `audit` says (by whom, from where). Returns both, in row order.
+   */
+  async function writeAll(
+    trx: Db,
+    examId: number,
+    accepted: readonly AcceptedRow[],
+    audit: { actor: Actor; client: AuditClient | undefined },
+  ) {
     const now = clock.now();
     const created = accepted.filter((row) => row.action === 'create');
     const sessions: StudentSession[] = [];
@@ -174,11 +212,19 @@ export function createStudentImportService(deps: { db: Db; clock: Clock }): Stud
         .map(({ attributes }) => ({ ...attributes, ...generateFields() }));
       sessions.push(...(await insertStudentSessions(trx, examId, chunk, now)));
     }
+    for (const session of sessions) {
+      if (hasNoAccommodations(session.accommodations)) continue;
+      await recordAccommodationsChange(trx, { ...audit, sessionId: session.id, status: 201, now });
+    }
     const updated: StudentSession[] = [];
     for (const row of accepted) {
       if (row.action !== 'update' || row.sessionId === undefined) continue;
       const saved = await updateStudentSession(trx, row.sessionId, row.changes ?? {}, now);
-      if (saved !== undefined) updated.push(saved);
+      if (saved === undefined) continue;
+      updated.push(saved);
+      if (row.accommodationsChange === true) {
+        await recordAccommodationsChange(trx, { ...audit, sessionId: saved.id, status: 200, now });
+      }
     }
     return { sessions, updated };
   }
@@ -194,11 +240,12 @@ export function createStudentImportService(deps: { db: Db; clock: Clock }): Stud
     rows: readonly unknown[],
     checked: readonly AcceptedRow[],
     existing: ExistingRowChoice,
+    audit: { actor: Actor; client: AuditClient | undefined },
   ) {
     let accepted = checked;
     for (let tries = 1; ; tries += 1) {
       try {
-        return await db.transaction().execute((trx) => writeAll(trx, exam.id, accepted));
+        return await db.transaction().execute((trx) => writeAll(trx, exam.id, accepted, audit));
       } catch (error) {
         const violated = uniqueViolationOn(error);
         if (violated === undefined) throw error;
@@ -213,7 +260,7 @@ export function createStudentImportService(deps: { db: Db; clock: Clock }): Stud
   }
 
   return {
-    async importStudents(actor, examId, params) {
+    async importStudents(actor, examId, params, client) {
       const exam = await findManageableExam(db, actor, examId);
       const rows = readImportRows(params);
       const dryRun = optionalBoolean(params, 'dry_run') ?? false;
@@ -234,7 +281,7 @@ export function createStudentImportService(deps: { db: Db; clock: Clock }): Stud
           })),
         };
       }
-      const { sessions, updated } = await create(exam, rows, accepted, existing);
+      const { sessions, updated } = await create(exam, rows, accepted, existing, { actor, client });
       const skipped = accepted.filter((row) => row.action === 'skip').length;
       return { dryRun, existing, ignoredFields: ignored, sessions, updated, skipped };
     },

@@ -1,5 +1,6 @@
 import { DomainError, Invalid, NotFound, ParamMissing, Taken } from '../errors.ts';
 import { has, optionalString, param, type Params } from '../input.ts';
+import { type Accommodations, EXEMPT_CHECKS, readAccommodations } from './accommodations.ts';
 
 /**
  * Bulk import of student sessions (docs/api-v3-student-sessions.md, Import): the shape of an import
@@ -156,4 +157,144 @@ export function ignoredFieldList(names: Iterable<string>): string[] {
 /** The key that makes two rows the same session: the stored email and the attempt. */
 export function sessionKey(email: string, attempt: number): string {
   return `${attempt}:${email}`;
+}
+
+// ---- Accommodation columns (docs/api-v3-student-sessions.md, "Accommodation columns") ----
+
+/**
+ * The flat row fields (a file's columns) that carry a student's accommodations, besides the
+ * single create's `accommodations` object: `extra_time_minutes`, `extra_time_percent`,
+ * `break_count`, `break_minutes`, `exemptions` (`check:reason` pairs separated by `;`),
+ * `assistive_technology` (yes/no) and `accommodation_note`.
+ */
+export const ACCOMMODATION_COLUMNS = [
+  'extra_time_minutes',
+  'extra_time_percent',
+  'break_count',
+  'break_minutes',
+  'exemptions',
+  'assistive_technology',
+  'accommodation_note',
+] as const;
+export type AccommodationColumn = (typeof ACCOMMODATION_COLUMNS)[number];
+
+/** The cells that clear a column's value: no exemptions, no note. */
+const NONE_WORDS: readonly string[] = ['none', '-'];
+const YES_WORDS: readonly string[] = ['yes', 'y', 'true', '1'];
+const NO_WORDS: readonly string[] = ['no', 'n', 'false', '0'];
+
+/** A cell's value: undefined when absent or blank (a blank cell changes nothing), else trimmed text or the value. */
+function cell(params: Params, column: AccommodationColumn): unknown {
+  if (!has(params, column)) return undefined;
+  const value = param(params, column);
+  if (value === null || value === undefined) return undefined;
+  if (typeof value === 'string') return value.trim() === '' ? undefined : value.trim();
+  return value;
+}
+
+/**
+ * Reads an `exemptions` cell: `check:reason` pairs separated by `;` (`webcam:no camera; id_photo:blind`),
+ * the check one of EXEMPT_CHECKS (case, spaces and hyphens forgiven: `Screen share` is `screen_share`),
+ * the reason required (everything after the first `:`, so it may hold colons but not `;`). `none`
+ * or `-` clears the exemptions; a JSON list in the API's form is taken too. Throws Invalid on `exemptions`.
+ */
+export function readExemptionsCell(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  if (value.startsWith('[')) return value;
+  if (NONE_WORDS.includes(value.toLowerCase())) return [];
+  const pairs = value
+    .split(';')
+    .map((pair) => pair.trim())
+    .filter((pair) => pair !== '');
+  return pairs.map((pair) => {
+    const colon = pair.indexOf(':');
+    const name = (colon < 0 ? pair : pair.slice(0, colon))
+      .trim()
+      .toLowerCase()
+      .replace(/[\s-]+/g, '_');
+    const check = EXEMPT_CHECKS.find((known) => known === name);
+    if (check === undefined) {
+      throw new Invalid('exemptions', `${name} is not a check (${EXEMPT_CHECKS.join(', ')})`);
+    }
+    const reason = colon < 0 ? '' : pair.slice(colon + 1).trim();
+    if (reason === '') throw new Invalid('exemptions', `needs a reason for ${check} (check:reason)`);
+    return { check, reason };
+  });
+}
+
+function readYesNo(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const word = value.toLowerCase();
+  if (YES_WORDS.includes(word)) return true;
+  if (NO_WORDS.includes(word)) return false;
+  throw new Invalid('assistive_technology', 'must be yes or no');
+}
+
+/** The column a field of readAccommodations names (`accommodations.breaks.minutes` → `break_minutes`). */
+function columnOfField(field: string): string {
+  const key = field.replace(/^accommodations\.?/, '');
+  if (key.startsWith('breaks.minutes')) return 'break_minutes';
+  if (key.startsWith('breaks')) return 'break_count';
+  if (key.startsWith('exemptions')) return 'exemptions';
+  if (key === 'note') return 'accommodation_note';
+  return ACCOMMODATION_COLUMNS.find((column) => column === key) ?? field;
+}
+
+/**
+ * The `accommodations` object (API form, only the keys the row's columns give) a row's
+ * accommodation columns make, over `current` for the rest of a break allowance (a row that names
+ * only `break_minutes` keeps the current count). Undefined when no column has a value. Throws
+ * Invalid naming the column.
+ */
+function accommodationsOfColumns(
+  params: Params,
+  current: Accommodations,
+): Record<string, unknown> | undefined {
+  const object: Record<string, unknown> = {};
+  const minutes = cell(params, 'extra_time_minutes');
+  if (minutes !== undefined) object.extra_time_minutes = minutes;
+  const percent = cell(params, 'extra_time_percent');
+  if (percent !== undefined) object.extra_time_percent = percent;
+  const breakCount = cell(params, 'break_count');
+  const breakMinutes = cell(params, 'break_minutes');
+  if (breakCount !== undefined || breakMinutes !== undefined) {
+    const count = breakCount ?? current.breaks?.count;
+    const minutes = breakMinutes ?? current.breaks?.minutes;
+    if (count === undefined) throw new Invalid('break_count', "can't be blank when break_minutes is set");
+    const none = count === 0 || (typeof count === 'string' && /^0+$/.test(count));
+    if (minutes === undefined && !none) {
+      throw new Invalid('break_minutes', "can't be blank when break_count is set");
+    }
+    // No breaks (count 0) needs no length.
+    object.breaks = { count, minutes: minutes ?? 0 };
+  }
+  const exemptions = cell(params, 'exemptions');
+  if (exemptions !== undefined) object.exemptions = readExemptionsCell(exemptions);
+  const assistive = cell(params, 'assistive_technology');
+  if (assistive !== undefined) object.assistive_technology = readYesNo(assistive);
+  const note = cell(params, 'accommodation_note');
+  if (note !== undefined) object.note = note;
+  return Object.keys(object).length === 0 ? undefined : object;
+}
+
+/**
+ * A row's accommodations over `current` (NO_ACCOMMODATIONS for a new session, the session's own for
+ * an update): from its accommodation columns, where a blank cell changes nothing, or else from its
+ * `accommodations` object as the single create reads it. Returns undefined when the row has
+ * neither. Throws Invalid naming the column (`break_minutes`), or `accommodations.…` for the
+ * object, and when a row sends both.
+ */
+export function readRowAccommodations(params: Params, current: Accommodations): Accommodations | undefined {
+  const object = accommodationsOfColumns(params, current);
+  if (object === undefined) return readAccommodations(params, current);
+  if (has(params, 'accommodations')) {
+    const column = ACCOMMODATION_COLUMNS.find((name) => cell(params, name) !== undefined) ?? 'accommodations';
+    throw new Invalid(column, 'cannot be combined with accommodations');
+  }
+  try {
+    return readAccommodations({ accommodations: object }, current);
+  } catch (error) {
+    if (error instanceof Invalid) throw new Invalid(columnOfField(error.field), error.detail);
+    throw error;
+  }
 }

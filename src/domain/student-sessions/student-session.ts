@@ -13,7 +13,12 @@ import { readNullableLanguage } from '../languages.ts';
 import type { Condition, FilterValue, ListFields, ListQuery } from '../listing.ts';
 import type { LiveStatus } from '../live/live.ts';
 import type { MobileStatus } from '../mobile/mobile.ts';
+import { type Accommodations, NO_ACCOMMODATIONS, readAccommodations } from './accommodations.ts';
 import type { CheckValue, SessionStatus, TranscodingStatus } from './status.ts';
+
+/** The outcome of a student's newest practice run; `not_tried` before the first. */
+export const PRACTICE_STATUSES = ['not_tried', 'running', 'passed', 'failed'] as const;
+export type PracticeStatus = (typeof PRACTICE_STATUSES)[number];
 
 /** The requirement checks of a session: domain name → API and column name. */
 export const CHECK_FIELDS = {
@@ -44,6 +49,11 @@ export interface Incident {
   /** When a reviewer dismissed the flag (kept, marked), and who; null when not dismissed. */
   readonly dismissedAt: number | null;
   readonly dismissedBy: number | null;
+  /**
+   * An automated flag recorded for the record only and never raised: one that assistive technology
+   * sets off for a student with that accommodation (docs/accommodations.md). False for the rest.
+   */
+  readonly informational: boolean;
   readonly createdAt: number;
   readonly updatedAt: number;
 }
@@ -130,6 +140,22 @@ export type StudentSession = {
   readonly language: string | null;
   /** The candidate's own pick in the room's or the phone's language menu, or null before one. */
   readonly chosenLanguage: string | null;
+  /** Extra time, rest breaks, exemptions and the rest (accommodations.ts); NO_ACCOMMODATIONS for none. */
+  readonly accommodations: Accommodations;
+  /** When the running rest break began (epoch ms); null while the candidate works. */
+  readonly breakStartedAt: number | null;
+  /** The total of the rest breaks that ended, in milliseconds. */
+  readonly breakMs: number;
+  /** How many rest breaks the candidate started. */
+  readonly breaksTaken: number;
+  /** The newest practice run's outcome (docs/accommodations.md "Practice run"). */
+  readonly practiceStatus: PracticeStatus;
+  /** The check the newest practice run failed; null unless it failed. */
+  readonly practiceFailedCheck: string | null;
+  /** When the newest practice run began or ended (epoch ms); null before the first. */
+  readonly practiceAt: number | null;
+  /** When the office last emailed the student a practice reminder (epoch ms), or null. */
+  readonly practiceRemindedAt: number | null;
   readonly createdAt: number;
   readonly updatedAt: number;
   /** Oldest first. */
@@ -155,6 +181,8 @@ export interface StudentSessionChanges {
   contextId?: string | null;
   /** The LTI resource it came through (API `lti_resource_id`; resolved by lti-resources/session-link.ts). */
   ltiResourceId?: number | null;
+  /** The whole accommodations object as it will be stored (the request's keys over the current ones). */
+  accommodations?: Accommodations;
 }
 
 /** What a new session is made of, before the generated token and pin code. */
@@ -192,6 +220,7 @@ export const STUDENT_SESSION_LIST_FIELDS: ListFields = {
   context_id: { column: 'context_id', type: 'string' },
   lti_resource_id: { column: 'lti_resource_id', type: 'integer' },
   language: { column: 'language', type: 'string' },
+  practice_status: { column: 'practice_status', type: 'string', notNull: true },
 };
 
 /**
@@ -231,11 +260,17 @@ function readEmail(params: Params, mode: 'create' | 'update'): string | undefine
  * Reads what a create or update request carries: `name` and `email` (required on create), then
  * `individual_info`, `is_individual_info_html`, `skip_requirements`, `open_time`, `priority`,
  * `external_id`, `use_duration`, `language` (a supported BCP 47 tag; empty reads as null), and the
- * LMS fields `student_lms_id`, `resource_link_id`, `context_id` (empty reads as null). Returns only what was sent; throws ParamMissing or Invalid
+ * LMS fields `student_lms_id`, `resource_link_id`, `context_id` (empty reads as null), and
+ * `accommodations` (accommodations.ts readAccommodations, over `currentAccommodations` on update).
+ * Returns only what was sent; throws ParamMissing or Invalid
  * naming the first bad field. `attempt` is read by `readAttempt` (create only), `lti_resource_id`
  * by lti-resources/session-link.ts (it must name a resource).
  */
-export function readSessionChanges(params: Params, mode: 'create' | 'update'): StudentSessionChanges {
+export function readSessionChanges(
+  params: Params,
+  mode: 'create' | 'update',
+  currentAccommodations: Accommodations = NO_ACCOMMODATIONS,
+): StudentSessionChanges {
   const changes: StudentSessionChanges = {};
   const name = requiredText(params, 'name', mode);
   if (name !== undefined && name.length > SESSION_NAME_MAX) {
@@ -266,6 +301,8 @@ export function readSessionChanges(params: Params, mode: 'create' | 'update'): S
   if (resourceLinkId !== undefined) changes.resourceLinkId = resourceLinkId;
   const contextId = optionalString(params, 'context_id');
   if (contextId !== undefined) changes.contextId = contextId;
+  const accommodations = readAccommodations(params, currentAccommodations);
+  if (accommodations !== undefined) changes.accommodations = accommodations;
   return changes;
 }
 
@@ -290,6 +327,7 @@ export function newSessionDefaults(): Omit<NewStudentSession, 'name' | 'email' |
     resourceLinkId: null,
     contextId: null,
     ltiResourceId: null,
+    accommodations: NO_ACCOMMODATIONS,
   };
 }
 

@@ -8,6 +8,7 @@ import type { StudentSessionsTable } from '../../db/tables.ts';
 import type { ExamListScope } from '../access.ts';
 import type { ListQuery, Page } from '../listing.ts';
 import { LIVE_STATUSES, type LiveStatus } from '../live/live.ts';
+import { parseStoredAccommodations, storedAccommodations } from './accommodations.ts';
 import { incidentsOf } from './incidents.repository.ts';
 import { CHECK_VALUES, type CheckValue, parseStatus, TRANSCODING_STATUSES } from './status.ts';
 import {
@@ -16,6 +17,7 @@ import {
   type GeneratedFields,
   type Incident,
   type NewStudentSession,
+  PRACTICE_STATUSES,
   type StudentSession,
   type StudentSessionChanges,
 } from './student-session.ts';
@@ -134,6 +136,14 @@ function sessionFromRow(row: SessionRow, incidents: readonly Incident[]): Studen
     termsSha256: row.terms_sha256,
     language: row.language,
     chosenLanguage: row.chosen_language,
+    accommodations: parseStoredAccommodations(row.accommodations),
+    breakStartedAt: row.break_started_at === null ? null : Number(row.break_started_at),
+    breakMs: Number(row.break_ms),
+    breaksTaken: Number(row.breaks_taken),
+    practiceStatus: PRACTICE_STATUSES.find((known) => known === row.practice_status) ?? 'not_tried',
+    practiceFailedCheck: row.practice_failed_check,
+    practiceAt: row.practice_at === null ? null : Number(row.practice_at),
+    practiceRemindedAt: row.practice_reminded_at === null ? null : Number(row.practice_reminded_at),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     incidents,
@@ -157,6 +167,8 @@ function columnsFrom(changes: StudentSessionChanges): Updateable<StudentSessions
   if (changes.resourceLinkId !== undefined) values.resource_link_id = changes.resourceLinkId;
   if (changes.contextId !== undefined) values.context_id = changes.contextId;
   if (changes.ltiResourceId !== undefined) values.lti_resource_id = changes.ltiResourceId;
+  if (changes.accommodations !== undefined)
+    values.accommodations = storedAccommodations(changes.accommodations);
   return values;
 }
 
@@ -228,6 +240,7 @@ function newSessionRow(
     lms_user_id: session.lmsUserId,
     resource_link_id: session.resourceLinkId,
     context_id: session.contextId,
+    accommodations: storedAccommodations(session.accommodations),
     lti_resource_id: session.ltiResourceId,
     created_at: now,
     updated_at: now,

@@ -1,6 +1,8 @@
 import type { Db } from '../../db/database.ts';
 import { findManageableSession, findVisibleSession } from './session-access.ts';
 import { type Actor, canAddIncident, canManageExam, examListScope } from '../access.ts';
+import { accommodationsChanged, recordAccommodationsChange } from '../audit/accommodations-audit.ts';
+import type { AuditClient } from '../audit/audit.service.ts';
 import type { Clock } from '../clock.ts';
 import { Forbidden, NotFound, Taken } from '../errors.ts';
 import type { Exam } from '../exams/exam.ts';
@@ -10,6 +12,9 @@ import { parseId } from '../ids.ts';
 import type { Params } from '../input.ts';
 import { type Page, parseListQuery } from '../listing.ts';
 import { withLtiResource } from '../lti-resources/session-link.ts';
+import { hasNoAccommodations } from './accommodations.ts';
+import type { ClockExam } from './deadline.ts';
+import { findExamClocks } from './exam-clocks.repository.ts';
 import { insertIncident } from './incidents.repository.ts';
 import {
   checkNewAttempt,
@@ -48,10 +53,17 @@ export interface StudentSessionsService {
    * Adds a student to an exam the actor manages (`name`, `email` required; `attempt`,
    * `individual_info`, `is_individual_info_html`, `skip_requirements`, `open_time`, `priority`,
    * `external_id`, `use_duration`, and from an LMS `student_lms_id`, `resource_link_id`,
-   * `context_id`, `lti_resource_id`). Returns the new session. Throws NotFound (exam, Lti Resource),
-   * Forbidden, ParamMissing, Invalid, or Taken on `email` when the (email, attempt) pair exists.
+   * `context_id`, `lti_resource_id`, and `accommodations`). Returns the new session. Throws
+   * NotFound (exam, Lti Resource), Forbidden, ParamMissing, Invalid, or Taken on `email` when the
+   * (email, attempt) pair exists. A session created with accommodations is audited
+   * (`student_session_accommodations_changed`, with `client` when the request came over HTTP).
    */
-  create(actor: Actor, examId: string | number, params: Params): Promise<StudentSession>;
+  create(
+    actor: Actor,
+    examId: string | number,
+    params: Params,
+    client?: AuditClient,
+  ): Promise<StudentSession>;
   /** Returns a session the actor may see (archived ones too). Throws NotFound (Student Session). */
   get(actor: Actor, id: string | number): Promise<StudentSession>;
   /**
@@ -62,10 +74,12 @@ export interface StudentSessionsService {
   /** The session the `student_session_id` parameter names, in any exam. Throws ParamMissing or NotFound. */
   getByParam(actor: Actor, params: Params): Promise<StudentSession>;
   /**
-   * Applies the sent changes (the create fields except `attempt`). Returns the session as saved;
-   * throws NotFound (Student Session, Lti Resource), Forbidden, ParamMissing, Invalid or Taken on `email`.
+   * Applies the sent changes (the create fields except `attempt`; `accommodations` keys over the
+   * session's own, `null` clearing them). Returns the session as saved; throws NotFound (Student
+   * Session, Lti Resource), Forbidden, ParamMissing, Invalid or Taken on `email`. A change of the
+   * accommodations is audited in the same transaction (`student_session_accommodations_changed`).
    */
-  update(actor: Actor, id: string | number, params: Params): Promise<StudentSession>;
+  update(actor: Actor, id: string | number, params: Params, client?: AuditClient): Promise<StudentSession>;
   /**
    * Archives a session that has an end time, otherwise deletes it with its incidents and files.
    * Throws NotFound or Forbidden.
@@ -88,6 +102,12 @@ export interface StudentSessionsService {
    * manager), ParamMissing or Invalid.
    */
   addIncident(actor: Actor, id: string | number, params: Params): Promise<StudentSession>;
+  /**
+   * The clock fields (deadline.ts) of the exams `examIds` names, in one query, for presenting
+   * `deadline_at` and `time_allowed_seconds`. Missing exams are left out. No access check: the
+   * caller has the sessions already.
+   */
+  examClocks(examIds: readonly number[]): Promise<ReadonlyMap<number, ClockExam>>;
 }
 
 /** How many times a create draws a new token after hitting an existing one (128 bits: never, in practice). */
@@ -116,10 +136,26 @@ export function createStudentSessionsService(deps: {
     return { session, exam };
   }
 
-  async function insert(exam: Exam, attributes: NewStudentSession): Promise<StudentSession> {
+  /**
+   * Inserts the session, drawing a new token on a clash; a session created with accommodations is
+   * audited in the same transaction (`audit` says by whom, from where).
+   */
+  async function insert(
+    exam: Exam,
+    attributes: NewStudentSession,
+    audit: { actor: Actor; client: AuditClient | undefined },
+  ): Promise<StudentSession> {
+    const audited = !hasNoAccommodations(attributes.accommodations);
     for (let attempt = 1; ; attempt += 1) {
       try {
-        return await insertStudentSession(db, exam.id, { ...attributes, ...generateFields() }, clock.now());
+        const now = clock.now();
+        const fields = { ...attributes, ...generateFields() };
+        if (!audited) return await insertStudentSession(db, exam.id, fields, now);
+        return await db.transaction().execute(async (trx) => {
+          const session = await insertStudentSession(trx, exam.id, fields, now);
+          await recordAccommodationsChange(trx, { ...audit, sessionId: session.id, status: 201, now });
+          return session;
+        });
       } catch (error) {
         const violated = uniqueViolationOn(error);
         // A concurrent create of the same (email, attempt) got there first.
@@ -145,14 +181,14 @@ export function createStudentSessionsService(deps: {
   }
 
   return {
-    async create(actor, examId, params) {
+    async create(actor, examId, params, client) {
       const exam = await findManageableExam(db, actor, examId);
       const changes = await withLtiResource(db, exam, params, readSessionChanges(params, 'create'));
       const attempt = readAttempt(params);
       const attributes = { ...newSessionDefaults(), ...changes, attempt } as NewStudentSession;
       checkOpenTime(attributes.openTime, exam);
       checkNewAttempt(attempt, await attemptsOf(db, exam.id, attributes.email));
-      return insert(exam, attributes);
+      return insert(exam, attributes, { actor, client });
     },
 
     async get(actor, id) {
@@ -167,9 +203,14 @@ export function createStudentSessionsService(deps: {
       return (await findVisibleSession(db, actor, readStudentSessionId(params))).session;
     },
 
-    async update(actor, id, params) {
+    async update(actor, id, params, client) {
       const { session, exam } = await findManageableSession(db, actor, id);
-      const changes = await withLtiResource(db, exam, params, readSessionChanges(params, 'update'));
+      const changes = await withLtiResource(
+        db,
+        exam,
+        params,
+        readSessionChanges(params, 'update', session.accommodations),
+      );
       checkOpenTime(changes.openTime, exam);
       if (
         changes.email !== undefined &&
@@ -179,8 +220,26 @@ export function createStudentSessionsService(deps: {
         throw new Taken('email');
       }
       let saved: StudentSession | undefined;
+      const audited =
+        changes.accommodations !== undefined &&
+        accommodationsChanged(session.accommodations, changes.accommodations);
       try {
-        saved = await updateStudentSession(db, session.id, changes, clock.now());
+        const now = clock.now();
+        saved = audited
+          ? await db.transaction().execute(async (trx) => {
+              const written = await updateStudentSession(trx, session.id, changes, now);
+              if (written !== undefined) {
+                await recordAccommodationsChange(trx, {
+                  actor,
+                  client,
+                  sessionId: session.id,
+                  status: 200,
+                  now,
+                });
+              }
+              return written;
+            })
+          : await updateStudentSession(db, session.id, changes, now);
       } catch (error) {
         if (uniqueViolationOn(error) === 'attempt') throw new Taken('email');
         throw error;
@@ -220,6 +279,10 @@ export function createStudentSessionsService(deps: {
       const saved = await findStudentSession(db, session.id);
       if (saved === undefined) throw new NotFound('Student Session', id);
       return saved;
+    },
+
+    async examClocks(examIds) {
+      return findExamClocks(db, examIds);
     },
   };
 }

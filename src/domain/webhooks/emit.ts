@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.ts';
+import { presentAccommodations } from '../student-sessions/accommodations.ts';
 import type { JobQueue } from '../ports/jobs.ts';
 import {
   buildWebhookEvent,
@@ -81,6 +82,8 @@ export async function emitStudentSessionFinished(
       token: session.token,
       end_reason: session.endReason,
       ended_at: isoTime(session.endTime),
+      accommodations: presentAccommodations(session.accommodations),
+      breaks_taken: session.breaksTaken,
     },
   });
 }

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import type { AccommodationsRecord } from '../student-sessions/accommodations.ts';
 
 /**
  * Webhooks: the events an institute's `callback_url` receives, their bodies, and how they are
@@ -31,6 +32,10 @@ export interface WebhookData {
     readonly end_reason: string | null;
     /** The session's `end_time`. */
     readonly ended_at: string | null;
+    /** The student's accommodations as the V3 record shows them (docs/accommodations.md). */
+    readonly accommodations: AccommodationsRecord;
+    /** How many rest breaks the student took. */
+    readonly breaks_taken: number;
   };
   /** One stream of a finished session was assembled and can be watched (`GET .../recordings`). */
   'recording.ready': {

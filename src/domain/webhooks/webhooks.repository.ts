@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.ts';
+import { type Accommodations, parseStoredAccommodations } from '../student-sessions/accommodations.ts';
 
 /** Where an institute's webhooks go and how they are signed, as stored. */
 export interface WebhookTarget {
@@ -63,6 +64,8 @@ export interface FinishedSessionFacts {
   readonly token: string;
   readonly endReason: string | null;
   readonly endTime: number | null;
+  readonly accommodations: Accommodations;
+  readonly breaksTaken: number;
 }
 
 /** Returns the facts of session `sessionId`, or undefined when it is gone. */
@@ -80,6 +83,8 @@ export async function findFinishedSessionFacts(
       'student_sessions.token',
       'student_sessions.end_reason',
       'student_sessions.end_time',
+      'student_sessions.accommodations',
+      'student_sessions.breaks_taken',
     ])
     .where('student_sessions.id', '=', sessionId)
     .executeTakeFirst();
@@ -91,6 +96,8 @@ export async function findFinishedSessionFacts(
     token: row.token,
     endReason: row.end_reason,
     endTime: row.end_time === null ? null : Number(row.end_time),
+    accommodations: parseStoredAccommodations(row.accommodations),
+    breaksTaken: Number(row.breaks_taken),
   };
 }
 

@@ -8,6 +8,7 @@ import { languageRequestOf } from '../room/candidate-language.ts';
 import { candidateTimeZone, presentCandidateLanguage } from '../room/room.presenter.ts';
 import type { RouteDeps } from '../route-deps.ts';
 import { isoTime } from '../time.ts';
+import { breakEndsAt } from '../../domain/student-sessions/deadline.ts';
 import {
   phoneCheckSchema,
   phoneHeartbeatSchema,
@@ -22,8 +23,8 @@ type TokenRoute = { Params: { token: string } };
 
 /**
  * The phone's view: `{mobile: {status, check, next_sequence, chunks_count}, session: {status,
- * student_name, start_time, end_time, ends_at, time_left_seconds}, exam: {name, live_proctoring,
- * timezone}, server_time, language: {current, available}, message_overrides}`. Nothing the phone
+ * student_name, start_time, end_time, ends_at, deadline_at, time_left_seconds, break}, exam: {name,
+ * live_proctoring, timezone, record_during_breaks}, server_time, language: {current, available}, message_overrides}`. Nothing the phone
  * does not need (no room token, PIN or email). `reader` is what the request says about the
  * language. Returns the JSON.
  */
@@ -43,13 +44,22 @@ export function presentPhoneView(view: PhoneView, reader: LanguageRequest): Reco
       start_time: isoTime(session.startTime),
       end_time: isoTime(session.endTime),
       ends_at: isoTime(deadline),
+      // The one clock's instant (deadline.ts), the same as the room's session.deadline_at.
+      deadline_at: isoTime(deadline),
       time_left_seconds:
         started && deadline !== null ? Math.max(0, Math.ceil((deadline - now) / 1000)) : null,
+      // The candidate's running rest break: the clock stands still (and with record_during_breaks
+      // false the phone pauses its recording) until it ends.
+      break:
+        session.breakStartedAt === null
+          ? null
+          : { started_at: isoTime(session.breakStartedAt), ends_at: isoTime(breakEndsAt(session)) },
     },
     exam: {
       name: exam.name,
       live_proctoring: exam.type === 'live_proctoring',
       timezone: candidateTimeZone(exam),
+      record_during_breaks: exam.recordDuringBreaks,
     },
     server_time: isoTime(now),
     language: presentCandidateLanguage(resolveCandidateLanguage(view.languageFacts, reader)),

@@ -54,9 +54,36 @@ const phoneView = {
         start_time: time,
         end_time: time,
         ends_at: time,
-        time_left_seconds: { type: ['integer', 'null'] },
+        deadline_at: {
+          ...time,
+          description:
+            'When the exam ends for the candidate (docs/accommodations.md, the one clock): the same ' +
+            'instant as ends_at and as the room’s session.deadline_at; null until started',
+        },
+        time_left_seconds: {
+          type: ['integer', 'null'],
+          description: 'Seconds until deadline_at by the server clock; stands still during a rest break',
+        },
+        break: {
+          type: ['object', 'null'],
+          description: 'The candidate’s running rest break (the clock stands still); null otherwise',
+          properties: {
+            started_at: { type: 'string', format: 'date-time' },
+            ends_at: { ...time, description: 'When it ends by itself; null when nothing limits it' },
+          },
+          required: ['started_at', 'ends_at'],
+        },
       },
-      required: ['status', 'student_name', 'start_time', 'end_time', 'ends_at', 'time_left_seconds'],
+      required: [
+        'status',
+        'student_name',
+        'start_time',
+        'end_time',
+        'ends_at',
+        'deadline_at',
+        'time_left_seconds',
+        'break',
+      ],
     },
     exam: {
       type: 'object',
@@ -64,8 +91,12 @@ const phoneView = {
         name: { type: 'string' },
         live_proctoring: { type: 'boolean', description: 'The phone also publishes live (docs/api-live.md)' },
         timezone: examTimeZone,
+        record_during_breaks: {
+          type: 'boolean',
+          description: 'False: the phone pauses its recording while a rest break runs',
+        },
       },
-      required: ['name', 'live_proctoring', 'timezone'],
+      required: ['name', 'live_proctoring', 'timezone', 'record_during_breaks'],
     },
     server_time: { type: 'string', format: 'date-time' },
     language: candidateLanguageRecord,

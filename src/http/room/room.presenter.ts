@@ -12,6 +12,9 @@ import { individualInfoHtml } from '../../security/html.ts';
 import { CHECK_FIELDS } from '../../domain/student-sessions/student-session.ts';
 import { effectiveFlagSettings } from '../../domain/flags/settings.ts';
 import { ianaTimeZone } from '../../domain/time-zones.ts';
+import { breakEndsAt, timeAllowedSeconds } from '../../domain/student-sessions/deadline.ts';
+import { breaksLeft } from '../../domain/room/breaks.ts';
+import type { RoomSession } from '../../domain/room/room.ts';
 import { isoTime } from '../time.ts';
 import { flagModelsPath } from './flag-models.ts';
 
@@ -42,6 +45,9 @@ export function presentRoomSession(view: RoomView): Record<string, unknown> {
     end_time: isoTime(session.endTime),
     end_reason: session.endReason,
     ends_at: isoTime(deadline),
+    // The one clock's instant (deadline.ts), as the V3 record's deadline_at: the same as ends_at.
+    deadline_at: isoTime(deadline),
+    time_allowed_seconds: timeAllowedSeconds(session, view.exam),
     time_left_seconds: started && deadline !== null ? Math.max(0, Math.ceil((deadline - now) / 1000)) : null,
     entered_room: session.enteredRoom,
     individual_info: session.individualInfo,
@@ -91,6 +97,38 @@ export function presentRoomExam(exam: Exam): Record<string, unknown> {
     // Plain text the candidate accepts before starting; null when the exam has none (or blank).
     terms: examTerms(exam),
     timezone: candidateTimeZone(exam),
+    record_during_breaks: exam.recordDuringBreaks,
+  };
+}
+
+/**
+ * The candidate's own accommodations (docs/accommodations.md), as far as the room needs them:
+ * `{extra_time_minutes, extra_time_percent, breaks: {count, minutes, taken, remaining} | null,
+ * break: {started_at, ends_at} | null, exemptions, assistive_technology}`. `break` is the running
+ * rest break (`ends_at` when it ends by itself; null when no allowance limits it). `exemptions`
+ * names the checks only: the reasons and the staff note are for staff, never for the candidate.
+ */
+export function presentRoomAccommodations(session: RoomSession): Record<string, unknown> {
+  const { accommodations } = session;
+  const { breaks } = accommodations;
+  return {
+    extra_time_minutes: accommodations.extraTimeMinutes,
+    extra_time_percent: accommodations.extraTimePercent,
+    breaks:
+      breaks === null
+        ? null
+        : {
+            count: breaks.count,
+            minutes: breaks.minutes,
+            taken: session.breaksTaken,
+            remaining: breaksLeft(session),
+          },
+    break:
+      session.breakStartedAt === null
+        ? null
+        : { started_at: isoTime(session.breakStartedAt), ends_at: isoTime(breakEndsAt(session)) },
+    exemptions: accommodations.exemptions.map((exemption) => exemption.check),
+    assistive_technology: accommodations.assistiveTechnology,
   };
 }
 
@@ -156,7 +194,8 @@ export function presentCandidateLanguage(language: CandidateLanguage): Record<st
 }
 
 /**
- * The whole room answer: `{"session", "exam", "document", "server_time", "live", "language"}`,
+ * The whole room answer: `{"session", "exam", "accommodations", "document", "server_time", "live",
+ * "language"}`,
  * `automated_flags` for an exam that has them, and `lti_start_assessment` for a session launched
  * with LTI Proctoring Services. `reader` is what the request says about the candidate's language.
  */
@@ -164,6 +203,7 @@ export function presentRoomView(view: RoomView, reader: LanguageRequest): Record
   return {
     session: presentRoomSession(view),
     exam: presentRoomExam(view.exam),
+    accommodations: presentRoomAccommodations(view.session),
     document: presentRoomDocument(view.document),
     server_time: isoTime(view.now),
     live: presentRoomLive(view),

@@ -15,6 +15,8 @@ import {
   presentRoomView,
 } from './room.presenter.ts';
 import {
+  roomBreakEndSchema,
+  roomBreakStartSchema,
   roomChecksSchema,
   roomEnterSchema,
   roomEventSchema,
@@ -89,6 +91,15 @@ export async function registerRoomRoutes(app: FastifyInstance, deps: RouteDeps):
 
   app.post<TokenRoute>('/:token/finish', { schema: roomFinishSchema }, async (request) =>
     presentRoomView(await room.finish(request.params.token), readerOf(request)),
+  );
+
+  // Rest breaks (docs/accommodations.md): the clock stops while one runs.
+  app.post<TokenRoute>('/:token/break', { schema: roomBreakStartSchema }, async (request) =>
+    presentRoomView(await room.startBreak(request.params.token), readerOf(request)),
+  );
+
+  app.post<TokenRoute>('/:token/break/end', { schema: roomBreakEndSchema }, async (request) =>
+    presentRoomView(await room.endBreak(request.params.token), readerOf(request)),
   );
 
   // The candidate's pick in the language menu (docs/languages.md), remembered for the session.

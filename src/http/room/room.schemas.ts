@@ -107,7 +107,23 @@ const roomSession = {
     end_time: time,
     end_reason: { type: ['string', 'null'] },
     ends_at: time,
-    time_left_seconds: { type: ['integer', 'null'] },
+    deadline_at: {
+      ...time,
+      description:
+        'When the exam ends for this candidate (the one clock of docs/accommodations.md: duration, ' +
+        'extra time, rest breaks, proctor pauses, the exam’s end_time); the same instant as ends_at ' +
+        'and the V3 record’s deadline_at. Null until started. Moves later during a rest break',
+    },
+    time_allowed_seconds: {
+      type: ['integer', 'null'],
+      description:
+        'The time the candidate may work when the exam is timed by its duration: the duration plus ' +
+        'the extra time, in seconds; null when only the exam’s end_time limits it',
+    },
+    time_left_seconds: {
+      type: ['integer', 'null'],
+      description: 'Seconds until deadline_at by the server clock; stands still during a rest break',
+    },
     entered_room: { type: 'boolean' },
     individual_info: { type: ['string', 'null'] },
     is_individual_info_html: { type: 'boolean' },
@@ -158,7 +174,65 @@ const roomExam = {
         'terms_accepted true. Null when the exam has no terms',
     },
     timezone: examTimeZone,
+    record_during_breaks: {
+      type: 'boolean',
+      description:
+        'The streams keep recording during a rest break (true, the default); false: the room and the ' +
+        'phone pause their recordings while the break runs',
+    },
   },
+} as const;
+
+/** The candidate's own accommodations in the room's view (room.presenter.ts presentRoomAccommodations). */
+export const roomAccommodations = {
+  type: 'object',
+  description:
+    'The candidate’s accommodations (docs/accommodations.md) as the room needs them: no exemption ' +
+    'reasons and no staff note, which are for staff only',
+  properties: {
+    extra_time_minutes: { type: 'integer', minimum: 0 },
+    extra_time_percent: { type: 'integer', minimum: 0 },
+    breaks: {
+      type: ['object', 'null'],
+      description: 'The rest breaks allowed, taken and left; null when the candidate has none',
+      properties: {
+        count: { type: 'integer', minimum: 1 },
+        minutes: { type: 'integer', minimum: 1, description: 'The longest each break may last' },
+        taken: { type: 'integer', minimum: 0 },
+        remaining: { type: 'integer', minimum: 0 },
+      },
+      required: ['count', 'minutes', 'taken', 'remaining'],
+    },
+    break: {
+      type: ['object', 'null'],
+      description: 'The rest break running now (the exam clock stands still); null while the candidate works',
+      properties: {
+        started_at: { type: 'string', format: 'date-time' },
+        ends_at: {
+          ...time,
+          description: 'When the break ends by itself (its allowance); null when nothing limits it',
+        },
+      },
+      required: ['started_at', 'ends_at'],
+    },
+    exemptions: {
+      type: 'array',
+      description: 'The checks the candidate is exempt from (skipped, not required, not recorded)',
+      items: {
+        type: 'string',
+        enum: ['webcam', 'microphone', 'screen_share', 'mobile', 'id_photo', 'face_photo', 'fullscreen'],
+      },
+    },
+    assistive_technology: { type: 'boolean' },
+  },
+  required: [
+    'extra_time_minutes',
+    'extra_time_percent',
+    'breaks',
+    'break',
+    'exemptions',
+    'assistive_technology',
+  ],
 } as const;
 
 /** A multipart body with one file part `file` (not signed: the room is not signed at all). */
@@ -173,7 +247,7 @@ const mobileView = {
   type: 'object',
   description:
     'Only for an exam with mobile_cam: the phone as a second camera (docs/room.md "The phone"); absent ' +
-    'for every other exam',
+    'for every other exam, and for a candidate exempt from the phone (accommodations.exemptions)',
   properties: {
     pairing_url: {
       type: ['string', 'null'],
@@ -206,9 +280,10 @@ const roomView = {
   properties: {
     session: roomSession,
     exam: roomExam,
+    accommodations: roomAccommodations,
     document: {
       type: ['object', 'null'],
-      description: 'Null until the exam is started (and after it finished)',
+      description: 'Null until the exam is started, during a rest break, and after it finished',
       properties: {
         exam_content: { type: 'string' },
         content_with_links: { type: 'string' },
@@ -282,7 +357,16 @@ const roomView = {
     language: candidateLanguageRecord,
     message_overrides: messageOverridesRecord,
   },
-  required: ['session', 'exam', 'document', 'server_time', 'live', 'language', 'message_overrides'],
+  required: [
+    'session',
+    'exam',
+    'accommodations',
+    'document',
+    'server_time',
+    'live',
+    'language',
+    'message_overrides',
+  ],
 } as const;
 
 const commonErrors = {
@@ -393,7 +477,26 @@ export const roomStartSchema = {
     },
   },
 } as const;
-export const roomFinishSchema = viewRoute('Finish the exam', 'Moves to exam_finished, end_reason finished.');
+export const roomFinishSchema = viewRoute(
+  'Finish the exam',
+  'Moves to exam_finished, end_reason finished. A rest break still running ends with it (break_ended).',
+);
+export const roomBreakStartSchema = viewRoute(
+  'Start a rest break',
+  'Only for a candidate whose accommodations give rest breaks (docs/accommodations.md): the exam clock ' +
+    'stops (deadline_at moves later while the break runs), the document is hidden, and a break_started ' +
+    'incident is written. A break not ended by the candidate ends itself at its allowance ' +
+    '(accommodations.breaks.minutes), with its break_ended incident dated at that instant. 409 `This ' +
+    'student has no rest breaks`, `No rest breaks are left`, `A rest break is already running`, `Rest ' +
+    'breaks can be taken only while the exam is started`, while a proctor holds the clock, or once the ' +
+    'session is finished.',
+);
+export const roomBreakEndSchema = viewRoute(
+  'End the rest break',
+  'The candidate is back: the exam clock runs again and a break_ended incident is written. 409 `No ' +
+    'rest break is running` (it may have ended itself at its allowance), or when the session is not ' +
+    'started or is finished.',
+);
 
 export const roomRecordingSchema = {
   tags,

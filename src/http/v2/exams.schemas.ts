@@ -72,6 +72,14 @@ const examFields = {
     description: 'V3 setting: a proctor admits each candidate after a live ID check',
   },
   automated_flags: { ...flagInput, description: 'V3 setting: the room runs the automated flags' },
+  record_during_breaks: {
+    ...flagInput,
+    description: 'V3 setting: the streams keep recording during a rest break (default true)',
+  },
+  extra_time_beyond_end: {
+    ...flagInput,
+    description: "V3 setting: a student's extra time may run past end_time (default true)",
+  },
   flag_settings: {
     anyOf: [
       { type: 'object', properties: flagSettingsRecord.properties, additionalProperties: false },

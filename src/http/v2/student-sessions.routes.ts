@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { actorOf } from '../actor.ts';
+import { auditClientOf } from '../audit.ts';
 import type { RouteDeps } from '../route-deps.ts';
 import { answer, INPUT_FAILURES, railsErrors, SAVE_FAILURES, withFailures } from './failures.ts';
 import { presentStudentSessionV2 } from './student-sessions.presenter.ts';
@@ -35,7 +36,12 @@ export function registerV2StudentSessionRoutes(app: FastifyInstance, { services 
       async (request) => ({
         // api.md: 200, not 201, on this create, for V2 clients built on the Rails service.
         student_session: presentStudentSessionV2(
-          await studentSessions.create(actorOf(request), request.params.id, request.input.values),
+          await studentSessions.create(
+            actorOf(request),
+            request.params.id,
+            request.input.values,
+            auditClientOf(request),
+          ),
         ),
       }),
     ),

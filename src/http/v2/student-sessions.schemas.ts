@@ -10,6 +10,7 @@ import {
   v2PathIds,
   v2SignedQuery,
 } from './common.schemas.ts';
+import { accommodationsInput } from '../v3/student-sessions.schemas.ts';
 
 const tags = ['v2'];
 
@@ -71,6 +72,13 @@ export const addStudentSchemaV2 = {
       resource_link_id: { ...nullableString, description: 'The LTI resource link the student came from' },
       context_id: { ...nullableString, description: 'The LTI context (course) the student came from' },
       lti_resource_id: { ...nullableInteger, description: "An LTI resource of the exam's institute" },
+      accommodations: {
+        ...accommodationsInput,
+        description:
+          'V3 setting (docs/accommodations.md): extra time, rest breaks, exemptions, assistive technology, a ' +
+          'staff note. A form nests the keys (`accommodations[extra_time_minutes]=10`; `breaks` and ' +
+          '`exemptions` as JSON text) or sends the whole object as JSON text',
+      },
     },
     ['name', 'email'],
   ),

@@ -4,7 +4,8 @@ import { parseId } from '../../domain/ids.ts';
 import { actorOf } from '../actor.ts';
 import { setPaginationHeaders } from '../pagination.ts';
 import type { RouteDeps } from '../route-deps.ts';
-import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
+import { presentOneStudentSessionV3, presentStudentSessionsV3 } from './student-sessions.presenter.ts';
+import { auditClientOf } from '../audit.ts';
 import {
   addStudentSchema,
   deleteStudentSchema,
@@ -53,8 +54,9 @@ function deprecated(successor: Successor) {
  * (api.md's path as written) is a static route and so wins over `/exams/:id/show_student`.
  */
 export function registerDeprecatedExamRoutes(app: FastifyInstance, { services, clock }: RouteDeps): void {
-  const present = (session: StudentSession) => presentStudentSessionV3(session, clock.now());
   const { studentSessions } = services;
+  const present = (session: StudentSession) =>
+    presentOneStudentSessionV3(studentSessions, session, clock.now());
 
   app.get<IdRoute>(
     '/exams/:id/index_students',
@@ -66,7 +68,7 @@ export function registerDeprecatedExamRoutes(app: FastifyInstance, { services, c
         request.input.values,
       );
       setPaginationHeaders(reply, page);
-      return { students: page.items.map(present) };
+      return { students: await presentStudentSessionsV3(studentSessions, page.items, clock.now()) };
     },
   );
 
@@ -74,7 +76,7 @@ export function registerDeprecatedExamRoutes(app: FastifyInstance, { services, c
     '/exams/id/show_student',
     { schema: showStudentLiteralSchema, preValidation: deprecated(sessionSuccessor) },
     async (request) => ({
-      student: present(await studentSessions.getByParam(actorOf(request), request.input.values)),
+      student: await present(await studentSessions.getByParam(actorOf(request), request.input.values)),
     }),
   );
 
@@ -82,7 +84,7 @@ export function registerDeprecatedExamRoutes(app: FastifyInstance, { services, c
     '/exams/:id/show_student',
     { schema: showStudentInExamSchema, preValidation: deprecated(sessionSuccessor) },
     async (request) => ({
-      student: present(
+      student: await present(
         await studentSessions.getInExam(actorOf(request), request.params.id, request.input.values),
       ),
     }),
@@ -92,10 +94,15 @@ export function registerDeprecatedExamRoutes(app: FastifyInstance, { services, c
     '/exams/:id/add_student',
     { schema: addStudentSchema, preValidation: deprecated(examSessionsSuccessor) },
     async (request, reply) => {
-      const session = await studentSessions.create(actorOf(request), request.params.id, request.input.values);
-      return reply
-        .code(201)
-        .send({ student: presentStudentSessionV3(session, clock.now(), { created: true }) });
+      const session = await studentSessions.create(
+        actorOf(request),
+        request.params.id,
+        request.input.values,
+        auditClientOf(request),
+      );
+      return reply.code(201).send({
+        student: await presentOneStudentSessionV3(studentSessions, session, clock.now(), { created: true }),
+      });
     },
   );
 

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { actorOf } from '../actor.ts';
 import type { RouteDeps } from '../route-deps.ts';
 import { sendEmailsSchema } from './exam-actions.schemas.ts';
-import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
+import { presentStudentSessionsV3 } from './student-sessions.presenter.ts';
 
 type IdRoute = { Params: { id: string } };
 
@@ -11,8 +11,10 @@ export function registerExamActionRoutes(app: FastifyInstance, { services, clock
   const { mail } = services;
 
   app.post<IdRoute>('/exams/:id/send_emails', { schema: sendEmailsSchema }, async (request) => ({
-    students: (await mail.sendExamEmails(actorOf(request), request.params.id)).map((session) =>
-      presentStudentSessionV3(session, clock.now()),
+    students: await presentStudentSessionsV3(
+      services.studentSessions,
+      await mail.sendExamEmails(actorOf(request), request.params.id),
+      clock.now(),
     ),
   }));
 }

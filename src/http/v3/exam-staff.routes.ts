@@ -8,7 +8,7 @@ import {
   removeComanagerSchema,
   unassignProctorSchema,
 } from './exam-staff.schemas.ts';
-import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
+import { presentOneStudentSessionV3 } from './student-sessions.presenter.ts';
 import { presentUserV3, userInstitutes } from './users.presenter.ts';
 
 type IdRoute = { Params: { id: string } };
@@ -47,7 +47,7 @@ export function registerExamStaffRoutes(
         request.input.values,
       );
       return {
-        student: presentStudentSessionV3(assignment.session, clock.now()),
+        student: await presentOneStudentSessionV3(services.studentSessions, assignment.session, clock.now()),
         active_proctoring_sessions: assignment.activeProctoringSessions,
       };
     },
@@ -57,7 +57,8 @@ export function registerExamStaffRoutes(
     '/student_sessions/:id/assigned_proctor',
     { schema: unassignProctorSchema },
     async (request) => ({
-      student: presentStudentSessionV3(
+      student: await presentOneStudentSessionV3(
+        services.studentSessions,
         await examStaff.unassignProctor(actorOf(request), request.params.id),
         clock.now(),
       ),

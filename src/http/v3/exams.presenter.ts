@@ -6,9 +6,10 @@ import { isoTime } from '../time.ts';
  * The V3 exam record (contract §6, docs/api-v3-exams.md): every stored setting, and the fields
  * clients of the original service read that derive from `type` and `status` (`mode`,
  * `live_proctoring`, `published`), and `flag_settings` as in force (defaults filled in). Returns it
- * as a plain object.
+ * as a plain object, with `practice_url`, a demo exam's public practice link (docs/practice.md), or
+ * null.
  */
-export function presentExamV3(exam: Exam): Record<string, unknown> {
+export function presentExamV3(exam: Exam, practiceUrl: string | null = null): Record<string, unknown> {
   const record: Record<string, unknown> = {
     id: exam.id,
     institute_id: exam.instituteId,
@@ -31,6 +32,7 @@ export function presentExamV3(exam: Exam): Record<string, unknown> {
   // The thresholds in force, defaults filled in, whether or not the exam set any.
   record.flag_settings = effectiveFlagSettings(exam.flagSettings);
   record.comanager_ids = exam.comanagerIds;
+  record.practice_url = practiceUrl;
   record.created_at = isoTime(exam.createdAt);
   record.updated_at = isoTime(exam.updatedAt);
   return record;

@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { actorOf } from '../actor.ts';
 import { setPaginationHeaders } from '../pagination.ts';
 import type { RouteDeps } from '../route-deps.ts';
+import type { Exam } from '../../domain/exams/exam.ts';
+import { demoPracticeUrl } from '../practice/practice-url.ts';
 import { presentExamV3 } from './exams.presenter.ts';
 import {
   createExamSchema,
@@ -13,21 +15,22 @@ import {
 
 type IdRoute = { Params: { id: string } };
 
-export function registerExamRoutes(app: FastifyInstance, { services }: RouteDeps): void {
+export function registerExamRoutes(app: FastifyInstance, { services, config }: RouteDeps): void {
   const { exams } = services;
+  const present = (exam: Exam) => presentExamV3(exam, demoPracticeUrl(config, exam));
 
   app.get('/exams', { schema: listExamsSchema }, async (request, reply) => {
     const page = await exams.list(actorOf(request), request.input.values);
     setPaginationHeaders(reply, page);
-    return { exams: page.items.map(presentExamV3) };
+    return { exams: page.items.map(present) };
   });
 
   app.get<IdRoute>('/exams/:id', { schema: showExamSchema }, async (request) => ({
-    exam: presentExamV3(await exams.get(actorOf(request), request.params.id)),
+    exam: present(await exams.get(actorOf(request), request.params.id)),
   }));
 
   app.post('/exams', { schema: createExamSchema }, async (request, reply) =>
-    reply.code(201).send({ exam: presentExamV3(await exams.create(actorOf(request), request.input.values)) }),
+    reply.code(201).send({ exam: present(await exams.create(actorOf(request), request.input.values)) }),
   );
 
   app.route<IdRoute>({
@@ -35,7 +38,7 @@ export function registerExamRoutes(app: FastifyInstance, { services }: RouteDeps
     url: '/exams/:id',
     schema: updateExamSchema,
     handler: async (request) => ({
-      exam: presentExamV3(await exams.update(actorOf(request), request.params.id, request.input.values)),
+      exam: present(await exams.update(actorOf(request), request.params.id, request.input.values)),
     }),
   });
 

@@ -147,6 +147,18 @@ export const examRecord = {
         'Step 12: the room runs the automated flags’ detectors on the candidate’s device ' +
         '(docs/automated-flags.md). Flags are advisory: a person decides',
     },
+    record_during_breaks: {
+      ...flag,
+      description:
+        'Step 17: the streams keep recording while a candidate takes a rest break (true, the default); ' +
+        'false pauses them for the break (docs/accommodations.md)',
+    },
+    extra_time_beyond_end: {
+      ...flag,
+      description:
+        "Step 17: a student's extra time may run past the exam's end_time (true, the default); false: " +
+        'end_time ends every session (docs/accommodations.md)',
+    },
     flag_settings: flagSettingsRecord,
     restrictions: nullableString,
     allowed_websites: nullableString,
@@ -156,6 +168,12 @@ export const examRecord = {
     allowed_additional: nullableString,
     terms: nullableString,
     comanager_ids: { type: 'array', items: { type: 'integer' } },
+    practice_url: {
+      type: ['string', 'null'],
+      format: 'uri',
+      description:
+        "A demo exam's public practice link an institute may put on its website (docs/practice.md); null for other types",
+    },
     created_at: time,
     updated_at: time,
   },
@@ -233,6 +251,14 @@ const examInput = {
     ),
     automated_flags: flagInput(
       'The room runs the automated flags’ detectors on the candidate’s device (docs/automated-flags.md)',
+    ),
+    record_during_breaks: flagInput(
+      'The streams keep recording during a rest break; false pauses them (docs/accommodations.md)',
+      true,
+    ),
+    extra_time_beyond_end: flagInput(
+      "A student's extra time may run past end_time; false: end_time ends every session (docs/accommodations.md)",
+      true,
     ),
     flag_settings: flagSettingsInput,
     restrictions: textInput('Instructions for the reviewer'),

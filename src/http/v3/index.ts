@@ -18,6 +18,7 @@ import { registerLtiResourceRoutes } from './lti-resources.routes.ts';
 import { registerToolProviderRoutes } from './tool-providers.routes.ts';
 import { registerUserRoutes } from './users.routes.ts';
 import { registerExamActionRoutes } from './exam-actions.routes.ts';
+import { registerPracticeReminderRoutes } from './practice-reminders.routes.ts';
 import { registerPhotoRoutes } from './photos.routes.ts';
 import { registerSessionActionRoutes } from './session-actions.routes.ts';
 import { registerSessionFileRoutes } from './session-files.routes.ts';
@@ -139,6 +140,7 @@ export function registerV3(app: FastifyInstance, deps: RouteDeps): void {
   registerSessionFileRoutes(app, deps);
   registerRecordingRoutes(app, deps);
   registerExamActionRoutes(app, deps);
+  registerPracticeReminderRoutes(app, deps);
   registerSessionActionRoutes(app, deps);
   registerZipRoutes(app, deps);
   registerExamStaffRoutes(app, deps);

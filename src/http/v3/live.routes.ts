@@ -9,7 +9,7 @@ import {
   postMessageSchema,
   resumeSchema,
 } from './live.schemas.ts';
-import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
+import { presentOneStudentSessionV3 } from './student-sessions.presenter.ts';
 
 type IdRoute = { Params: { id: string } };
 
@@ -18,7 +18,7 @@ type IdRoute = { Params: { id: string } };
  * with the candidate, admitting after a live ID check, pausing and resuming the candidate's clock.
  */
 export function registerLiveRoutes(app: FastifyInstance, { services, clock }: RouteDeps): void {
-  const { live } = services;
+  const { live, studentSessions } = services;
 
   app.get<IdRoute>('/student_sessions/:id/messages', { schema: listMessagesSchema }, async (request) => ({
     messages: (await live.messages(actorOf(request), request.params.id)).map(liveMessageJson),
@@ -34,14 +34,26 @@ export function registerLiveRoutes(app: FastifyInstance, { services, clock }: Ro
   );
 
   app.post<IdRoute>('/student_sessions/:id/admit', { schema: admitSchema }, async (request) => ({
-    student: presentStudentSessionV3(await live.admit(actorOf(request), request.params.id), clock.now()),
+    student: await presentOneStudentSessionV3(
+      studentSessions,
+      await live.admit(actorOf(request), request.params.id),
+      clock.now(),
+    ),
   }));
 
   app.post<IdRoute>('/student_sessions/:id/pause', { schema: pauseSchema }, async (request) => ({
-    student: presentStudentSessionV3(await live.pause(actorOf(request), request.params.id), clock.now()),
+    student: await presentOneStudentSessionV3(
+      studentSessions,
+      await live.pause(actorOf(request), request.params.id),
+      clock.now(),
+    ),
   }));
 
   app.post<IdRoute>('/student_sessions/:id/resume', { schema: resumeSchema }, async (request) => ({
-    student: presentStudentSessionV3(await live.resume(actorOf(request), request.params.id), clock.now()),
+    student: await presentOneStudentSessionV3(
+      studentSessions,
+      await live.resume(actorOf(request), request.params.id),
+      clock.now(),
+    ),
   }));
 }

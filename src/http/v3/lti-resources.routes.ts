@@ -11,7 +11,7 @@ import {
   showLtiStudentSchema,
   updateLtiResourceSchema,
 } from './lti-resources.schemas.ts';
-import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
+import { presentOneStudentSessionV3 } from './student-sessions.presenter.ts';
 
 type IdRoute = { Params: { id: string } };
 
@@ -52,7 +52,8 @@ export function registerLtiResourceRoutes(app: FastifyInstance, { services, cloc
   });
 
   app.get<IdRoute>('/exams/:id/show_lti_student', { schema: showLtiStudentSchema }, async (request) => ({
-    student: presentStudentSessionV3(
+    student: await presentOneStudentSessionV3(
+      services.studentSessions,
       await ltiResources.findStudent(actorOf(request), request.params.id, request.input.values),
       clock.now(),
     ),

@@ -1,4 +1,5 @@
 import type { MonitorSession, MonitorSnapshot, StatusCounts } from '../../domain/monitor/monitor.ts';
+import { presentAccommodations } from '../../domain/student-sessions/accommodations.ts';
 import { SESSION_STATUSES } from '../../domain/student-sessions/status.ts';
 import { CHECK_FIELDS, type CheckField } from '../../domain/student-sessions/student-session.ts';
 import { isoTime } from '../time.ts';
@@ -31,6 +32,10 @@ export function presentMonitorSessionV3(session: MonitorSession): Record<string,
     proctor_id: session.proctorId,
     live_status: session.liveStatus,
     clock_paused: session.clockPaused,
+    accommodations: session.accommodations === null ? null : presentAccommodations(session.accommodations),
+    on_break: session.onBreak,
+    break_ends_at: session.breakEndsAt === null ? null : isoTime(session.breakEndsAt),
+    breaks_taken: session.breaksTaken,
     updated_at: isoTime(session.updatedAt),
   };
 }

@@ -1,3 +1,4 @@
+import { EXEMPT_CHECKS } from '../../domain/student-sessions/accommodations.ts';
 import { SESSION_STATUSES } from '../../domain/student-sessions/status.ts';
 import { LIVE_STATUSES } from '../../domain/live/live.ts';
 import { CHECK_FIELDS } from '../../domain/student-sessions/student-session.ts';
@@ -6,6 +7,8 @@ import {
   errorBody,
   idParam,
   nullableInteger,
+  nullableString,
+  nullableTime,
   signedQuery,
   time,
   v3Headers,
@@ -21,6 +24,41 @@ export const statusCounts = {
   type: 'object',
   description: 'How many sessions (archived aside) are in each status, and in all',
   properties: Object.fromEntries([...SESSION_STATUSES, 'total'].map((name) => [name, { type: 'integer' }])),
+} as const;
+
+/** The student's accommodations as the monitor shows them (the student record's object). */
+const monitorAccommodations = {
+  type: ['object', 'null'],
+  description:
+    "The student's accommodations (docs/accommodations.md), as the student record has them; null when " +
+    'the student has none',
+  required: [
+    'extra_time_minutes',
+    'extra_time_percent',
+    'breaks',
+    'exemptions',
+    'assistive_technology',
+    'note',
+  ],
+  properties: {
+    extra_time_minutes: { type: 'integer' },
+    extra_time_percent: { type: 'integer' },
+    breaks: {
+      type: ['object', 'null'],
+      required: ['count', 'minutes'],
+      properties: { count: { type: 'integer' }, minutes: { type: 'integer' } },
+    },
+    exemptions: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['check', 'reason'],
+        properties: { check: { type: 'string', enum: [...EXEMPT_CHECKS] }, reason: { type: 'string' } },
+      },
+    },
+    assistive_technology: { type: 'boolean' },
+    note: nullableString,
+  },
 } as const;
 
 /** One session as the monitor shows it (the `session` event's data, an item of `sessions`). */
@@ -45,6 +83,16 @@ export const monitorSession = {
       description: "The candidate's live connection (docs/api-live.md)",
     },
     clock_paused: { type: 'boolean', description: "The proctor holds the candidate's clock still" },
+    accommodations: monitorAccommodations,
+    on_break: {
+      type: 'boolean',
+      description: 'The candidate is on a rest break (the exam clock stands still)',
+    },
+    break_ends_at: {
+      ...nullableTime,
+      description: 'When the running rest break ends by itself; null when none runs',
+    },
+    breaks_taken: { type: 'integer', description: 'How many rest breaks the candidate started' },
     updated_at: time,
   },
 } as const;
@@ -61,7 +109,7 @@ const monitorView = {
 const STREAM_TEXT =
   'Server-sent events (docs/live-monitor.md). Each event is `id: CURSOR`, `event: NAME`, `data: JSON`. ' +
   '`snapshot` first ({exam_id, counts, sessions}); then `session` (one session, new or changed: status, ' +
-  'checks, incidents, proctor, name, live status, paused clock), `removed` ({id}: deleted or archived) and `counts` (the counts by ' +
+  'checks, incidents, proctor, name, live status, paused clock, accommodations, rest break), `removed` ({id}: deleted or archived) and `counts` (the counts by ' +
   'status) as they happen, seen within about a second whichever process made the change; a `: heartbeat` ' +
   'comment every 15 s; `end` ({reason}: `reconnect`, `not_found`, `unavailable`, `too_slow`) before the ' +
   'server closes the stream. A reconnection gets a fresh snapshot.';

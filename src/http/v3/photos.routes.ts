@@ -8,7 +8,7 @@ import {
   facePhotoAddressSchema,
   idCardAddressSchema,
 } from './photos.schemas.ts';
-import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
+import { presentOneStudentSessionV3 } from './student-sessions.presenter.ts';
 
 type IdRoute = { Params: { id: string } };
 
@@ -18,10 +18,11 @@ type IdRoute = { Params: { id: string } };
  * Every answer is 200. Photos are uploaded by the candidate room.
  */
 export function registerPhotoRoutes(app: FastifyInstance, { services, clock }: RouteDeps): void {
-  const { photos } = services;
+  const { photos, studentSessions } = services;
 
   app.delete<IdRoute>('/student_sessions/:id/id_card', { schema: destroyIdCardSchema }, async (request) => ({
-    student: presentStudentSessionV3(
+    student: await presentOneStudentSessionV3(
+      studentSessions,
       await photos.remove(actorOf(request), request.params.id, 'id_card'),
       clock.now(),
     ),
@@ -31,7 +32,8 @@ export function registerPhotoRoutes(app: FastifyInstance, { services, clock }: R
     '/student_sessions/:id/face_photo',
     { schema: destroyFacePhotoSchema },
     async (request) => ({
-      student: presentStudentSessionV3(
+      student: await presentOneStudentSessionV3(
+        studentSessions,
         await photos.remove(actorOf(request), request.params.id, 'face_photo'),
         clock.now(),
       ),

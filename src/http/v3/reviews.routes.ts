@@ -7,7 +7,7 @@ import type { RouteDeps } from '../route-deps.ts';
 import type { Services } from '../../services.ts';
 import { presentQueueEntryV3, presentReviewV3 } from './reviews.presenter.ts';
 import { putReviewSchema, reviewableSchema, reviewQueueSchema, showReviewSchema } from './reviews.schemas.ts';
-import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
+import { presentOneStudentSessionV3 } from './student-sessions.presenter.ts';
 
 type IdRoute = { Params: { id: string } };
 type ExamRoute = { Params: { exam_id: string } };
@@ -58,7 +58,8 @@ export function registerReviewRoutes(app: FastifyInstance, { services, clock }: 
   // ProctorExam's own clients put the session's room token in the `id` segment here and sign it as
   // `id=<token>` (the original route's parameter name), so the parameter is `id` though it is no id.
   app.get<IdRoute>('/student_sessions/:id/reviewable', { schema: reviewableSchema }, async (request) => ({
-    student: presentStudentSessionV3(
+    student: await presentOneStudentSessionV3(
+      services.studentSessions,
       await reviews.reviewable(actorOf(request), request.params.id),
       clock.now(),
     ),

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { actorOf } from '../actor.ts';
 import type { RouteDeps } from '../route-deps.ts';
 import { endExamSchema } from './session-actions.schemas.ts';
-import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
+import { presentOneStudentSessionV3 } from './student-sessions.presenter.ts';
 
 type IdRoute = { Params: { id: string } };
 
@@ -11,6 +11,10 @@ export function registerSessionActionRoutes(app: FastifyInstance, { services, cl
   const { mail } = services;
 
   app.post<IdRoute>('/student_sessions/:id/end_exam', { schema: endExamSchema }, async (request) => ({
-    student: presentStudentSessionV3(await mail.endExam(actorOf(request), request.params.id), clock.now()),
+    student: await presentOneStudentSessionV3(
+      services.studentSessions,
+      await mail.endExam(actorOf(request), request.params.id),
+      clock.now(),
+    ),
   }));
 }

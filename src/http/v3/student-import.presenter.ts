@@ -1,17 +1,22 @@
 import type { ImportOutcome } from '../../domain/student-sessions/student-import.service.ts';
 import type { ImportRejected } from '../../domain/student-sessions/student-import.ts';
 import { v3Answer } from '../errors.ts';
-import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
+import { type ExamClockSource, presentStudentSessionsV3 } from './student-sessions.presenter.ts';
 
 /**
  * The answer to an import: for a dry run `{dry_run: true, count, rows, ignored_fields}`, else
  * `{dry_run: false, count, students, ignored_fields}` with the created records (without
- * `is_email_sent`, as the single create answers); `now` is the time the records are presented at.
+ * `is_email_sent`, as the single create answers; their exams' clocks from `clocks`); `now` is the
+ * time the records are presented at.
  * With `existing` skip or update (never by default, so older clients get the answer they know),
  * `updated` and `skipped` follow `count` (which counts created sessions only), and each dry-run row
  * says its `action`.
  */
-export function presentImportV3(outcome: ImportOutcome, now: number): Record<string, unknown> {
+export async function presentImportV3(
+  outcome: ImportOutcome,
+  clocks: ExamClockSource,
+  now: number,
+): Promise<Record<string, unknown>> {
   const choosing = outcome.existing !== 'refuse';
   if (outcome.dryRun) {
     const counted = (action: string) => outcome.rows.filter((row) => row.action === action).length;
@@ -33,7 +38,7 @@ export function presentImportV3(outcome: ImportOutcome, now: number): Record<str
     dry_run: false,
     count: outcome.sessions.length,
     ...(choosing ? { updated: outcome.updated.length, skipped: outcome.skipped } : {}),
-    students: outcome.sessions.map((session) => presentStudentSessionV3(session, now, { created: true })),
+    students: await presentStudentSessionsV3(clocks, outcome.sessions, now, { created: true }),
     ignored_fields: outcome.ignoredFields,
   };
 }

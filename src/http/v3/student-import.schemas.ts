@@ -23,6 +23,35 @@ const importRow = {
     ...createFields(),
     first_name: { type: 'string', description: 'With last_name, the name when `name` is absent' },
     last_name: { type: 'string', description: 'With first_name, the name when `name` is absent' },
+    // Accommodation columns (student-import.ts readRowAccommodations): instead of `accommodations`.
+    extra_time_minutes: {
+      type: ['integer', 'string'],
+      description: 'Accommodation column: extra minutes, 0 to 600 (a blank cell changes nothing)',
+    },
+    extra_time_percent: {
+      type: ['integer', 'string'],
+      description: "Accommodation column: extra time in percent of the exam's duration, 0 to 300",
+    },
+    break_count: {
+      type: ['integer', 'string'],
+      description: 'Accommodation column: rest breaks allowed, 0 to 20 (0: none); needs break_minutes',
+    },
+    break_minutes: {
+      type: ['integer', 'string'],
+      description: 'Accommodation column: the longest each break may last, 1 to 240 minutes',
+    },
+    exemptions: {
+      type: 'string',
+      description:
+        'Accommodation column: `check:reason` pairs separated by `;` (`webcam:no camera; id_photo:blind`), ' +
+        'checks webcam, microphone, screen_share, mobile, id_photo, face_photo, fullscreen, a reason for ' +
+        'each; `none` clears them',
+    },
+    assistive_technology: {
+      type: ['boolean', 'string'],
+      description: 'Accommodation column: yes or no (true/false, 1/0)',
+    },
+    accommodation_note: { type: 'string', description: 'Accommodation column: the staff-only note' },
   },
   required: ['email'],
 } as const;

@@ -1,4 +1,7 @@
 import { settledStatus } from '../../domain/mobile/mobile.ts';
+import { presentAccommodations } from '../../domain/student-sessions/accommodations.ts';
+import { type ClockExam, deadlineOf, timeAllowedSeconds } from '../../domain/student-sessions/deadline.ts';
+import { NO_EXAM_CLOCK } from '../../domain/student-sessions/exam-clocks.repository.ts';
 import type { Incident, StudentSession } from '../../domain/student-sessions/student-session.ts';
 import { CHECK_FIELDS } from '../../domain/student-sessions/student-session.ts';
 import { isClockPaused, pausedSeconds } from '../../domain/live/live-clock.ts';
@@ -21,19 +24,29 @@ export function presentIncidentV3(incident: Incident): Record<string, unknown> {
     dismissed: incident.dismissedAt !== null,
     dismissed_at: isoTime(incident.dismissedAt),
     dismissed_by: incident.dismissedBy,
+    // Step 17: a flag that assistive technology set off, recorded and never raised.
+    informational: incident.informational,
   };
+}
+
+/** Whether a record is the answer to a create (then without `is_email_sent`). */
+export interface StudentRecordOptions {
+  readonly created?: boolean;
 }
 
 /**
  * The V3 student record (api.md's table, in its order, then contract §6's additions, `use_duration`
  * and the LMS fields `student_lms_id`, `resource_link_id`, `context_id`, `lti_resource_id`, then
- * live proctoring's `live_status`, `clock_paused` and `paused_seconds`, counted up to `now`).
+ * live proctoring's `live_status`, `clock_paused` and `paused_seconds`, counted up to `now`, then
+ * step 17's `accommodations`, `deadline_at` and `time_allowed_seconds` (the one clock, deadline.ts,
+ * over `exam`'s clock fields at `now`), `breaks_taken`, `on_break` and `practice`).
  * `is_email_sent` is left out of the create answer only, as api.md says.
  */
 export function presentStudentSessionV3(
   session: StudentSession,
+  exam: ClockExam,
   now: number,
-  options: { readonly created?: boolean } = {},
+  options: StudentRecordOptions = {},
 ): Record<string, unknown> {
   const record: Record<string, unknown> = {
     id: session.id,
@@ -108,8 +121,50 @@ export function presentStudentSessionV3(
     terms_accepted_at: isoTime(session.termsAcceptedAt),
     language: session.language,
     chosen_language: session.chosenLanguage,
+    accommodations: presentAccommodations(session.accommodations),
+    deadline_at: isoTime(deadlineOf(session, exam, now)),
+    time_allowed_seconds: timeAllowedSeconds(session, exam),
+    breaks_taken: session.breaksTaken,
+    on_break: session.breakStartedAt !== null,
+    practice: {
+      status: session.practiceStatus,
+      failed_check: session.practiceFailedCheck,
+      at: isoTime(session.practiceAt),
+    },
     incidents_count: session.incidents.length,
     incidents: session.incidents.map(presentIncidentV3),
   });
   return record;
+}
+
+/** What loads the clock fields of exams (the student-sessions service's examClocks). */
+export interface ExamClockSource {
+  examClocks(examIds: readonly number[]): Promise<ReadonlyMap<number, ClockExam>>;
+}
+
+/**
+ * The V3 records of `sessions` at `now`, their exams' clocks loaded in one query. Returns them in
+ * the order given; throws what the database throws.
+ */
+export async function presentStudentSessionsV3(
+  source: ExamClockSource,
+  sessions: readonly StudentSession[],
+  now: number,
+  options: StudentRecordOptions = {},
+): Promise<Record<string, unknown>[]> {
+  const clocks = await source.examClocks(sessions.map((session) => session.examId));
+  return sessions.map((session) =>
+    presentStudentSessionV3(session, clocks.get(session.examId) ?? NO_EXAM_CLOCK, now, options),
+  );
+}
+
+/** The V3 record of one session at `now` (presentStudentSessionsV3 for one). */
+export async function presentOneStudentSessionV3(
+  source: ExamClockSource,
+  session: StudentSession,
+  now: number,
+  options: StudentRecordOptions = {},
+): Promise<Record<string, unknown>> {
+  const clocks = await source.examClocks([session.examId]);
+  return presentStudentSessionV3(session, clocks.get(session.examId) ?? NO_EXAM_CLOCK, now, options);
 }

@@ -5,7 +5,8 @@ import { actorOf } from '../actor.ts';
 import { setPaginationHeaders } from '../pagination.ts';
 import type { RouteDeps } from '../route-deps.ts';
 import { auditVerdictChange } from './reviews.routes.ts';
-import { presentStudentSessionV3 } from './student-sessions.presenter.ts';
+import { presentOneStudentSessionV3, presentStudentSessionsV3 } from './student-sessions.presenter.ts';
+import { auditClientOf } from '../audit.ts';
 import {
   addIncidentSchema,
   createStudentSchema,
@@ -22,7 +23,10 @@ type ExamRoute = { Params: { exam_id: string } };
 /** The V3 student-session routes (api.md's catalogue, contract §6). */
 export function registerStudentSessionRoutes(app: FastifyInstance, { services, clock }: RouteDeps): void {
   const { studentSessions } = services;
-  const present = (session: StudentSession) => presentStudentSessionV3(session, clock.now());
+  const present = (session: StudentSession) =>
+    presentOneStudentSessionV3(studentSessions, session, clock.now());
+  const presentAll = (sessions: readonly StudentSession[]) =>
+    presentStudentSessionsV3(studentSessions, sessions, clock.now());
 
   app.get<ExamRoute>(
     '/exams/:exam_id/student_sessions',
@@ -34,7 +38,7 @@ export function registerStudentSessionRoutes(app: FastifyInstance, { services, c
         request.input.values,
       );
       setPaginationHeaders(reply, page);
-      return { students: page.items.map(present) };
+      return { students: await presentAll(page.items) };
     },
   );
 
@@ -46,21 +50,22 @@ export function registerStudentSessionRoutes(app: FastifyInstance, { services, c
         actorOf(request),
         request.params.exam_id,
         request.input.values,
+        auditClientOf(request),
       );
-      return reply
-        .code(201)
-        .send({ student: presentStudentSessionV3(session, clock.now(), { created: true }) });
+      return reply.code(201).send({
+        student: await presentOneStudentSessionV3(studentSessions, session, clock.now(), { created: true }),
+      });
     },
   );
 
   app.get('/student_sessions', { schema: listStudentsSchema }, async (request, reply) => {
     const page = await studentSessions.list(actorOf(request), request.input.values);
     setPaginationHeaders(reply, page);
-    return { students: page.items.map(present) };
+    return { students: await presentAll(page.items) };
   });
 
   app.get<IdRoute>('/student_sessions/:id', { schema: showStudentSchema }, async (request) => ({
-    student: present(await studentSessions.get(actorOf(request), request.params.id)),
+    student: await present(await studentSessions.get(actorOf(request), request.params.id)),
   }));
 
   app.route<IdRoute>({
@@ -74,12 +79,15 @@ export function registerStudentSessionRoutes(app: FastifyInstance, { services, c
       // `reviewed` records a verdict through the review rules (docs/review.md); a reviewer may send
       // it alone. Both parts are read before anything is written, so a bad one changes nothing.
       const verdict = readReviewedChange(params);
-      if (verdict === undefined) return { student: present(await studentSessions.update(actor, id, params)) };
-      if (sendsSessionChanges(params)) await studentSessions.update(actor, id, params);
+      const client = auditClientOf(request);
+      if (verdict === undefined) {
+        return { student: await present(await studentSessions.update(actor, id, params, client)) };
+      }
+      if (sendsSessionChanges(params)) await studentSessions.update(actor, id, params, client);
       const { changed } = await services.reviews.recordInput(actor, id, verdict);
       const session = await studentSessions.get(actor, id);
       if (changed) await auditVerdictChange(services, request, actor, session.id);
-      return { student: present(session) };
+      return { student: await present(session) };
     },
   });
 
@@ -97,7 +105,7 @@ export function registerStudentSessionRoutes(app: FastifyInstance, { services, c
         request.params.id,
         request.input.values,
       );
-      return reply.code(201).send({ student: present(session) });
+      return reply.code(201).send({ student: await present(session) });
     },
   );
 }

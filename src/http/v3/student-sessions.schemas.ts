@@ -1,6 +1,16 @@
 import { MOBILE_STATUSES } from '../../domain/mobile/mobile.ts';
 import { FLAG_TYPES } from '../../domain/flags/flag-types.ts';
 import {
+  ACCOMMODATION_NOTE_MAX,
+  BREAK_MINUTES_MAX,
+  BREAKS_COUNT_MAX,
+  EXEMPT_CHECKS,
+  EXEMPTION_REASON_MAX,
+  EXTRA_TIME_MINUTES_MAX,
+  EXTRA_TIME_PERCENT_MAX,
+} from '../../domain/student-sessions/accommodations.ts';
+import { PRACTICE_STATUSES } from '../../domain/student-sessions/student-session.ts';
+import {
   commonErrors,
   createRouteSchema,
   destroyRouteSchema,
@@ -62,7 +72,146 @@ export const incidentRecord = {
     dismissed: { type: 'boolean', description: 'A reviewer dismissed this flag (it is kept, marked)' },
     dismissed_at: nullableTime,
     dismissed_by: { ...nullableInteger, description: 'The user who dismissed the flag' },
+    informational: {
+      type: 'boolean',
+      description:
+        'An automated flag recorded for the record only, never raised: assistive technology set it off ' +
+        'for a student with that accommodation (docs/accommodations.md); false for every other incident',
+    },
   },
+} as const;
+
+const exemptionRecord = {
+  type: 'object',
+  properties: {
+    check: { type: 'string', enum: [...EXEMPT_CHECKS] },
+    reason: { type: 'string', description: 'Why, for staff only (never shown to the candidate)' },
+  },
+  required: ['check', 'reason'],
+  additionalProperties: false,
+} as const;
+
+/** The accommodations as every record shows them (docs/accommodations.md): every key present. */
+export const accommodationsRecord = {
+  type: 'object',
+  description:
+    "The student's accommodations (docs/accommodations.md); every key present, zero, null, false or " +
+    'empty when not given',
+  properties: {
+    extra_time_minutes: { type: 'integer', minimum: 0, maximum: EXTRA_TIME_MINUTES_MAX },
+    extra_time_percent: {
+      type: 'integer',
+      minimum: 0,
+      maximum: EXTRA_TIME_PERCENT_MAX,
+      description: "Of the exam's duration; applied before extra_time_minutes",
+    },
+    breaks: {
+      type: ['object', 'null'],
+      description: 'Up to `count` rest breaks of up to `minutes` each; null: none',
+      properties: {
+        count: { type: 'integer', minimum: 1, maximum: BREAKS_COUNT_MAX },
+        minutes: { type: 'integer', minimum: 1, maximum: BREAK_MINUTES_MAX },
+      },
+      required: ['count', 'minutes'],
+      additionalProperties: false,
+    },
+    exemptions: { type: 'array', items: exemptionRecord, description: 'At most one per check' },
+    assistive_technology: {
+      type: 'boolean',
+      description: 'Automated flags that assistive technology sets off are recorded as informational only',
+    },
+    note: { ...nullableString, description: 'For proctors and reviewers only' },
+  },
+  required: [
+    'extra_time_minutes',
+    'extra_time_percent',
+    'breaks',
+    'exemptions',
+    'assistive_technology',
+    'note',
+  ],
+  additionalProperties: false,
+} as const;
+
+/** The accommodations a create or update may send: any subset of the keys; null clears them all. */
+export const accommodationsInput = {
+  description:
+    'Any subset of the keys; on update the keys sent replace the current values and the rest are kept. ' +
+    'null (or empty) clears every accommodation. A form may nest the keys (`accommodations[extra_time_minutes]=10`) ' +
+    'or send the object as JSON text. 422 names the refused key (`accommodations.extra_time_minutes`, ' +
+    '`accommodations.exemptions[0].check`, `accommodations.foo` for an unknown key)',
+  anyOf: [
+    {
+      type: 'object',
+      properties: {
+        extra_time_minutes: {
+          type: ['integer', 'string', 'null'],
+          minimum: 0,
+          maximum: EXTRA_TIME_MINUTES_MAX,
+          description: `Whole minutes, 0 to ${EXTRA_TIME_MINUTES_MAX}`,
+        },
+        extra_time_percent: {
+          type: ['integer', 'string', 'null'],
+          minimum: 0,
+          maximum: EXTRA_TIME_PERCENT_MAX,
+          description: `Percent of the exam's duration, 0 to ${EXTRA_TIME_PERCENT_MAX}`,
+        },
+        breaks: {
+          anyOf: [
+            {
+              type: 'object',
+              properties: {
+                count: {
+                  type: ['integer', 'string'],
+                  minimum: 0,
+                  maximum: BREAKS_COUNT_MAX,
+                  description: `0 to ${BREAKS_COUNT_MAX}; 0 means no breaks`,
+                },
+                minutes: {
+                  type: ['integer', 'string'],
+                  minimum: 1,
+                  maximum: BREAK_MINUTES_MAX,
+                  description: `1 to ${BREAK_MINUTES_MAX}; required with a count`,
+                },
+              },
+              additionalProperties: false,
+            },
+            { type: 'string', description: 'The same object as JSON text' },
+            { type: 'null' },
+          ],
+          description: 'null: no breaks',
+        },
+        exemptions: {
+          anyOf: [
+            {
+              type: 'array',
+              items: {
+                ...exemptionRecord,
+                properties: {
+                  ...exemptionRecord.properties,
+                  reason: {
+                    type: 'string',
+                    description: `Required, at most ${EXEMPTION_REASON_MAX} characters; staff only`,
+                  },
+                },
+              },
+            },
+            { type: 'string', description: 'The same list as JSON text' },
+            { type: 'null' },
+          ],
+          description: 'The whole list (it replaces the current one); null or [] for none',
+        },
+        assistive_technology: flagInput,
+        note: {
+          type: ['string', 'null'],
+          description: `At most ${ACCOMMODATION_NOTE_MAX} characters, staff only; empty or null clears it`,
+        },
+      },
+      additionalProperties: false,
+    },
+    { type: 'string', description: 'The same object as JSON text' },
+    { type: 'null' },
+  ],
 } as const;
 
 export const studentRecord = {
@@ -186,6 +335,33 @@ export const studentRecord = {
         'The language the candidate picked in the room’s or the phone’s language menu; null before a pick. ' +
         'It comes before `language` when the pages choose theirs',
     },
+    accommodations: accommodationsRecord,
+    deadline_at: {
+      ...nullableTime,
+      description:
+        'When the exam ends for this student (the one clock, docs/accommodations.md): duration and extra ' +
+        'time from start_time, the exam’s end_time, moved on by proctor pauses and rest breaks. Null until ' +
+        'started, and when neither a duration nor an end_time limits the exam',
+    },
+    time_allowed_seconds: {
+      ...nullableInteger,
+      minimum: 0,
+      description:
+        'The duration plus extra time, in seconds, when the student is timed by the exam’s duration; null otherwise',
+    },
+    breaks_taken: { type: 'integer', minimum: 0, description: 'Rest breaks the student started' },
+    on_break: { type: 'boolean', description: 'The student is on a rest break now' },
+    practice: {
+      type: 'object',
+      description: 'The newest practice run\'s outcome (docs/accommodations.md, "Practice run")',
+      properties: {
+        status: { type: 'string', enum: [...PRACTICE_STATUSES] },
+        failed_check: { ...nullableString, description: 'The check a failed run stopped at' },
+        at: { ...nullableTime, description: 'When the newest run began or ended; null before the first' },
+      },
+      required: ['status', 'failed_check', 'at'],
+      additionalProperties: false,
+    },
     incidents_count: { type: 'integer' },
     incidents: { type: 'array', items: incidentRecord },
   },
@@ -216,6 +392,7 @@ const sessionFields = {
     type: ['integer', 'null'],
     description: "An LTI resource of the exam's institute, linked to this exam or to none; null unlinks",
   },
+  accommodations: accommodationsInput,
 } as const;
 
 const createInput = {
@@ -273,7 +450,8 @@ const many = {
 const LIST_DESCRIPTION =
   'Filter/sort fields: id, exam_id, name, email, status, attempt, archived, is_email_sent, created_at, ' +
   'updated_at, start_time, end_time, open_time, external_id, proctor_id, priority, student_lms_id, ' +
-  'resource_link_id, context_id, lti_resource_id, language. Archived sessions appear ' +
+  'resource_link_id, context_id, lti_resource_id, language, practice_status (not_tried, running, passed, ' +
+  'failed). Archived sessions appear ' +
   'only when filtering on archived. Email operands compare case-insensitively. Incidents are included.';
 
 export const listExamStudentsSchema = {

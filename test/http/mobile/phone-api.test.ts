@@ -208,6 +208,7 @@ for (const dialect of DIALECTS) {
         name: 'Side view exam',
         live_proctoring: false,
         timezone: 'Europe/Amsterdam',
+        record_during_breaks: true,
       });
       const notVideo = await multipart('mobile', phone, 'check', {}, [
         part(SAMPLE.pdf, 'x.webm', 'video/webm'),

@@ -36,7 +36,10 @@ interface EpisodesModule {
 
 interface SignalsModule {
   VIRTUAL_CAMERA_NAMES: readonly string[];
+  MAGNIFIER_CAMERA_NAMES: readonly string[];
   isVirtualCamera: (label: string) => boolean;
+  isMagnifierCamera: (label: string) => boolean;
+  virtualCameraConfidence: (label: string) => number;
 }
 
 interface HumanFace {
@@ -93,7 +96,13 @@ async function load<T>(file: string): Promise<T> {
 }
 
 const { Episodes, END_GRACE_MS } = await load<EpisodesModule>('episodes.ts');
-const { VIRTUAL_CAMERA_NAMES, isVirtualCamera } = await load<SignalsModule>('signals.ts');
+const {
+  VIRTUAL_CAMERA_NAMES,
+  MAGNIFIER_CAMERA_NAMES,
+  isVirtualCamera,
+  isMagnifierCamera,
+  virtualCameraConfidence,
+} = await load<SignalsModule>('signals.ts');
 const { FaceDetector, BUDGET, MIN_HZ, MATCH_EVERY_MS } = await load<FaceModule>('face.ts');
 
 /**
@@ -341,6 +350,20 @@ describe('room flags: virtual camera names', () => {
     ]) {
       assert.ok(!isVirtualCamera(label), label);
     }
+  });
+});
+
+describe('room flags: screen magnifier cameras', () => {
+  it('flags a magnifier camera as a virtual camera, with less confidence than a deceiving one', () => {
+    for (const label of ['ZoomText Camera', 'Dolphin SuperNova Camera', 'Acme Magnifier Virtual Camera']) {
+      assert.ok(isMagnifierCamera(label), label);
+      assert.ok(isVirtualCamera(label), label);
+      assert.equal(virtualCameraConfidence(label), 0.5, label);
+    }
+    for (const name of MAGNIFIER_CAMERA_NAMES) assert.ok(isMagnifierCamera(`Acme ${name} 2`), name);
+    assert.equal(virtualCameraConfidence('OBS Virtual Camera'), 0.9);
+    assert.equal(virtualCameraConfidence('Integrated Webcam'), 0);
+    assert.ok(!isMagnifierCamera('Integrated Webcam'));
   });
 });
 

@@ -36,6 +36,7 @@ function roomSession(answer: HttpAnswer, status = 200): Json {
   assert.deepEqual(Object.keys(body), [
     'session',
     'exam',
+    'accommodations',
     'document',
     'server_time',
     'live',
@@ -688,6 +689,10 @@ for (const dialect of DIALECTS) {
         'GET /api/room/{token}',
         'GET /api/room/{token}/messages',
         'GET /api/room/{token}/mobile/qr.svg',
+        'GET /api/room/{token}/practice/{run}',
+        'POST /api/room/practice/exam/{key}',
+        'POST /api/room/{token}/break',
+        'POST /api/room/{token}/break/end',
         'POST /api/room/{token}/enter',
         'POST /api/room/{token}/events',
         'POST /api/room/{token}/face_photo',
@@ -698,11 +703,16 @@ for (const dialect of DIALECTS) {
         'POST /api/room/{token}/leave',
         'POST /api/room/{token}/messages',
         'POST /api/room/{token}/mobile/pairing',
+        'POST /api/room/{token}/practice',
+        'POST /api/room/{token}/practice/{run}/finish',
+        'POST /api/room/{token}/practice/{run}/photo',
+        'POST /api/room/{token}/practice/{run}/recording',
         'POST /api/room/{token}/recordings',
         'POST /api/room/{token}/start',
         'POST /api/room/{token}/uploads',
         'PUT /api/room/{token}/checks',
         'PUT /api/room/{token}/language',
+        'PUT /api/room/{token}/practice/{run}/checks',
       ]);
     });
 

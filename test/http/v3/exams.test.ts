@@ -31,6 +31,8 @@ const EXAM_FIELDS = [
   'archived',
   'live_id_check',
   'automated_flags',
+  'record_during_breaks',
+  'extra_time_beyond_end',
   'flag_settings',
   'terms',
   'duration_minutes',
@@ -187,6 +189,9 @@ for (const dialect of DIALECTS) {
         assert.equal(exam.status, 'open');
         assert.equal(exam.duration_minutes, 90);
         assert.equal(exam.use_duration, true);
+        // Step 17's settings are on unless turned off (docs/accommodations.md).
+        assert.equal(exam.record_during_breaks, true);
+        assert.equal(exam.extra_time_beyond_end, true);
         assert.equal(exam.start_time, null);
         assert.equal(exam.end_time, null);
         for (const flag of FLAGS_OFF_BY_DEFAULT) assert.equal(exam[flag], false, `${flag} defaults to false`);

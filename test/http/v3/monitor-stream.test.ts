@@ -187,6 +187,10 @@ describe('the live monitor stream runner', () => {
         proctorId: null,
         liveStatus: 'offline',
         clockPaused: false,
+        accommodations: null,
+        onBreak: false,
+        breakEndsAt: null,
+        breaksTaken: 0,
         updatedAt: 0,
       },
     };

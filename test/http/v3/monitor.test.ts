@@ -156,8 +156,16 @@ for (const dialect of DIALECTS) {
         'proctor_id',
         'live_status',
         'clock_paused',
+        'accommodations',
+        'on_break',
+        'break_ends_at',
+        'breaks_taken',
         'updated_at',
       ]);
+      assert.equal(entry.accommodations, null);
+      assert.equal(entry.on_break, false);
+      assert.equal(entry.break_ends_at, null);
+      assert.equal(entry.breaks_taken, 0);
       assert.equal(entry.status, 'registered');
       assert.equal(entry.incidents_count, 0);
       assert.equal(entry.live_status, 'offline');
@@ -268,6 +276,55 @@ for (const dialect of DIALECTS) {
           [...ids].sort((a, b) => a - b),
           'event ids never go back',
         );
+      } finally {
+        stream.close();
+      }
+      await noFeedsOpen();
+    });
+
+    it("shows a student's accommodations and a running rest break, and streams their changes", async () => {
+      const exam = await createExam();
+      const ann = await addStudent(exam, 'Ann');
+      const accommodations = {
+        extra_time_minutes: 10,
+        extra_time_percent: 50,
+        breaks: { count: 2, minutes: 10 },
+        exemptions: [{ check: 'webcam', reason: 'No camera' }],
+        assistive_technology: true,
+        note: 'Screen reader',
+      };
+      const db = server.app.database.db;
+      // Written as the student-sessions repository stores them (the V3 write is another helper's).
+      await db
+        .updateTable('student_sessions')
+        .set({ accommodations: JSON.stringify(accommodations), updated_at: Date.now() })
+        .where('id', '=', ann.id)
+        .execute();
+      const read = await owner.client.v3('GET', '/exams/:id/monitor', { id: exam });
+      const entry = entryOf(object(object(read.json, 'body').monitor, 'monitor'), ann.id);
+      assert.deepEqual(entry.accommodations, accommodations);
+      assert.equal(entry.on_break, false);
+
+      const stream = await watch(server.baseUrl, owner.client, exam);
+      try {
+        await stream.next('snapshot', undefined, { from: 0 });
+        const from = stream.events.length;
+        // A rest break begins (the room's break action stamps break_started_at and updated_at).
+        const began = Date.UTC(2026, 10, 29, 10, 32);
+        await db
+          .updateTable('student_sessions')
+          .set({ break_started_at: began, breaks_taken: 1, updated_at: Date.now() })
+          .where('id', '=', ann.id)
+          .execute();
+        const onBreak = await stream.next(
+          'session',
+          (data) => object(data, 's').id === ann.id && object(data, 's').on_break === true,
+          { from },
+        );
+        const session = object(onBreak.data, 'session');
+        assert.equal(session.break_ends_at, new Date(began + 10 * 60_000).toISOString());
+        assert.equal(session.breaks_taken, 1);
+        assert.deepEqual(session.accommodations, accommodations);
       } finally {
         stream.close();
       }

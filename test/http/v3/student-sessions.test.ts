@@ -88,6 +88,13 @@ const STUDENT_FIELDS = [
   'mobile_device',
   // Step 14: the candidate's acceptance of the exam's terms (docs/room.md)
   'terms_accepted_at',
+  // Step 17: accommodations and the one clock (docs/accommodations.md)
+  'accommodations',
+  'deadline_at',
+  'time_allowed_seconds',
+  'breaks_taken',
+  'on_break',
+  'practice',
 ] as const;
 
 const CHECKS = [
@@ -1016,6 +1023,7 @@ for (const dialect of DIALECTS) {
           'dismissed_by',
           'end_offset_time',
           'id',
+          'informational',
           'offset_time',
           'source',
           'student_session_id',

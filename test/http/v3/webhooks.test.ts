@@ -139,6 +139,16 @@ async function webhookJobs(server: TestServer): Promise<WebhookJob[]> {
   });
 }
 
+/** The accommodations of a student who has none, as records and payloads show them. */
+const NO_ACCOMMODATIONS_RECORD = {
+  extra_time_minutes: 0,
+  extra_time_percent: 0,
+  breaks: null,
+  exemptions: [],
+  assistive_technology: false,
+  note: null,
+};
+
 for (const dialect of DIALECTS) {
   describe(`webhooks [${dialect}]`, () => {
     const start = Math.floor(Date.now() / 1000) * 1000;
@@ -382,6 +392,8 @@ for (const dialect of DIALECTS) {
             token,
             end_reason: 'api',
             ended_at: new Date(clock.now()).toISOString(),
+            accommodations: NO_ACCOMMODATIONS_RECORD,
+            breaks_taken: 0,
           },
         });
         assert.match(job.eventId, /^evt_[0-9a-f]{32}$/);
@@ -414,6 +426,8 @@ for (const dialect of DIALECTS) {
               token: finisher.token,
               end_reason: 'finished',
               ended_at: new Date(start + 5 * MINUTE).toISOString(),
+              accommodations: NO_ACCOMMODATIONS_RECORD,
+              breaks_taken: 0,
             },
             {
               student_session_id: late.id,
@@ -421,6 +435,8 @@ for (const dialect of DIALECTS) {
               token: late.token,
               end_reason: 'time_up',
               ended_at: new Date(start + 30 * MINUTE).toISOString(),
+              accommodations: NO_ACCOMMODATIONS_RECORD,
+              breaks_taken: 0,
             },
           ],
         );

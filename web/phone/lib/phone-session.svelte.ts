@@ -28,7 +28,15 @@ import { LiveLink } from './live-link.ts';
 import type { PhoneLiveState } from './live.ts';
 import { watchPresence } from './presence.ts';
 import { PhoneRecording } from './recording.ts';
-import { checkLineOf, secondsLeftOf, stageOf, type CheckLine, type Stage } from './stage.ts';
+import {
+  checkLineOf,
+  onBreak,
+  recordingPausedFor,
+  secondsLeftOf,
+  stageOf,
+  type CheckLine,
+  type Stage,
+} from './stage.ts';
 
 export type { CheckLine, Stage };
 
@@ -65,6 +73,10 @@ export class PhoneSession {
   /** What arrived from this phone, said at the end. */
   arrival = $state.raw<Phrase | undefined>();
   secondsLeft = $state<number | null>(null);
+  /** The candidate is on a rest break: the exam clock stands still. */
+  onBreak = $state(false);
+  /** The recording stands paused for the break (the exam does not record during breaks). */
+  recordingPaused = $state(false);
   /** The actions running, by name: their buttons are marked busy. */
   busy = $state<Record<string, boolean>>({});
   /** The language shown and those the student may pick; undefined until the server names them. */
@@ -257,9 +269,21 @@ export class PhoneSession {
     const view = this.view;
     if (view === undefined) return;
     const stage = stageOf(view, this.#refusedAsFinished);
+    // A rest break of an exam that does not record during breaks: the recorder stops (its last
+    // chunk still goes out) and a new one starts after it, in the same numbering, as the room's.
+    const pausing = recordingPausedFor(view);
+    const pauseChanged = pausing !== this.recordingPaused;
+    this.recordingPaused = pausing;
+    if (pauseChanged && pausing) void this.#stopRecorder();
     if (stage !== this.stage) this.#show(stage);
     if (stage === 'setup') this.check = checkLineOf(this.view, this.check);
     if (stage === 'exam') this.#tick();
+    if (pauseChanged && !pausing) this.#startRecording();
+    const resting = onBreak(view);
+    if (resting !== this.onBreak && stage === 'exam') {
+      this.messages.announce(phrase(resting ? 'phone.exam.breakStarted' : 'phone.exam.breakEnded'));
+    }
+    this.onBreak = resting;
   }
 
   /** Shows `stage`, and starts what it runs. */
@@ -362,7 +386,7 @@ export class PhoneSession {
   #startRecording(): void {
     const view = this.view;
     if (view === undefined || this.stage !== 'exam') return;
-    if (this.stream === undefined || this.#recordingParts.running) return;
+    if (this.stream === undefined || this.#recordingParts.running || this.recordingPaused) return;
     this.#recordingParts.start(this.stream, view.mobile.next_sequence);
     this.queueSequence = this.#recordingParts.sequence;
     this.recorderOn = true;

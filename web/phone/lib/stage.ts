@@ -28,8 +28,24 @@ export function checkLineOf(view: PhoneView | undefined, shown: CheckLine): Chec
   return { text: shown.text, outcome: '' };
 }
 
-/** Seconds left by the server's figure, run on for `elapsedMs` since the view arrived; null when untimed. */
+/**
+ * Seconds left by the server's figure, run on for `elapsedMs` since the view arrived (rounded as the
+ * exam room's countdown, so both show the same figure); standing still during the candidate's rest
+ * break, when the exam clock stops. Null when untimed.
+ */
 export function secondsLeftOf(view: PhoneView | undefined, elapsedMs: number): number | null {
   const left = view?.session.time_left_seconds;
-  return left === null || left === undefined ? null : Math.max(0, Math.floor(left - elapsedMs / 1000));
+  if (left === null || left === undefined) return null;
+  if (onBreak(view)) return left;
+  return Math.max(0, Math.round(left - elapsedMs / 1000));
+}
+
+/** True while the candidate is on a rest break (the exam clock stands still). */
+export function onBreak(view: PhoneView | undefined): boolean {
+  return view?.session.status === 'exam_started' && view.session.break !== null;
+}
+
+/** True while the phone's recording pauses: a rest break of an exam that does not record during breaks. */
+export function recordingPausedFor(view: PhoneView | undefined): boolean {
+  return onBreak(view) && view?.exam.record_during_breaks === false;
 }

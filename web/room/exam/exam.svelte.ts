@@ -5,17 +5,29 @@
  * hands over to the server's clock when the time is up.
  */
 import { tick } from 'svelte';
+import { ApiError } from '../../shared/http.ts';
 import { t } from '../../shared/i18n.svelte.ts';
 import { phrase } from '../../shared/phrase.ts';
 import { room } from '../state/room.svelte.ts';
 import { publishLive } from '../live/live.svelte.ts';
 import { FLAGS_STOP_LIMIT_MS, runFlags, stopFlags } from './flags.ts';
 import { flushEvents, sendEvent, watchEvents, type EventType } from './events.ts';
-import { recording, type Source } from './recording.svelte.ts';
+import { exempt, recording, type Source } from './recording.svelte.ts';
+import type { RoomView } from '../state/room.svelte.ts';
 
 /** The rounds and the pause of the status reads after the countdown reached zero (a minute at most). */
 const TIME_UP_ROUNDS = 30;
 const TIME_UP_EVERY_MS = 2000;
+
+/** True while the candidate is on a rest break (the clock stands still). */
+export function onBreak(view: RoomView | undefined = room.view): boolean {
+  return view?.session.status === 'exam_started' && view.accommodations.break !== null;
+}
+
+/** True when the exam records the camera stream for this candidate (not exempt from both its parts). */
+function camerasRecorded(view: RoomView): boolean {
+  return view.exam.web_cam && !(exempt(view, 'webcam') && exempt(view, 'microphone'));
+}
 
 /** True when the stream has a track that still runs. */
 function running(stream: MediaStream | undefined): boolean {
@@ -44,8 +56,8 @@ class ExamControl {
     // Opened on a started exam: the page was reloaded (or opened again), which staff should know.
     if (!room.startedHere) void sendEvent('page_reloaded');
     const { exam } = view;
-    const needCamera = exam.web_cam && !running(room.cameraStream);
-    const needScreen = exam.screen_share && !running(room.screenStream);
+    const needCamera = camerasRecorded(view) && !running(room.cameraStream);
+    const needScreen = exam.screen_share && !exempt(view, 'screen_share') && !running(room.screenStream);
     if (needCamera || needScreen) {
       // No streams (a reload lost them, or the checks were skipped): the browser shares the camera
       // and the screen only after a click.
@@ -58,15 +70,17 @@ class ExamControl {
 
   /** Asks for the camera and the screen again (a click), then records them. */
   async resume(): Promise<void> {
-    const exam = room.view?.exam;
-    if (exam === undefined) return;
-    if (exam.web_cam) {
+    const view = room.view;
+    if (view === undefined) return;
+    const { exam } = view;
+    // Only what is recorded is asked for: a candidate exempt from the webcam need not have one.
+    if (camerasRecorded(view)) {
       room.cameraStream = await navigator.mediaDevices.getUserMedia({
-        video: { width: 640, height: 480 },
-        audio: true,
+        video: exempt(view, 'webcam') ? false : { width: 640, height: 480 },
+        audio: !exempt(view, 'microphone'),
       });
     }
-    if (exam.screen_share) {
+    if (exam.screen_share && !exempt(view, 'screen_share')) {
       room.screenStream = await navigator.mediaDevices.getDisplayMedia({ video: true, audio: false });
     }
     this.resumeLabel = undefined;
@@ -120,6 +134,21 @@ class ExamControl {
     }
   }
 
+  /** Starts one of the candidate's rest breaks (the server stops the clock and hides the questions). */
+  async startBreak(): Promise<void> {
+    room.accept(await room.callView('POST', '/break'));
+  }
+
+  /** Ends the running rest break; one that already ended by itself just shows the new view. */
+  async endBreak(): Promise<void> {
+    try {
+      room.accept(await room.callView('POST', '/break/end'));
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status !== 409) throw error;
+      await room.reload();
+    }
+  }
+
   /** A camera, microphone or screen share that stops is an incident, and recording waits for a click. */
   #watchTracks(): void {
     const watched: [MediaStream | undefined, string, EventType, Source, string][] = [
@@ -149,6 +178,7 @@ export const exam = new ExamControl();
 /** What the recording line says now. Reactive in components. */
 export function recordingLine(): string {
   if (exam.note !== undefined) return t(exam.note);
+  if (recording.paused) return t('room.break.recordingPaused');
   const view = room.view;
   if (recording.running.length === 0) {
     if (view?.exam.web_cam === true || view?.exam.screen_share === true) return t('room.exam.recording.off');
@@ -159,6 +189,18 @@ export function recordingLine(): string {
   if (camera && screen) return t('room.exam.recording.both');
   return camera ? t('room.exam.recording.camera') : t('room.exam.recording.screen');
 }
+
+// A rest break of an exam that does not record during breaks pauses the recorders (and the next
+// view after it resumes them); the break's start and end are announced once each.
+room.onView((view, before) => {
+  const resting = onBreak(view);
+  const wasResting = onBreak(before);
+  recording.setPaused(resting && !view.exam.record_during_breaks);
+  if (resting && !wasResting) room.announce(phrase('room.break.started'));
+  if (!resting && wasResting && view.session.status === 'exam_started') {
+    room.announce(phrase('room.break.ended'));
+  }
+});
 
 // A poll that finds the session finished (time up, ended by staff) stops the recorders first, so
 // the finished page counts the parts the server refused.

@@ -6,11 +6,41 @@
  */
 import type { RecordingAnswer } from '../../shared/candidate-api';
 import { ChunkQueue, type ChunkAck } from '../../shared/recording/chunk-queue.ts';
-import { Recorder, TYPES_VIDEO_ONLY, TYPES_WITH_SOUND } from '../../shared/recording/recorder.ts';
-import { pause, room } from '../state/room.svelte.ts';
+import {
+  Recorder,
+  TYPES_SOUND_ONLY,
+  TYPES_VIDEO_ONLY,
+  TYPES_WITH_SOUND,
+} from '../../shared/recording/recorder.ts';
+import { pause, room, type RoomView } from '../state/room.svelte.ts';
 
 /** What this page records: the camera (with the microphone) or the screen. */
 export type Source = 'webcam' | 'screen';
+
+/** True when the candidate is exempt from `check` (docs/accommodations.md): that stream is not recorded. */
+export function exempt(view: RoomView | undefined, check: 'webcam' | 'microphone' | 'screen_share'): boolean {
+  return view?.accommodations.exemptions.includes(check) === true;
+}
+
+/**
+ * What of the camera stream is recorded: the whole of it, its sound alone (exempt from the webcam),
+ * its picture alone (exempt from the microphone), or nothing (exempt from both). Returns the stream
+ * to record and its types, or undefined.
+ */
+function cameraRecording(
+  view: RoomView,
+  stream: MediaStream,
+): { stream: MediaStream; mimeTypes: readonly string[] } | undefined {
+  const noVideo = exempt(view, 'webcam');
+  const noSound = exempt(view, 'microphone');
+  if (noVideo && noSound) return undefined;
+  if (noVideo) {
+    const tracks = stream.getAudioTracks();
+    return tracks.length === 0 ? undefined : { stream: new MediaStream(tracks), mimeTypes: TYPES_SOUND_ONLY };
+  }
+  if (noSound) return { stream: new MediaStream(stream.getVideoTracks()), mimeTypes: TYPES_VIDEO_ONLY };
+  return { stream, mimeTypes: TYPES_WITH_SOUND };
+}
 
 /** Milliseconds of recording per uploaded chunk. */
 const CHUNK_MS = 4000;
@@ -31,13 +61,42 @@ class RoomRecording {
   readonly #recorders = new Map<Source, Recorder>();
   readonly #queues = new Map<Source, ChunkQueue>();
 
-  /** Starts a recorder for each source the exam records and this page has a stream for. */
+  /** The recorders stand paused (a rest break of an exam that does not record during breaks). */
+  paused = $state(false);
+
+  /**
+   * Starts a recorder for each source the exam records and this page has a stream for, leaving out
+   * what the candidate is exempt from (exempt).
+   */
   start(): void {
     const view = room.view;
-    if (view === undefined) return;
+    if (view === undefined || this.paused) return;
     const { exam } = view;
-    if (exam.web_cam && room.cameraStream !== undefined) this.#begin('webcam', room.cameraStream);
-    if (exam.screen_share && room.screenStream !== undefined) this.#begin('screen', room.screenStream);
+    const camera = room.cameraStream === undefined ? undefined : cameraRecording(view, room.cameraStream);
+    if (exam.web_cam && camera !== undefined) this.#begin('webcam', camera.stream, camera.mimeTypes);
+    if (exam.screen_share && !exempt(view, 'screen_share') && room.screenStream !== undefined) {
+      this.#begin('screen', room.screenStream, TYPES_VIDEO_ONLY);
+    }
+  }
+
+  /**
+   * Stops the recorders for a rest break (their last chunks still go out) or starts them again after
+   * it, on the same queues: the numbering goes on, and the new recorders begin new WebM segments,
+   * which the finalisation places by their arrival, the break showing as a gap in the recording
+   * (docs/recordings.md) rather than shifting what follows it. A MediaRecorder pause would leave the
+   * break out of the media time and misplace everything recorded after it.
+   */
+  setPaused(paused: boolean): void {
+    if (paused === this.paused) return;
+    this.paused = paused;
+    if (!paused) {
+      this.start();
+      return;
+    }
+    const recorders = [...this.#recorders.values()];
+    this.#recorders.clear();
+    for (const recorder of recorders) void recorder.stop();
+    this.#changed();
   }
 
   /** Stops one source's recorder (its stream ended); what it queued is still sent. */
@@ -64,12 +123,12 @@ class RoomRecording {
     for (const queue of this.#queues.values()) void queue.drain();
   }
 
-  #begin(source: Source, stream: MediaStream): void {
+  #begin(source: Source, stream: MediaStream, mimeTypes: readonly string[]): void {
     if (this.#recorders.has(source)) return;
     const recorder = new Recorder({
       stream,
       queue: this.#queue(source),
-      mimeTypes: source === 'webcam' ? TYPES_WITH_SOUND : TYPES_VIDEO_ONLY,
+      mimeTypes,
       chunkMs: CHUNK_MS,
       videoBitsPerSecond: BITS_PER_SECOND[source],
     });

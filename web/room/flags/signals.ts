@@ -3,7 +3,9 @@
  * itself tells the page: the page hidden or the window unfocused (tab_switch), the shared screen's
  * track ended (screen_share_ended), full screen left after it was entered (fullscreen_exit), a
  * second screen (second_screen, from `screen.isExtended`, Chromium only) and a camera named like a
- * known virtual camera (virtual_camera). They are events, so they stay on the page's main thread;
+ * known virtual camera (virtual_camera; a screen magnifier's camera counts too, with less
+ * confidence, and the server keeps it informational for a student who uses assistive technology,
+ * docs/accommodations.md). They are events, so they stay on the page's main thread;
  * each is an episode from when it began to when it ended.
  */
 import type { Episodes } from './episodes.ts';
@@ -26,13 +28,48 @@ export const VIRTUAL_CAMERA_NAMES: readonly string[] = [
 ];
 
 /**
- * Whether a camera label names a virtual camera: "OBS Virtual Camera", "ManyCam Virtual Webcam" and
- * "e2eSoft VCam" do, "Integrated Webcam" and "FaceTime HD Camera" do not. Only whole words count, so
- * "Jobs Cam" is not OBS. Returns the answer.
+ * Names of the cameras screen magnifiers and video magnifiers put in front of the real one (the
+ * magnified picture passed on as a camera): assistive technology rather than a deception, so
+ * flagged with less confidence (MAGNIFIER_CONFIDENCE).
+ */
+export const MAGNIFIER_CAMERA_NAMES: readonly string[] = [
+  'zoomtext',
+  'supernova',
+  'magnifier',
+  'magnification',
+  'magnify',
+];
+
+/** The confidence of a virtual camera that is not a magnifier's, and of a magnifier's. */
+export const VIRTUAL_CAMERA_CONFIDENCE = 0.9;
+export const MAGNIFIER_CONFIDENCE = 0.5;
+
+/** Whether the lowercase `name` holds `known` as a whole word ("jobs cam" does not hold "obs"). */
+function holdsWord(name: string, known: string): boolean {
+  return new RegExp(`(^|[^a-z0-9])${known}([^a-z0-9]|$)`).test(name);
+}
+
+/** Whether a camera label names a screen magnifier's camera ("ZoomText Camera"). Returns the answer. */
+export function isMagnifierCamera(label: string): boolean {
+  const name = label.toLowerCase();
+  return MAGNIFIER_CAMERA_NAMES.some((known) => holdsWord(name, known));
+}
+
+/**
+ * Whether a camera label names a virtual camera: "OBS Virtual Camera", "ManyCam Virtual Webcam",
+ * "e2eSoft VCam" and a magnifier's "ZoomText Camera" do, "Integrated Webcam" and "FaceTime HD
+ * Camera" do not. Only whole words count, so "Jobs Cam" is not OBS. Returns the answer.
  */
 export function isVirtualCamera(label: string): boolean {
   const name = label.toLowerCase();
-  return VIRTUAL_CAMERA_NAMES.some((known) => new RegExp(`(^|[^a-z0-9])${known}([^a-z0-9]|$)`).test(name));
+  return VIRTUAL_CAMERA_NAMES.some((known) => holdsWord(name, known)) || isMagnifierCamera(label);
+}
+
+/** The confidence of the virtual_camera flag of a camera label: 0 for a real camera. */
+export function virtualCameraConfidence(label: string): number {
+  if (!isVirtualCamera(label)) return 0;
+  // A magnifier's camera named "… Virtual Camera" is still a magnifier's.
+  return isMagnifierCamera(label) ? MAGNIFIER_CONFIDENCE : VIRTUAL_CAMERA_CONFIDENCE;
 }
 
 /** `window.screen` where the browser may say whether the desktop spans several screens. */
@@ -84,7 +121,10 @@ export class BrowserSignals {
   useStreams(camera: MediaStream | undefined, screen: MediaStream | undefined): void {
     const { episodes } = this;
     const video = camera?.getVideoTracks()[0];
-    if (video !== undefined) episodes.set('virtual_camera', isVirtualCamera(video.label), 0.9, 0, 0);
+    if (video !== undefined) {
+      const confidence = virtualCameraConfidence(video.label);
+      episodes.set('virtual_camera', confidence > 0, confidence, 0, 0);
+    }
     const shared = screen?.getVideoTracks()[0];
     if (shared === undefined) return;
     // A new live share ends the episode of the share that ended.

@@ -4,7 +4,8 @@
  */
 import { t } from '../../shared/i18n.svelte.ts';
 import type { Phrase } from '../../shared/phrase.ts';
-import { room, type CheckValue, type RoomSession, type RoomView } from '../state/room.svelte.ts';
+import { room, stageOf, type CheckValue, type RoomSession, type RoomView } from '../state/room.svelte.ts';
+import { isExemptField, photosNeeded, recordsAnything } from './exemptions.ts';
 
 /** The slowest connection the bandwidth check passes, in Mbit/s. */
 export const MIN_MBIT = 1;
@@ -54,10 +55,25 @@ export function checkState(value: CheckValue | undefined): string {
 }
 
 /**
+ * The checks the candidate must pass before the start: the view's `required_checks`, less the ones
+ * the candidate is exempt from (exemptions.ts), and less the connection when nothing is recorded.
+ * The server judges the same way; this keeps the page right while its view still lists them.
+ */
+export function requiredFields(view: RoomView | undefined): string[] {
+  if (view === undefined) return [];
+  const recording = recordsAnything(view);
+  return view.session.required_checks.filter(
+    (field) => !isExemptField(view, field) && (field !== 'bandwidth_check' || recording),
+  );
+}
+
+/**
  * A result line: "Camera: passed", "Speakers: passed (optional)", with the measured speed for the
- * connection check ("Connection speed: failed (0.4 Mbit/s, slow)"). Reactive in components.
+ * connection check ("Connection speed: failed (0.4 Mbit/s, slow)"), and "Camera: not needed for
+ * you" for a check the candidate is exempt from. Reactive in components.
  */
 export function resultLine(session: RoomSession, field: CheckField): string {
+  if (isExemptField(room.view, field)) return t('room.setup.exempt.line', { check: checkName(field) });
   const value = checkValue(session, field) ?? 'not_started';
   let state = checkState(value);
   if (field === 'bandwidth_check' && session.bandwidth_speed !== null && value !== 'not_started') {
@@ -68,7 +84,7 @@ export function resultLine(session: RoomSession, field: CheckField): string {
         : t('room.checks.speed', { state, mbit });
   }
   const check = checkName(field);
-  return session.required_checks.includes(field)
+  return requiredFields(room.view).includes(field)
     ? t('room.checks.line', { check, state })
     : t('room.checks.lineOptional', { check, state });
 }
@@ -110,18 +126,45 @@ export function termsPending(view: RoomView | undefined): boolean {
 /** What still stands between the student and the start button, as words (none: ready). Reactive. */
 export function missingForStart(view: RoomView | undefined): string[] {
   if (view === undefined) return [t('room.setup.loading')];
-  const { session, exam } = view;
+  const { session } = view;
   if (session.skip_requirements) return [];
   const missing: string[] = [];
-  for (const field of session.required_checks) {
+  for (const field of requiredFields(view)) {
     if (field === 'bandwidth_check' && slowConnectionAccepted(view)) continue;
     const value = checkValue(session, field);
     if (value !== 'succeeded')
       missing.push(t('room.checks.missing', { check: checkName(field), state: checkState(value) }));
   }
-  if (exam.web_cam && !session.has_id_card) missing.push(t('room.setup.start.missingIdCard'));
-  if (exam.web_cam && !session.has_face_photo) missing.push(t('room.setup.start.missingFacePhoto'));
+  // The photos, unless the candidate is exempt from them (or from the camera they are taken with).
+  const photos = photosNeeded(view);
+  if (photos.idCard && !session.has_id_card) missing.push(t('room.setup.start.missingIdCard'));
+  if (photos.face && !session.has_face_photo) missing.push(t('room.setup.start.missingFacePhoto'));
   return missing;
+}
+
+/** The check fields the exam asks for, whether or not this candidate must pass them. */
+function askedFields(view: RoomView): CheckField[] {
+  const { exam } = view;
+  const fields: CheckField[] = [];
+  if (exam.web_cam) fields.push('webcam_check', 'microphone_check');
+  if (exam.screen_share) fields.push('screenshare_check');
+  if (exam.mobile_cam) fields.push('mobile_check');
+  return fields;
+}
+
+/**
+ * The exempt checks of the exam the session has not marked `skipped` yet (so staff read `skipped`
+ * in the record rather than "not checked yet"). Returns the changes for saveChecks, or undefined
+ * when there is nothing to mark (or the setup is over).
+ */
+export function exemptChecksToSkip(view: RoomView | undefined): Record<string, CheckValue> | undefined {
+  if (view === undefined || stageOf(view.session.status) !== 'setup') return undefined;
+  const changes: Record<string, CheckValue> = {};
+  for (const field of askedFields(view)) {
+    if (isExemptField(view, field) && checkValue(view.session, field) !== 'skipped')
+      changes[field] = 'skipped';
+  }
+  return Object.keys(changes).length === 0 ? undefined : changes;
 }
 
 /** The browser and system, as the checks report them to the server. */

@@ -14,6 +14,14 @@ export const TYPES_WITH_SOUND = [
   'video/mp4',
 ] as const;
 
+/** Sound only (the camera's microphone of a candidate exempt from the webcam): WebM with Opus first. */
+export const TYPES_SOUND_ONLY = [
+  'video/webm;codecs=opus',
+  'audio/webm;codecs=opus',
+  'video/webm',
+  'video/mp4',
+] as const;
+
 /** Video only (the screen, the phone): WebM first, MP4 for Safari. */
 export const TYPES_VIDEO_ONLY = [
   'video/webm;codecs=vp8',

@@ -172,6 +172,13 @@ export const IMPORT_FIELDS = wordsRecord({
   open_time: 'console.csv.fieldOpenTime',
   priority: 'console.csv.fieldPriority',
   skip_requirements: 'console.csv.fieldSkipRequirements',
+  extra_time_minutes: 'console.csv.fieldExtraTimeMinutes',
+  extra_time_percent: 'console.csv.fieldExtraTimePercent',
+  break_count: 'console.csv.fieldBreakCount',
+  break_minutes: 'console.csv.fieldBreakMinutes',
+  exemptions: 'console.csv.fieldExemptions',
+  assistive_technology: 'console.csv.fieldAssistiveTechnology',
+  accommodation_note: 'console.csv.fieldAccommodationNote',
 });
 
 export type ImportField = keyof typeof IMPORT_FIELDS;
@@ -239,6 +246,30 @@ const HEADINGS: Record<ImportField, readonly string[]> = {
   open_time: ['opentime', 'opensat', 'opens', 'starttime', 'start'],
   priority: ['priority'],
   skip_requirements: ['skiprequirements', 'skipchecks', 'skiprequirementchecks'],
+  extra_time_minutes: [
+    'extratimeminutes',
+    'extratime',
+    'extraminutes',
+    'extratijd',
+    'zeitverlangerung',
+    'tempssupplementaire',
+    'tiempoadicional',
+    'tempoaggiuntivo',
+  ],
+  extra_time_percent: ['extratimepercent', 'extratimepercentage', 'extrapercent'],
+  break_count: ['breakcount', 'breaks', 'restbreaks', 'pauzes', 'pausen'],
+  break_minutes: ['breakminutes', 'breaklength', 'breakduration'],
+  exemptions: [
+    'exemptions',
+    'exemption',
+    'vrijstellingen',
+    'befreiungen',
+    'dispenses',
+    'exenciones',
+    'esoneri',
+  ],
+  assistive_technology: ['assistivetechnology', 'assistivetech', 'screenreader'],
+  accommodation_note: ['accommodationnote', 'accommodationnotes'],
 };
 
 /** A heading reduced for comparison: lower case, accents and everything but letters and digits dropped. */

@@ -48,6 +48,8 @@ export const EXAM_FLAGS = [
   'global_proctoring',
   'global_reviewing',
   'live_id_check',
+  'record_during_breaks',
+  'extra_time_beyond_end',
 ] as const;
 export type ExamFlag = (typeof EXAM_FLAGS)[number];
 
@@ -134,6 +136,8 @@ export const FIELD_LABELS: Readonly<Record<string, string>> = wordsRecord({
   global_proctoring: 'console.examSettings.globalProctoring',
   global_reviewing: 'console.examSettings.globalReviewing',
   live_id_check: 'console.examSettings.liveIdCheck',
+  record_during_breaks: 'console.examSettings.recordDuringBreaks',
+  extra_time_beyond_end: 'console.examSettings.extraTimeBeyondEnd',
   restrictions: 'console.examSettings.restrictions',
   terms: 'console.examSettings.terms',
   archived: 'console.examForm.archived',
@@ -261,6 +265,13 @@ export function recordingWarnings(form: ExamForm): string[] {
   return warnings;
 }
 
+/** The checkbox settings a new exam starts with ticked (the service's defaults). */
+const FLAGS_ON_BY_DEFAULT: readonly ExamFlag[] = [
+  'use_duration',
+  'record_during_breaks',
+  'extra_time_beyond_end',
+];
+
 /**
  * A blank form for a new exam, with the viewer's time zone: a draft (opened when it is ready), of
  * type record and review with that type's recording defaults; every other setting the service's
@@ -279,7 +290,7 @@ export function newExamForm(zone: string, language = 'en'): ExamForm {
     end_time: '',
     automated_flags: false,
     flag_settings: newFlagSettings(),
-    ...(Object.fromEntries(EXAM_FLAGS.map((flag) => [flag, flag === 'use_duration'])) as {
+    ...(Object.fromEntries(EXAM_FLAGS.map((flag) => [flag, FLAGS_ON_BY_DEFAULT.includes(flag)])) as {
       [K in ExamFlag]: boolean;
     }),
     ...(Object.fromEntries(EXAM_TEXTS.map((text) => [text, ''])) as { [K in ExamText]: string }),

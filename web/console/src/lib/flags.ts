@@ -46,6 +46,8 @@ export interface FlagFields {
   readonly dismissed?: boolean;
   readonly dismissed_at?: string | null;
   readonly dismissed_by?: number | null;
+  /** Recorded for the record only, never raised (assistive technology, an exemption: docs/accommodations.md). */
+  readonly informational?: boolean;
 }
 
 /** An automatic flag as the review screen shows it. */
@@ -63,6 +65,8 @@ export interface ShownFlag {
   readonly dismissed: boolean;
   readonly dismissedAt: string | null;
   readonly dismissedBy: number | null;
+  /** Recorded for the record only and never raised (docs/accommodations.md). */
+  readonly informational: boolean;
 }
 
 /** The type in words ("Several faces in view"); an unknown type reads as its name with spaces. */
@@ -84,6 +88,7 @@ export function flagOf(incident: FlagFields): ShownFlag | undefined {
     dismissed: incident.dismissed === true || (incident.dismissed_at ?? null) !== null,
     dismissedAt: incident.dismissed_at ?? null,
     dismissedBy: incident.dismissed_by ?? null,
+    informational: incident.informational === true,
   };
 }
 

@@ -22,6 +22,36 @@ export interface TimedIncident {
   readonly comment: string;
   /** The automatic flag this incident is (docs/automated-flags.md), or undefined for any other. */
   readonly flag?: ShownFlag | undefined;
+  /** The rest break this incident begins or ends (docs/accommodations.md), or undefined for any other. */
+  readonly rest?: 'started' | 'ended' | undefined;
+}
+
+/** A rest break on the video clock: from its start to its end (null while it runs, or when its end is missing). */
+export interface RestSpan {
+  /** The `break_started` incident. */
+  readonly id: number;
+  readonly start: number;
+  readonly end: number | null;
+}
+
+/**
+ * The rest breaks among `incidents` (in time order): each `break_started` with the `break_ended`
+ * after it; an end without a start is left out, a start without an end runs on.
+ */
+export function restSpans(incidents: readonly TimedIncident[]): RestSpan[] {
+  const spans: RestSpan[] = [];
+  let open: { id: number; start: number } | undefined;
+  for (const incident of incidents) {
+    if (incident.rest === 'started') {
+      if (open !== undefined) spans.push({ ...open, end: null });
+      open = { id: incident.id, start: incident.at };
+    } else if (incident.rest === 'ended' && open !== undefined) {
+      spans.push({ ...open, end: incident.at });
+      open = undefined;
+    }
+  }
+  if (open !== undefined) spans.push({ ...open, end: null });
+  return spans;
 }
 
 /**
@@ -45,7 +75,9 @@ export function timedIncidents(
       at = Math.max(0, (new Date(incident.created_at).getTime() - start) / 1000);
     }
     if (at === null || !Number.isFinite(at)) continue;
-    timed.push({ id: incident.id, at, comment: incident.comment, flag: flagOf(incident) });
+    const rest =
+      incident.type === 'break_started' ? 'started' : incident.type === 'break_ended' ? 'ended' : undefined;
+    timed.push({ id: incident.id, at, comment: incident.comment, flag: flagOf(incident), rest });
   }
   return timed.sort((a, b) => a.at - b.at || a.id - b.id);
 }
