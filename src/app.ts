@@ -162,7 +162,7 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
     sessionFiles: createSessionFilesService({ db, files }),
     room: createRoomService({ db, clock, files, photos, storage, liveEvents, jobs, mobile }),
     mobile,
-    practice: createPracticeService({ db, clock, storage }),
+    practice: createPracticeService({ db, clock, storage, storageConfig: config.storage }),
     authenticator: createAuthenticator({
       db,
       users,

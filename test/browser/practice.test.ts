@@ -23,10 +23,13 @@ import {
 import { object } from '../helpers/json.ts';
 import { DIALECTS, startTestServer, type TestServer } from '../helpers/server.ts';
 import { assertNoSeriousAxeViolations } from './axe.ts';
+import { signIn, TEST_PASSWORD } from './console/support.ts';
+import { freePort } from '../mail/support.ts';
 
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
 
 const en = new Translator('en', catalogue('en'));
+const OWNER_EMAIL = 'practice-owner@example.org';
 const ar = new Translator('ar', catalogue('ar'));
 
 for (const dialect of DIALECTS) {
@@ -40,8 +43,10 @@ for (const dialect of DIALECTS) {
 
     before(async () => {
       fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
-      server = await startTestServer(dialect);
-      owner = await server.user(await server.institute(), 'teacher');
+      // The console's sign-in checks the page's origin against PUBLIC_URL: the server's own address.
+      const port = await freePort();
+      server = await startTestServer(dialect, { port, env: { PUBLIC_URL: `http://127.0.0.1:${port}` } });
+      owner = await server.user(await server.institute(), 'teacher', OWNER_EMAIL);
       chromiumFake = await launchChromium();
       // No fake devices and no automatic yes: the browser refuses the camera the page asks for.
       refusing = await chromium.launch({
@@ -153,9 +158,21 @@ for (const dialect of DIALECTS) {
       await screenshot(denied, 'failed-en');
       await context.close();
 
-      // The office sees both (through V3: the console's readiness column reads the same fields).
+      // The office sees both: through V3, and in the console's readiness column.
       assert.ok((await listed('passed')).includes(ready.id));
       assert.ok((await listed('failed')).includes(refused.id));
+      await server.app.services.staffAuth.setPassword(owner.id, TEST_PASSWORD);
+      const office = await chromiumFake.browser.newPage();
+      await signIn(office, server.baseUrl, OWNER_EMAIL);
+      await office.goto(`${server.baseUrl}/console/exams/${examId}/students`);
+      const readiness = (name: string) =>
+        office.getByRole('row', { name: new RegExp(name) }).locator('.practice');
+      await readiness('Practising 1').waitFor();
+      assert.match((await readiness('Practising 1').textContent()) ?? '', /^Passed \(/);
+      assert.match((await readiness('Practising 2').textContent()) ?? '', /^Failed: Webcam \(/);
+      await assertNoSeriousAxeViolations(office, 'students with readiness');
+      await screenshot(office, 'console-readiness-en');
+      await office.close();
       const record = await owner.client.v3('GET', '/student_sessions/:id', { id: refused.id });
       assert.equal(record.status, 200, record.text);
       const fields = object(object(record.json, 'body').student, 'student');

@@ -1283,15 +1283,16 @@ export async function snapshotOfA(world: World): Promise<unknown> {
 }
 
 /**
- * The value with every `url` field (an expiring, freshly signed address) and every `paused_seconds`
- * (which grows while a session's clock is paused) removed.
+ * The value with every `url` field (an expiring, freshly signed address), every `paused_seconds`
+ * (which grows while a session's clock is paused) and every `deadline_at` (which moves on with the
+ * time while it is paused) removed.
  */
 function withoutAddresses(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutAddresses);
   if (!isObject(value)) return value;
   return Object.fromEntries(
     Object.entries(value)
-      .filter(([key]) => key !== 'url' && key !== 'paused_seconds')
+      .filter(([key]) => key !== 'url' && key !== 'paused_seconds' && key !== 'deadline_at')
       .map(([key, item]) => [key, withoutAddresses(item)]),
   );
 }

@@ -111,6 +111,7 @@ const EXPECTED: Readonly<Record<string, Row>> = {
   'DELETE /student_sessions/:id/assigned_proctor':           [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],
 
   'POST /exams/:id/send_emails':                             [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],
+  'POST /exams/:id/practice_reminders':                      [OK,   OK,   OK,   HIDE, OK,   DENY, DENY, DENY, HIDE, HIDE],
   // The proctor column is the proctor assigned to the session the call ends (canEndSession).
   'POST /student_sessions/:id/end_exam':                     [OK,   OK,   OK,   HIDE, OK,   OK,   DENY, DENY, HIDE, HIDE],
 

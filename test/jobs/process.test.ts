@@ -100,6 +100,9 @@ for (const dialect of DIALECTS) {
       const server = start(['serve', '--no-worker'], { ...env, PORT: port });
       try {
         await waitForHealth(`http://127.0.0.1:${port}`, server);
+        // The line is written once listening has begun; on a busy host the pipe may bring it a little
+        // after the first answer.
+        await waitFor('the serving line', () => logged(server.stderr(), 'invigil serving').length > 0);
         const serving = logged(server.stderr(), 'invigil serving');
         assert.equal(serving[0]?.worker, false);
         // Longer than a worker's idle poll: a worker in this process would have claimed it by now.

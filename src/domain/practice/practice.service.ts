@@ -2,10 +2,10 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
 import type { Db } from '../../db/database.ts';
 import { IMAGE_TYPES, sniffContentType } from '../../storage/content-type.ts';
-import { type Storage, StorageMissing, type StoredObject } from '../../storage/storage.ts';
+import type { StorageConfig } from '../../config/config.ts';
+import type { Storage, StoredObject } from '../../storage/storage.ts';
 import type { Upload } from '../../storage/upload.ts';
 import type { Clock } from '../clock.ts';
 import {
@@ -20,7 +20,7 @@ import type { Exam } from '../exams/exam.ts';
 import { findExam } from '../exams/exams.repository.ts';
 import { PLACEHOLDER_EMAIL_DOMAIN } from '../lti/placeholder-email.ts';
 import type { Params } from '../input.ts';
-import { assembleRecording, NoPlayableRecording } from '../recordings/assemble.ts';
+import { assembleInChild } from '../recordings/recordings.service.ts';
 import { GAP_THRESHOLD_MS } from '../recordings/recording.ts';
 import { findSessionIdByToken } from '../room/room.repository.ts';
 import { NO_ROOM, RECORDING_CHUNK_MAX_BYTES, RECORDING_TYPES, type RoomSession } from '../room/room.ts';
@@ -151,6 +151,8 @@ const SWEEP_BATCH = 100;
 const MAX_ROUNDS = 8;
 /** A practice begins the sweep at most this often per process. */
 const SWEEP_EVERY_MS = 5 * 60 * 1000;
+/** The longest one test recording's assembly may take before the run reports it as failed. */
+const FINALISE_TIMEOUT_MS = 60_000;
 
 /** The 409 message of a demo practice link with too many visitors at once. */
 export const TOO_MANY_VISITORS =
@@ -167,8 +169,14 @@ interface Opened {
  * Builds the practice runs over the database, the clock and the storage (where practice chunks wait
  * until their run ends). Returns the service; building it throws nothing.
  */
-export function createPracticeService(deps: { db: Db; clock: Clock; storage: Storage }): PracticeService {
-  const { db, clock, storage } = deps;
+export function createPracticeService(deps: {
+  db: Db;
+  clock: Clock;
+  storage: Storage;
+  /** Where the storage lives, for the child process that assembles the test recordings. */
+  storageConfig: StorageConfig;
+}): PracticeService {
+  const { db, clock, storage, storageConfig } = deps;
   let lastSweep = Number.NEGATIVE_INFINITY;
 
   async function open(token: string): Promise<Opened> {
@@ -265,49 +273,34 @@ export function createPracticeService(deps: { db: Db; clock: Clock; storage: Sto
     );
   }
 
-  /** Reads a stored chunk back in its pieces, or undefined when it is gone. */
-  async function readChunk(key: string): Promise<readonly Uint8Array[] | undefined> {
-    let stream: Readable;
-    try {
-      stream = await storage.get(key);
-    } catch (error) {
-      if (error instanceof StorageMissing) return undefined;
-      throw error;
-    }
-    const pieces: Buffer[] = [];
-    for await (const piece of stream) pieces.push(piece as Buffer);
-    return pieces;
-  }
-
   /**
-   * Finalises one stream's chunks into a temporary file exactly as an exam's recording is
-   * (assemble.ts), then removes the file. Returns the seconds it plays, 0 when nothing plays.
+   * Finalises one stream's chunks exactly as an exam's recording is (assemble.ts), in a child
+   * process as the recordings service does (assembleInChild), so a run's megabytes never hold the
+   * event loop; then deletes what it stored. Returns the seconds it plays, 0 when nothing plays.
    */
   async function finalise(chunks: readonly PracticeChunk[]): Promise<number> {
     if (chunks.length === 0) return 0;
     const sorted = [...chunks].sort((a, b) => a.sequence - b.sequence);
-    const outputPath = path.join(os.tmpdir(), `invigil-practice-${crypto.randomUUID()}.webm`);
-    try {
-      const result = await assembleRecording({
+    const outcome = await assembleInChild(
+      {
         chunks: sorted.map((chunk) => ({
           sequence: chunk.sequence,
           storageKey: chunk.key,
           size: chunk.size,
           createdAt: chunk.createdAt,
         })),
-        read: (chunk) => readChunk(chunk.storageKey),
         startedAt: sorted[0]?.createdAt ?? clock.now(),
         endedAt: null,
-        outputPath,
         gapThresholdMs: GAP_THRESHOLD_MS,
-      });
-      return result.durationSeconds;
-    } catch (error) {
-      if (error instanceof NoPlayableRecording) return 0;
-      throw error;
-    } finally {
-      await fs.promises.rm(outputPath, { force: true });
-    }
+        outputPath: path.join(os.tmpdir(), `invigil-practice-${crypto.randomUUID()}.webm`),
+        storage: storageConfig,
+      },
+      AbortSignal.timeout(FINALISE_TIMEOUT_MS),
+      () => Promise.resolve(),
+    );
+    if (outcome.type === 'unplayable') return 0;
+    await removeKeys([outcome.stored.key]);
+    return outcome.result.durationSeconds;
   }
 
   /** Runs the sweep now and then, from the requests that begin runs (no worker needed for it). */

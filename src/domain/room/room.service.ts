@@ -334,11 +334,17 @@ export function createRoomService(deps: {
     const id = await findSessionIdByToken(db, token);
     if (id === undefined) throw new NotFoundMessage(NO_ROOM);
     const session = await reread(id);
-    // A demo exam's throwaway practice visitor (docs/practice.md) may practise, never sit the exam.
-    if (session.externalId === VISITOR_EXTERNAL_ID) throw new NotFoundMessage(NO_ROOM);
     if (sessionIds.size >= TOKENS_REMEMBERED) sessionIds.clear();
     sessionIds.set(token, id);
     return session;
+  }
+
+  /**
+   * Throws NotFoundMessage (NO_ROOM) for a demo exam's throwaway practice visitor (docs/practice.md):
+   * its token serves the practice run only, never a seat in the exam.
+   */
+  function assertNotVisitor(session: RoomSession): void {
+    if (session.externalId === VISITOR_EXTERNAL_ID) throw new NotFoundMessage(NO_ROOM);
   }
 
   /** The session and exam of a token, a started session past its deadline finished first. */
@@ -561,6 +567,7 @@ export function createRoomService(deps: {
       // A candidate a proctor has already admitted (exam_not_started) stays admitted when the page
       // is reloaded: stepping back into the setup would make the proctor check the ID again.
       const opened = await open(token);
+      assertNotVisitor(opened.session);
       if (admissionRequired(opened.exam) && opened.session.status === 'exam_not_started') {
         return viewOf(opened);
       }
@@ -593,6 +600,7 @@ export function createRoomService(deps: {
           };
         },
         (opened, now) => {
+          assertNotVisitor(opened.session);
           assertCanStart(opened, now);
           if (examTerms(opened.exam) !== null) assertTermsAccepted(params);
         },

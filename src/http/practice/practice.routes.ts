@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { NotFoundMessage } from '../../domain/errors.ts';
 import { findExam } from '../../domain/exams/exams.repository.ts';
 import { readPracticeExamKey } from '../../domain/practice/practice-link.ts';
@@ -10,7 +10,12 @@ import { loadServerKeys } from '../../security/keys.ts';
 import { escapeHtml } from '../../security/html.ts';
 import type { RouteDeps } from '../route-deps.ts';
 import { languageRequestOf } from '../room/candidate-language.ts';
-import { htmlOpenTag, roomContentSecurityPolicy } from '../room/page.routes.ts';
+import {
+  htmlOpenTag,
+  notFoundHtml,
+  roomContentSecurityPolicy,
+  securityHeaders,
+} from '../room/page.routes.ts';
 import { registerPracticeRoutes } from '../room/practice.routes.ts';
 import { practiceVisitorSchema } from '../room/practice.schemas.ts';
 import { registerRoomRateLimit } from '../room/rate-limit.ts';
@@ -56,38 +61,6 @@ ${practiceHeadTags(locale)}
 `;
 }
 
-function notFoundHtml(locale: PageLocale): string {
-  const t = bound(locale);
-  return `<!DOCTYPE html>
-${htmlOpenTag(locale)}
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${t('server.room.notFound.title')}</title>
-<link rel="icon" href="/favicon.ico" sizes="16x16 32x32">
-</head>
-<body>
-<main id="main">
-  <h1>${t('server.room.notFound.title')}</h1>
-  <p>${t('server.room.notFound.text')}</p>
-</main>
-</body>
-</html>
-`;
-}
-
-function pageHeaders(reply: FastifyReply, policy: string): FastifyReply {
-  return reply
-    .header('content-security-policy', policy)
-    .header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', 'no-referrer')
-    .header('cache-control', 'no-store')
-    .header(
-      'permissions-policy',
-      'camera=(self), microphone=(self), display-capture=(self), fullscreen=(self)',
-    );
-}
-
 /**
  * Everything of the practice run (docs/practice.md), from one line of server.ts:
  * - the practice API under `/api/room/:token/practice` (src/http/room/practice.routes.ts);
@@ -127,7 +100,7 @@ export async function registerPractice(app: FastifyInstance, deps: RouteDeps): P
     '/room/:token/practice',
     { schema: { hide: true } },
     async (request, reply) => {
-      pageHeaders(reply, policy);
+      securityHeaders(reply, policy).header('cache-control', 'no-store');
       const reader = languageRequestOf(request, config, { withOverride: true });
       try {
         const page = await services.room.page(request.params.token);
@@ -145,7 +118,7 @@ export async function registerPractice(app: FastifyInstance, deps: RouteDeps): P
     '/practice/exam/:key',
     { schema: { hide: true } },
     async (request, reply) => {
-      pageHeaders(reply, policy);
+      securityHeaders(reply, policy).header('cache-control', 'no-store');
       const reader = languageRequestOf(request, config, { withOverride: true });
       const examId = readPracticeExamKey(secret, request.params.key);
       const exam = examId === undefined ? undefined : await findExam(database.db, examId);

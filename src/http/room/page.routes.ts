@@ -89,7 +89,8 @@ export function roomContentSecurityPolicy(
   ].join('; ');
 }
 
-function securityHeaders(reply: FastifyReply, policy: string): FastifyReply {
+/** The headers of every candidate page (room, practice): `policy` and the device permissions. */
+export function securityHeaders(reply: FastifyReply, policy: string): FastifyReply {
   return reply
     .header('content-security-policy', policy)
     .header('x-content-type-options', 'nosniff')
@@ -149,7 +150,8 @@ ${roomHeadTags(locale)}
 `;
 }
 
-function notFoundHtml(locale: PageLocale): string {
+/** The readable 404 page of a token that names no session (room and practice), in `locale`. */
+export function notFoundHtml(locale: PageLocale): string {
   const { t } = bound(locale);
   return `<!DOCTYPE html>
 ${htmlOpenTag(locale)}

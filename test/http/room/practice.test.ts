@@ -437,6 +437,16 @@ for (const dialect of DIALECTS) {
       const token = object(visitor.json, 'body').token as string;
       const listed = await owner.v3('GET', '/exams/:exam_id/student_sessions', { exam_id: demoId });
       assert.ok(!listed.text.includes(token), 'the visitor is in no list');
+      // The visitor's token serves the practice only: it never enters or starts the exam.
+      assert.equal((await call('POST', `/api/room/${token}/enter`)).status, 404);
+      assert.equal((await call('POST', `/api/room/${token}/start`)).status, 404);
+      // The V3 record names the public link; other exam types have none.
+      const shown = await owner.v3('GET', '/exams/:id', { id: demoId });
+      const practiceUrl = object(object(shown.json, 'body').exam, 'exam').practice_url;
+      assert.ok(
+        typeof practiceUrl === 'string' && practiceUrl.endsWith(`/practice/exam/${key}`),
+        String(practiceUrl),
+      );
       const runId = runOf(await call('POST', `/api/room/${token}/practice`)).id as number;
       await call('PUT', `/api/room/${token}/practice/${runId}/checks`, {
         webcam: 'succeeded',

@@ -57,6 +57,7 @@ const EXAM_FIELDS = [
   'allowed_calculator_type',
   'allowed_additional',
   'comanager_ids',
+  'practice_url',
   'created_at',
   'updated_at',
 ] as const;

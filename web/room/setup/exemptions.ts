@@ -4,19 +4,10 @@
  * a view without the block (an older server, a student without accommodations) means no exemption.
  * The setup shows an exempt check as "Not needed for you" and never asks for what it stands for.
  */
+import { EXEMPT_CHECKS, type ExemptCheck, isExemptCheck } from '../../shared/exempt-checks.ts';
 import type { RoomView } from '../state/room.svelte.ts';
 
-/** The checks a student may be exempted from (src/domain/student-sessions/accommodations.ts). */
-export const EXEMPT_CHECKS = [
-  'webcam',
-  'microphone',
-  'screen_share',
-  'mobile',
-  'id_photo',
-  'face_photo',
-  'fullscreen',
-] as const;
-export type ExemptCheck = (typeof EXEMPT_CHECKS)[number];
+export { EXEMPT_CHECKS, type ExemptCheck } from '../../shared/exempt-checks.ts';
 
 /** The session's check field each exemption stands in for, where it has one. */
 export const EXEMPT_CHECK_FIELDS: Readonly<Partial<Record<ExemptCheck, string>>> = {
@@ -25,10 +16,6 @@ export const EXEMPT_CHECK_FIELDS: Readonly<Partial<Record<ExemptCheck, string>>>
   screen_share: 'screenshare_check',
   mobile: 'mobile_check',
 };
-
-function isExemptCheck(value: unknown): value is ExemptCheck {
-  return typeof value === 'string' && (EXEMPT_CHECKS as readonly string[]).includes(value);
-}
 
 /** The name of one listed exemption: a check name, or an object's `check`. */
 function checkOf(item: unknown): unknown {

@@ -6,21 +6,12 @@
  * judges every value; nothing here refuses anything.
  */
 // With extensions: node runs this file as it is in the unit tests (test/console/accommodations.test.ts).
+import { EXEMPT_CHECKS, type ExemptCheck } from '../../../shared/exempt-checks.ts';
 import { t } from '../../../shared/i18n.svelte.ts';
 import { formatLocale } from './format-locale.ts';
 import { formatTime } from './time.ts';
 
-/** The checks a student may be exempted from, in the service's order. */
-export const EXEMPT_CHECKS = [
-  'webcam',
-  'microphone',
-  'screen_share',
-  'mobile',
-  'id_photo',
-  'face_photo',
-  'fullscreen',
-] as const;
-export type ExemptCheck = (typeof EXEMPT_CHECKS)[number];
+export { EXEMPT_CHECKS, type ExemptCheck } from '../../../shared/exempt-checks.ts';
 
 /** The accommodations object of a student record (and of the live monitor's sessions). */
 export interface AccommodationsRecord {
