@@ -1,3 +1,5 @@
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { createS3Client } from '../../../src/storage/s3.ts';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -102,8 +104,15 @@ for (const dialect of DIALECTS) {
         .executeTakeFirstOrThrow();
     }
 
-    /** Every file of the local storage (temporary ones included). */
-    function storedFiles(): string[] {
+    /** Every stored object: the local storage's files (temporary ones included), or the S3 bucket's keys. */
+    async function storedFiles(): Promise<string[]> {
+      const storage = server.app.config.storage;
+      if (storage.kind === 's3') {
+        const listed = await createS3Client(storage).send(
+          new ListObjectsV2Command({ Bucket: storage.bucket }),
+        );
+        return (listed.Contents ?? []).map((entry) => entry.Key ?? '');
+      }
       const root = path.join(server.app.config.dataDir, 'files');
       if (!fs.existsSync(root)) return [];
       return fs
@@ -133,7 +142,7 @@ for (const dialect of DIALECTS) {
     it('passes with every check and real recordings, keeps no file, and leaves the status alone', async () => {
       const { id, token } = await student();
       const before = await sessionRow(id);
-      const filesBefore = storedFiles();
+      const filesBefore = await storedFiles();
       const begun = await call('POST', `/api/room/${token}/practice`);
       assert.equal(begun.status, 201, begun.text);
       const run = runOf(begun);
@@ -212,7 +221,7 @@ for (const dialect of DIALECTS) {
         ],
       );
       assert.equal(gap.status, 409, gap.text);
-      assert.ok(storedFiles().length > filesBefore.length, 'the chunks wait in the storage');
+      assert.ok((await storedFiles()).length > filesBefore.length, 'the chunks wait in the storage');
 
       const finished = await call('POST', `/api/room/${token}/practice/${runId}/finish`);
       assert.equal(finished.status, 200, finished.text);
@@ -223,7 +232,7 @@ for (const dialect of DIALECTS) {
       assert.ok((recorded.webcam as number) >= 5, `webcam played ${String(recorded.webcam)} s`);
       assert.ok((recorded.screen as number) >= 5, `screen played ${String(recorded.screen)} s`);
 
-      assert.deepEqual(storedFiles(), filesBefore, 'nothing of the run is left in the storage');
+      assert.deepEqual(await storedFiles(), filesBefore, 'nothing of the run is left in the storage');
       const after = await sessionRow(id);
       assert.equal(after.status, before.status);
       assert.equal(after.practice_status, 'passed');
@@ -252,7 +261,7 @@ for (const dialect of DIALECTS) {
 
     it('fails naming the first check that did not succeed, and removes the chunks it had', async () => {
       const { id, token } = await student();
-      const filesBefore = storedFiles();
+      const filesBefore = await storedFiles();
       const runId = runOf(await call('POST', `/api/room/${token}/practice`)).id as number;
       await call('PUT', `/api/room/${token}/practice/${runId}/checks`, {
         webcam: 'failed',
@@ -268,7 +277,7 @@ for (const dialect of DIALECTS) {
       assert.equal(row.practice_status, 'failed');
       assert.equal(row.practice_failed_check, 'webcam');
       assert.equal(row.status, 'registered');
-      assert.deepEqual(storedFiles(), filesBefore);
+      assert.deepEqual(await storedFiles(), filesBefore);
       const stored = await server.app.database.db
         .selectFrom('practice_runs')
         .select(['status', 'failed_check'])
@@ -279,12 +288,12 @@ for (const dialect of DIALECTS) {
 
     it('ends an abandoned run at the next start and in the sweep, removing its chunks', async () => {
       const { id, token } = await student();
-      const filesBefore = storedFiles();
+      const filesBefore = await storedFiles();
       const first = runOf(await call('POST', `/api/room/${token}/practice`)).id as number;
       await sendStream(token, first, 'webcam', ['camera-a-0.webm']);
-      assert.equal(storedFiles().length, filesBefore.length + 1);
+      assert.equal((await storedFiles()).length, filesBefore.length + 1);
       const second = runOf(await call('POST', `/api/room/${token}/practice`)).id as number;
-      assert.deepEqual(storedFiles(), filesBefore, 'the abandoned run’s chunk is gone');
+      assert.deepEqual(await storedFiles(), filesBefore, 'the abandoned run’s chunk is gone');
       const firstRow = await server.app.database.db
         .selectFrom('practice_runs')
         .select(['status', 'failed_check'])
@@ -304,7 +313,7 @@ for (const dialect of DIALECTS) {
       const row = await sessionRow(id);
       assert.equal(row.practice_status, 'failed');
       assert.equal(row.practice_failed_check, 'unfinished');
-      assert.equal(storedFiles().length, filesBefore.length, 'the swept run’s chunk is gone');
+      assert.equal((await storedFiles()).length, filesBefore.length, 'the swept run’s chunk is gone');
     });
 
     it('refuses a practice once the exam started, an unknown token and a foreign run', async () => {
