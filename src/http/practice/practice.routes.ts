@@ -15,6 +15,7 @@ import {
   notFoundHtml,
   roomContentSecurityPolicy,
   securityHeaders,
+  sendTokenPage,
 } from '../room/page.routes.ts';
 import { registerPracticeRoutes } from '../room/practice.routes.ts';
 import { practiceVisitorSchema } from '../room/practice.schemas.ts';
@@ -99,19 +100,7 @@ export async function registerPractice(app: FastifyInstance, deps: RouteDeps): P
   app.get<{ Params: { token: string } }>(
     '/room/:token/practice',
     { schema: { hide: true } },
-    async (request, reply) => {
-      securityHeaders(reply, policy).header('cache-control', 'no-store');
-      const reader = languageRequestOf(request, config, { withOverride: true });
-      try {
-        const page = await services.room.page(request.params.token);
-        const { current } = resolveCandidateLanguage(page.languageFacts, reader);
-        return reply.type('text/html; charset=utf-8').send(pageHtml(page.examName, current));
-      } catch (error) {
-        if (!(error instanceof NotFoundMessage)) throw error;
-        const { current } = resolveCandidateLanguage(languageFacts(null, null, null), reader);
-        return reply.code(404).type('text/html; charset=utf-8').send(notFoundHtml(current));
-      }
-    },
+    (request, reply) => sendTokenPage(request, reply, { services, config, policy, html: pageHtml }),
   );
 
   app.get<{ Params: { key: string } }>(

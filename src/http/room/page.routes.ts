@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config/config.ts';
 import { NotFoundMessage } from '../../domain/errors.ts';
 import { liveConnectSources } from '../../live/csp.ts';
@@ -203,20 +203,34 @@ export function registerRoomPage(app: FastifyInstance, { services, config }: Rou
     reply.header('cache-control', 'no-store').type('application/octet-stream').send(probe),
   );
 
-  app.get<{ Params: { token: string } }>(
-    '/room/:token',
-    { schema: { hide: true } },
-    async (request, reply) => {
-      securityHeaders(reply, policy).header('cache-control', 'no-store');
-      const reader = languageRequestOf(request, config, { withOverride: true });
-      try {
-        const page = await services.room.page(request.params.token);
-        const { current } = resolveCandidateLanguage(page.languageFacts, reader);
-        return reply.type('text/html; charset=utf-8').send(pageHtml(page.examName, current));
-      } catch (error) {
-        if (!(error instanceof NotFoundMessage)) throw error;
-        return notFound(reply, resolveCandidateLanguage(languageFacts(null, null, null), reader).current);
-      }
-    },
+  app.get<{ Params: { token: string } }>('/room/:token', { schema: { hide: true } }, (request, reply) =>
+    sendTokenPage(request, reply, { services, config, policy, html: pageHtml }),
   );
+}
+
+/**
+ * Answers a candidate page named by a room token (the room, the practice page): `html` with the
+ * exam's name in the candidate's language (`?lang=` included), or the readable 404 page for a token
+ * that names no session; never cached, under `policy`. Returns the reply.
+ */
+export async function sendTokenPage(
+  request: FastifyRequest<{ Params: { token: string } }>,
+  reply: FastifyReply,
+  page: {
+    readonly services: RouteDeps['services'];
+    readonly config: RouteDeps['config'];
+    readonly policy: string;
+    readonly html: (title: string, locale: PageLocale) => string;
+  },
+): Promise<FastifyReply> {
+  securityHeaders(reply, page.policy).header('cache-control', 'no-store');
+  const reader = languageRequestOf(request, page.config, { withOverride: true });
+  try {
+    const found = await page.services.room.page(request.params.token);
+    const { current } = resolveCandidateLanguage(found.languageFacts, reader);
+    return reply.type('text/html; charset=utf-8').send(page.html(found.examName, current));
+  } catch (error) {
+    if (!(error instanceof NotFoundMessage)) throw error;
+    return notFound(reply, resolveCandidateLanguage(languageFacts(null, null, null), reader).current);
+  }
 }
