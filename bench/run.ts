@@ -21,6 +21,7 @@ import { flagsAccuracy } from './flags-accuracy.ts';
 import { flagsCost } from './flags-cost.ts';
 import { liveCapacity } from './live-capacity.ts';
 import { pageWeight } from './page-weight.ts';
+import { recordingCost } from './recording-cost.ts';
 import { recordingFinalize } from './recording-finalize.ts';
 import { reportRender } from './report-render.ts';
 import { roomCapacity } from './room-capacity.ts';
@@ -41,6 +42,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   consoleTyping,
   reportRender,
   pageWeight,
+  recordingCost,
 ];
 
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');

@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import type { App, Core } from './app.ts';
 import { createApp, createCore, createLogger } from './app.ts';
 import { runCommand, USAGE } from './cli/commands.ts';
@@ -12,6 +13,14 @@ import { SESSION_RETENTION_DEDUPE_KEY, SESSION_RETENTION_JOB } from './domain/re
 import { startTimeUpSweep } from './jobs/time-up.ts';
 import { createWorker } from './jobs/worker.ts';
 import { logUnhandledRejections } from './process-guards.ts';
+import {
+  isSecondaryServer,
+  releaseSupervisor,
+  serveProcessCount,
+  serverNumber,
+  supervise,
+  untilSupervisorStops,
+} from './serve-processes.ts';
 
 /** How often the maintenance sweep (expired nonces, history past retention, sign-in leftovers) runs. */
 const MAINTENANCE_INTERVAL_MS = 10 * 60 * 1000;
@@ -167,10 +176,26 @@ async function greet(app: App): Promise<void> {
 }
 
 async function serve(config: Config, args: string[]): Promise<void> {
-  const withWorker = !args.includes('--no-worker');
+  const processes = serveProcessCount(args, config.processes);
+  if (processes > 1 && cluster.isPrimary) {
+    await supervise(config, processes, untilSignal(), createLogger(config));
+    return;
+  }
+  try {
+    await serveHere(config, args);
+  } finally {
+    // A serving process forked by the supervisor ends once served, or failed to.
+    releaseSupervisor();
+  }
+}
+
+/** Serves HTTP (and the worker, unless `--no-worker` or a secondary serving process) in this process. */
+async function serveHere(config: Config, args: string[]): Promise<void> {
+  // Forked by the supervisor (`--processes`): the first serving process alone runs the worker.
+  const withWorker = !args.includes('--no-worker') && !isSecondaryServer();
   const app = await createApp(config);
   logUnhandledRejections(app.logger);
-  const signal = untilSignal();
+  const signal = Promise.race([untilSignal(), untilSupervisorStops()]);
   try {
     await app.server.listen({ port: config.port, host: config.host });
   } catch (error) {
@@ -178,8 +203,12 @@ async function serve(config: Config, args: string[]): Promise<void> {
     throw error;
   }
   const stopBackground = withWorker ? startBackground(app) : () => Promise.resolve();
-  app.logger.info({ publicUrl: config.publicUrl, worker: withWorker }, 'invigil serving');
-  await greet(app);
+  const number = serverNumber();
+  app.logger.info(
+    { publicUrl: config.publicUrl, worker: withWorker, ...(number === undefined ? {} : { process: number }) },
+    'invigil serving',
+  );
+  if (!isSecondaryServer()) await greet(app);
   const received = await signal;
   app.logger.info({ signal: received }, 'shutting down');
   // Stop accepting; requests in flight finish while the worker finishes its running job step.

@@ -11,7 +11,9 @@ import { options, print, UsageError } from './usage.ts';
 
 export const USAGE = `Usage: invigil <command>
 
-  serve [--no-worker]        HTTP API plus the background worker (default port 3000)
+  serve [--no-worker] [--processes N]
+                             HTTP API plus the background worker (default port 3000);
+                             N serving processes share the port (default INVIGIL_PROCESSES, 1)
   worker                     the background worker alone
   migrate                    apply pending database migrations
   institute create --name NAME --short-name SHORT

@@ -61,6 +61,12 @@ export interface Config {
   readonly outboundAllowlist: OutboundAllowlist;
   /** How live-proctored exams carry camera, microphone and screen (docs/live-proctoring.md). */
   readonly live: LiveConfig;
+  /**
+   * How many processes `serve` answers HTTP from, sharing its port (`INVIGIL_PROCESSES`, default 1;
+   * `serve --processes N` wins over it). Above 1 a small supervising process forks that many serving
+   * processes (node:cluster), only the first of which runs the background worker.
+   */
+  readonly processes: number;
 }
 
 /**
@@ -112,6 +118,9 @@ export type LiveConfig =
       readonly apiSecret: string;
       readonly iceServers: readonly IceServer[];
     };
+
+/** The most serving processes `INVIGIL_PROCESSES` and `serve --processes` accept. */
+export const MAX_PROCESSES = 64;
 
 /** Thrown for an invalid environment value; the message names the variable. */
 export class ConfigError extends Error {
@@ -299,5 +308,6 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       oneOf(env, 'PSEUDO_LOCALE', ['true', 'false', '1', '0'], 'false').match(/^(true|1)$/) !== null,
     outboundAllowlist: parseOutboundAllowlist(env.OUTBOUND_ALLOWLIST),
     live: parseLive(env),
+    processes: integer(env, 'INVIGIL_PROCESSES', 1, 1, MAX_PROCESSES),
   });
 }

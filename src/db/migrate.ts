@@ -25,6 +25,7 @@ import * as m0022 from './migrations/0022_candidate_languages.ts';
 import * as m0023 from './migrations/0023_message_overrides.ts';
 import * as m0024 from './migrations/0024_user_language.ts';
 import * as m0025 from './migrations/0025_accommodations.ts';
+import * as m0026 from './migrations/0026_recording_quality.ts';
 
 /** The migrations in order; each receives the dialect because a few column types differ. */
 function migrationsFor(dialect: Database['dialect']): Record<string, Migration> {
@@ -54,6 +55,7 @@ function migrationsFor(dialect: Database['dialect']): Record<string, Migration> 
     '0023_message_overrides': { up: (db) => m0023.up(db) },
     '0024_user_language': { up: (db) => m0024.up(db) },
     '0025_accommodations': { up: (db) => m0025.up(db, dialect) },
+    '0026_recording_quality': { up: (db) => m0026.up(db) },
   };
 }
 

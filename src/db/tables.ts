@@ -110,6 +110,8 @@ export interface ExamsTable {
   record_during_breaks: DefaultedBool;
   /** Since 0025_accommodations: extra time may run past the exam's end_time. */
   extra_time_beyond_end: DefaultedBool;
+  /** Since 0026_recording_quality: `low`, `standard` (the default) or `high`. */
+  recording_quality: Generated<string>;
   created_at: Millis;
   updated_at: Millis;
 }

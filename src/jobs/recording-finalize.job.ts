@@ -18,7 +18,7 @@ function parsePayload(payload: unknown): RecordingFinalizePayload {
 
 /**
  * The `recording.finalize` handler: assembles a finished session's webcam and screen chunks into
- * one seekable WebM file each (services.recordings.finalize). Idempotent: a stream already
+ * one seekable file each, WebM or, for Safari's fragmented MP4, MP4 (services.recordings.finalize). Idempotent: a stream already
  * completed is skipped, gap incidents are replaced, not added. Returns the handler.
  */
 export function createRecordingFinalizeJob(deps: JobHandlerDeps): JobHandler {

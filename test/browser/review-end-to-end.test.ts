@@ -71,7 +71,16 @@ for (const dialect of DIALECTS) {
     let sessionId: number;
     let token: string;
     /** Wall-clock moments (epoch ms) seen by the test around the candidate's actions. */
-    const wall = { startPressed: 0, started: 0, resumePressed: 0, resumed: 0, finishPressed: 0, finished: 0 };
+    const wall = {
+      startPressed: 0,
+      started: 0,
+      reloaded: 0,
+      cameraResumed: 0,
+      resumePressed: 0,
+      resumed: 0,
+      finishPressed: 0,
+      finished: 0,
+    };
     /** Video seconds: where the part after the reload begins, and the incidents placed in it. */
     let resumedAt = 0;
     let duration = 0;
@@ -205,12 +214,15 @@ for (const dialect of DIALECTS) {
       // would make it a recording gap (the seconds since the last chunk die with the page).
       await chunksStored(CHUNKS_BEFORE_RELOAD);
 
+      wall.reloaded = Date.now();
       await room.reload();
       await room.getByRole('heading', { name: 'Exam in progress' }).waitFor();
-      await room.locator('#recording-state', { hasText: 'reloaded' }).waitFor();
+      // The camera was allowed before, so it records again by itself; the screen needs a click.
+      await room.locator('#recording-state', { hasText: 'Your camera is recording again' }).waitFor();
+      wall.cameraResumed = Date.now();
       await roomScreen('reloaded');
       wall.resumePressed = Date.now();
-      await room.getByRole('button', { name: 'Resume recording' }).click();
+      await room.getByRole('button', { name: 'Share your screen again' }).click();
       await room.locator('#recording-state', { hasText: 'Recording your camera and screen' }).waitFor();
       wall.resumed = Date.now();
       await room.waitForTimeout(AFTER_RELOAD_MS);
@@ -286,14 +298,15 @@ for (const dialect of DIALECTS) {
         );
         if (source === 'webcam') duration = file.duration;
         // The part after the reload sits at its exam time, not squeezed against the part before:
-        // its first frame comes after the press on "Resume recording" (placed from its chunks'
-        // arrival, an upper bound of its recorder's start, it can only be later), and soon after
-        // the page said it recorded (a screen capturer's first picture can take most of a second,
-        // over two on a machine busy with other browser tests; a wrong anchor, such as a chunk's
-        // arrival, would be 4 s off).
+        // its first frame comes after the reload (the camera, by itself) or the press on "Share
+        // your screen again" (the screen) — placed from its chunks' arrival, an upper bound of its
+        // recorder's start, it can only be later — and soon after the page said it recorded (a
+        // screen capturer's first picture can take most of a second, over two on a machine busy
+        // with other browser tests; a wrong anchor, such as a chunk's arrival, would be 4 s off).
         const start = Date.parse(String(record.start_time));
-        const earliest = (wall.resumePressed - start) / 1000;
-        const latest = (wall.resumed - start) / 1000 + (source === 'webcam' ? 2 : 3);
+        const earliest = ((source === 'webcam' ? wall.reloaded : wall.resumePressed) - start) / 1000;
+        const latest =
+          source === 'webcam' ? (wall.cameraResumed - start) / 1000 + 2 : (wall.resumed - start) / 1000 + 3;
         const reload = framesAround(file.times, earliest);
         assert.ok(
           reload.after <= latest,

@@ -377,8 +377,8 @@ for (const dialect of DIALECTS) {
         .waitFor();
       await assertFramesAdvance(15, 'after the reload');
       await eventually('live again in V3', async () => (await student()).live_status === 'live');
-      // The recording itself resumes with the student's click, as before live proctoring.
-      await room.getByRole('button', { name: 'Resume recording' }).click();
+      // The camera records again by itself; the screen needs the student's click (a browser rule).
+      await room.getByRole('button', { name: 'Share your screen again' }).click();
       await room.locator('#recording-state', { hasText: 'Recording your camera and screen' }).waitFor();
       await moreChunksThan(chunks);
       await v3('POST', '/student_sessions/:id/messages', { id: sessionId, body: 'Welcome back.' }, 201);

@@ -1,6 +1,6 @@
 /**
  * Reads a PDF back the way a person would see it, with poppler-utils (`pdftotext`, `pdfimages`;
- * scripts/ensure-chromium.sh installs them): its text per page and the images it holds.
+ * scripts/ensure-tools.sh installs them): its text per page and the images it holds.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';

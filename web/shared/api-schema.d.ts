@@ -827,6 +827,11 @@ export interface paths {
                         name: string;
                         /** @description V3 setting: the streams keep recording during a rest break (default true) */
                         record_during_breaks?: boolean | string | number;
+                        /**
+                         * @description V3 setting: the recording profile’s level (default standard)
+                         * @enum {string}
+                         */
+                        recording_quality?: "low" | "standard" | "high";
                         /** @description Plain text; answered as HTML */
                         restrictions?: string | null;
                         /** @description V3 setting: students share their screen */
@@ -1089,6 +1094,11 @@ export interface paths {
                         name?: string;
                         /** @description V3 setting: the streams keep recording during a rest break (default true) */
                         record_during_breaks?: boolean | string | number;
+                        /**
+                         * @description V3 setting: the recording profile’s level (default standard)
+                         * @enum {string}
+                         */
+                        recording_quality?: "low" | "standard" | "high";
                         /** @description Plain text; answered as HTML */
                         restrictions?: string | null;
                         /** @description V3 setting: students share their screen */
@@ -3439,6 +3449,11 @@ export interface paths {
                                 name: string;
                                 /** @description The streams keep recording during a rest break (true, the default); false: the room and the phone pause their recordings while the break runs */
                                 record_during_breaks: boolean;
+                                /**
+                                 * @description The recording profile’s level (docs/recordings.md, "Recording profile"); the room steps down one level by itself when the line cannot keep up
+                                 * @enum {string}
+                                 */
+                                recording_quality: "low" | "standard" | "high";
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
@@ -3815,6 +3830,11 @@ export interface paths {
                                 name: string;
                                 /** @description The streams keep recording during a rest break (true, the default); false: the room and the phone pause their recordings while the break runs */
                                 record_during_breaks: boolean;
+                                /**
+                                 * @description The recording profile’s level (docs/recordings.md, "Recording profile"); the room steps down one level by itself when the line cannot keep up
+                                 * @enum {string}
+                                 */
+                                recording_quality: "low" | "standard" | "high";
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
@@ -4235,6 +4255,11 @@ export interface paths {
                                 name: string;
                                 /** @description The streams keep recording during a rest break (true, the default); false: the room and the phone pause their recordings while the break runs */
                                 record_during_breaks: boolean;
+                                /**
+                                 * @description The recording profile’s level (docs/recordings.md, "Recording profile"); the room steps down one level by itself when the line cannot keep up
+                                 * @enum {string}
+                                 */
+                                recording_quality: "low" | "standard" | "high";
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
@@ -4675,6 +4700,11 @@ export interface paths {
                                 name: string;
                                 /** @description The streams keep recording during a rest break (true, the default); false: the room and the phone pause their recordings while the break runs */
                                 record_during_breaks: boolean;
+                                /**
+                                 * @description The recording profile’s level (docs/recordings.md, "Recording profile"); the room steps down one level by itself when the line cannot keep up
+                                 * @enum {string}
+                                 */
+                                recording_quality: "low" | "standard" | "high";
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
@@ -5096,6 +5126,11 @@ export interface paths {
                                 name: string;
                                 /** @description The streams keep recording during a rest break (true, the default); false: the room and the phone pause their recordings while the break runs */
                                 record_during_breaks: boolean;
+                                /**
+                                 * @description The recording profile’s level (docs/recordings.md, "Recording profile"); the room steps down one level by itself when the line cannot keep up
+                                 * @enum {string}
+                                 */
+                                recording_quality: "low" | "standard" | "high";
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
@@ -5743,6 +5778,11 @@ export interface paths {
                                 name: string;
                                 /** @description The streams keep recording during a rest break (true, the default); false: the room and the phone pause their recordings while the break runs */
                                 record_during_breaks: boolean;
+                                /**
+                                 * @description The recording profile’s level (docs/recordings.md, "Recording profile"); the room steps down one level by itself when the line cannot keep up
+                                 * @enum {string}
+                                 */
+                                recording_quality: "low" | "standard" | "high";
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
@@ -6163,6 +6203,11 @@ export interface paths {
                                 name: string;
                                 /** @description The streams keep recording during a rest break (true, the default); false: the room and the phone pause their recordings while the break runs */
                                 record_during_breaks: boolean;
+                                /**
+                                 * @description The recording profile’s level (docs/recordings.md, "Recording profile"); the room steps down one level by itself when the line cannot keep up
+                                 * @enum {string}
+                                 */
+                                recording_quality: "low" | "standard" | "high";
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
@@ -7070,6 +7115,11 @@ export interface paths {
                                 name: string;
                                 /** @description The streams keep recording during a rest break (true, the default); false: the room and the phone pause their recordings while the break runs */
                                 record_during_breaks: boolean;
+                                /**
+                                 * @description The recording profile’s level (docs/recordings.md, "Recording profile"); the room steps down one level by itself when the line cannot keep up
+                                 * @enum {string}
+                                 */
+                                recording_quality: "low" | "standard" | "high";
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
@@ -7689,6 +7739,11 @@ export interface paths {
                                 name: string;
                                 /** @description The streams keep recording during a rest break (true, the default); false: the room and the phone pause their recordings while the break runs */
                                 record_during_breaks: boolean;
+                                /**
+                                 * @description The recording profile’s level (docs/recordings.md, "Recording profile"); the room steps down one level by itself when the line cannot keep up
+                                 * @enum {string}
+                                 */
+                                recording_quality: "low" | "standard" | "high";
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
@@ -8489,6 +8544,11 @@ export interface paths {
                                 name: string;
                                 /** @description The streams keep recording during a rest break (true, the default); false: the room and the phone pause their recordings while the break runs */
                                 record_during_breaks: boolean;
+                                /**
+                                 * @description The recording profile’s level (docs/recordings.md, "Recording profile"); the room steps down one level by itself when the line cannot keep up
+                                 * @enum {string}
+                                 */
+                                recording_quality: "low" | "standard" | "high";
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
@@ -11014,6 +11074,11 @@ export interface paths {
                                 name: string;
                                 /** @description The streams keep recording during a rest break (true, the default); false: the room and the phone pause their recordings while the break runs */
                                 record_during_breaks: boolean;
+                                /**
+                                 * @description The recording profile’s level (docs/recordings.md, "Recording profile"); the room steps down one level by itself when the line cannot keep up
+                                 * @enum {string}
+                                 */
+                                recording_quality: "low" | "standard" | "high";
                                 screen_share: boolean;
                                 /** Format: date-time */
                                 start_time: string | null;
@@ -12093,6 +12158,11 @@ export interface paths {
                                 published: boolean;
                                 /** @description Step 17: the streams keep recording while a candidate takes a rest break (true, the default); false pauses them for the break (docs/accommodations.md) */
                                 record_during_breaks: boolean;
+                                /**
+                                 * @description Step 18: how much the room records per candidate-hour (docs/recordings.md, "Recording profile"): low, standard (the default, under 100 MB for webcam and screen) or high (about 240 MB). On a slow line the room steps down one level by itself
+                                 * @enum {string}
+                                 */
+                                recording_quality: "low" | "standard" | "high";
                                 restrictions: string | null;
                                 screen_share: boolean;
                                 /** Format: date-time */
@@ -12431,6 +12501,12 @@ export interface paths {
                          */
                         record_during_breaks?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
                         /**
+                         * @description low, standard or high (docs/recordings.md, "Recording profile"); another value: 422 'is not included in the list'
+                         * @default standard
+                         * @enum {string}
+                         */
+                        recording_quality?: "low" | "standard" | "high";
+                        /**
                          * @description Instructions for the reviewer; empty or null clears it
                          * @default null
                          */
@@ -12578,6 +12654,11 @@ export interface paths {
                                 published: boolean;
                                 /** @description Step 17: the streams keep recording while a candidate takes a rest break (true, the default); false pauses them for the break (docs/accommodations.md) */
                                 record_during_breaks: boolean;
+                                /**
+                                 * @description Step 18: how much the room records per candidate-hour (docs/recordings.md, "Recording profile"): low, standard (the default, under 100 MB for webcam and screen) or high (about 240 MB). On a slow line the room steps down one level by itself
+                                 * @enum {string}
+                                 */
+                                recording_quality: "low" | "standard" | "high";
                                 restrictions: string | null;
                                 screen_share: boolean;
                                 /** Format: date-time */
@@ -17397,6 +17478,11 @@ export interface paths {
                                 published: boolean;
                                 /** @description Step 17: the streams keep recording while a candidate takes a rest break (true, the default); false pauses them for the break (docs/accommodations.md) */
                                 record_during_breaks: boolean;
+                                /**
+                                 * @description Step 18: how much the room records per candidate-hour (docs/recordings.md, "Recording profile"): low, standard (the default, under 100 MB for webcam and screen) or high (about 240 MB). On a slow line the room steps down one level by itself
+                                 * @enum {string}
+                                 */
+                                recording_quality: "low" | "standard" | "high";
                                 restrictions: string | null;
                                 screen_share: boolean;
                                 /** Format: date-time */
@@ -17699,6 +17785,11 @@ export interface paths {
                          * @enum {boolean|string|integer}
                          */
                         record_during_breaks?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
+                        /**
+                         * @description low, standard or high (docs/recordings.md, "Recording profile"); another value: 422 'is not included in the list'
+                         * @enum {string}
+                         */
+                        recording_quality?: "low" | "standard" | "high";
                         /** @description Instructions for the reviewer; empty or null clears it */
                         restrictions?: string | null;
                         /**
@@ -17827,6 +17918,11 @@ export interface paths {
                                 published: boolean;
                                 /** @description Step 17: the streams keep recording while a candidate takes a rest break (true, the default); false pauses them for the break (docs/accommodations.md) */
                                 record_during_breaks: boolean;
+                                /**
+                                 * @description Step 18: how much the room records per candidate-hour (docs/recordings.md, "Recording profile"): low, standard (the default, under 100 MB for webcam and screen) or high (about 240 MB). On a slow line the room steps down one level by itself
+                                 * @enum {string}
+                                 */
+                                recording_quality: "low" | "standard" | "high";
                                 restrictions: string | null;
                                 screen_share: boolean;
                                 /** Format: date-time */
@@ -18318,6 +18414,11 @@ export interface paths {
                          * @enum {boolean|string|integer}
                          */
                         record_during_breaks?: true | false | "true" | "false" | "1" | "0" | 1 | 0;
+                        /**
+                         * @description low, standard or high (docs/recordings.md, "Recording profile"); another value: 422 'is not included in the list'
+                         * @enum {string}
+                         */
+                        recording_quality?: "low" | "standard" | "high";
                         /** @description Instructions for the reviewer; empty or null clears it */
                         restrictions?: string | null;
                         /**
@@ -18446,6 +18547,11 @@ export interface paths {
                                 published: boolean;
                                 /** @description Step 17: the streams keep recording while a candidate takes a rest break (true, the default); false pauses them for the break (docs/accommodations.md) */
                                 record_during_breaks: boolean;
+                                /**
+                                 * @description Step 18: how much the room records per candidate-hour (docs/recordings.md, "Recording profile"): low, standard (the default, under 100 MB for webcam and screen) or high (about 240 MB). On a slow line the room steps down one level by itself
+                                 * @enum {string}
+                                 */
+                                recording_quality: "low" | "standard" | "high";
                                 restrictions: string | null;
                                 screen_share: boolean;
                                 /** Format: date-time */
@@ -36197,7 +36303,7 @@ export interface paths {
                                 status: "queued" | "processing" | "completed" | "failed";
                                 /**
                                  * Format: uri
-                                 * @description Only when completed: the WebM file, byte ranges served
+                                 * @description Only when completed: the file (video/webm, or video/mp4 when the browser recorded MP4: Safari), byte ranges served
                                  */
                                 url: string;
                             }[];

@@ -25,6 +25,14 @@ export const EXAM_STATUSES = ['draft', 'open', 'closed', 'deleted'] as const;
 export type ExamStatus = (typeof EXAM_STATUSES)[number];
 const SETTABLE_STATUSES = ['draft', 'open', 'closed'] as const;
 
+/**
+ * How much the room and the phone record per candidate-hour (step 18, docs/recordings.md,
+ * "Recording profile"): `standard` (the default) under 100 MB for webcam and screen together.
+ */
+export const RECORDING_QUALITIES = ['low', 'standard', 'high'] as const;
+export type RecordingQuality = (typeof RECORDING_QUALITIES)[number];
+export const DEFAULT_RECORDING_QUALITY: RecordingQuality = 'standard';
+
 /** Boolean exam settings: domain name → API and column name. */
 export const EXAM_FLAGS = {
   useDuration: 'use_duration',
@@ -83,6 +91,8 @@ export type ExamAttributes = {
   readonly timezone: string;
   /** The automated flags' thresholds the exam sets; null for the defaults (flags/settings.ts). */
   readonly flagSettings: StoredFlagSettings | null;
+  /** The recording profile's level (RECORDING_QUALITIES). */
+  readonly recordingQuality: RecordingQuality;
 } & { readonly [K in ExamFlag]: boolean } & { readonly [K in ExamText]: string | null };
 
 export type Exam = ExamAttributes & {
@@ -168,6 +178,8 @@ export function readExamChanges(input: Params, mode: 'create' | 'update'): ExamC
   if (timezone !== undefined) changes.timezone = timezone;
   const flagSettings = readFlagSettings(params);
   if (flagSettings !== undefined) changes.flagSettings = flagSettings;
+  const recordingQuality = optionalEnum(params, 'recording_quality', RECORDING_QUALITIES);
+  if (recordingQuality !== undefined) changes.recordingQuality = recordingQuality;
   for (const [key, field] of Object.entries(EXAM_FLAGS) as [ExamFlag, string][]) {
     const value = optionalBoolean(params, field);
     if (value !== undefined) changes[key] = value;
@@ -185,7 +197,7 @@ const FLAGS_ON_BY_DEFAULT: readonly string[] = ['useDuration', 'recordDuringBrea
 /**
  * The defaults of a new exam, before the request's own values: open, flags off but `use_duration`,
  * `record_during_breaks` and `extra_time_beyond_end`, no texts, the institute's language
- * (`language`) and UTC.
+ * (`language`), UTC and the standard recording quality.
  */
 export function newExamDefaults(language: string): Omit<ExamAttributes, 'name' | 'type'> {
   const flags = Object.fromEntries(
@@ -205,6 +217,7 @@ export function newExamDefaults(language: string): Omit<ExamAttributes, 'name' |
     candidateLanguages: null,
     timezone: 'UTC',
     flagSettings: null,
+    recordingQuality: DEFAULT_RECORDING_QUALITY,
     ...flags,
     ...texts,
   };

@@ -11,6 +11,8 @@ import {
   EXAM_STATUSES,
   EXAM_TEXTS,
   EXAM_TYPES,
+  DEFAULT_RECORDING_QUALITY,
+  RECORDING_QUALITIES,
   type Exam,
   type ExamAttributes,
   type ExamChanges,
@@ -47,6 +49,9 @@ function examFromRow(row: ExamRow, comanagerIds: readonly number[]): Exam {
     candidateLanguages: parseLanguageList(row.candidate_languages),
     timezone: row.timezone,
     flagSettings: parseStoredFlagSettings(row.flag_settings),
+    // A value this version does not know (written by a newer one) records at the default.
+    recordingQuality:
+      RECORDING_QUALITIES.find((known) => known === row.recording_quality) ?? DEFAULT_RECORDING_QUALITY,
     ...flags,
     ...texts,
     comanagerIds,
@@ -82,6 +87,7 @@ function columnsFrom(changes: ExamChanges): Updateable<ExamsTable> {
       changes.candidateLanguages === null ? null : JSON.stringify(changes.candidateLanguages);
   if (changes.timezone !== undefined) values.timezone = changes.timezone;
   if (changes.flagSettings !== undefined) values.flag_settings = storedFlagSettingsText(changes.flagSettings);
+  if (changes.recordingQuality !== undefined) values.recording_quality = changes.recordingQuality;
   for (const [key, column] of Object.entries({ ...EXAM_FLAGS, ...EXAM_TEXTS }) as [
     keyof ExamChanges,
     string,

@@ -1,6 +1,7 @@
 import type { Selectable, Updateable } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { ExamZipExportsTable } from '../../db/tables.ts';
+import { recordingExtension } from '../recordings/recording.ts';
 import { UPLOAD_KIND } from '../student-sessions/session-file.ts';
 import { EXPORT_STATUSES, type ExamExport, type ExamStudent, type HandedInFile } from './exam-export.ts';
 
@@ -271,7 +272,7 @@ export async function listExamPhotos(db: Db, examId: number): Promise<HandedInFi
 
 /**
  * The finalised recordings of every session of the exam (include=recordings): `recordings` rows
- * that are `completed` with a file, named `recording-<source>.webm`. Ordered by session id, webcam
+ * that are `completed` with a file, named `recording-<source>.webm` (`.mp4` for an MP4 recording). Ordered by session id, webcam
  * before screen. Returns them.
  */
 export async function listExamRecordings(db: Db, examId: number): Promise<HandedInFile[]> {
@@ -301,7 +302,7 @@ export async function listExamRecordings(db: Db, examId: number): Promise<Handed
     kind: 'recording' as const,
     fileId: row.file_id,
     storageKey: row.storage_key,
-    originalName: `recording-${row.source}.webm`,
+    originalName: `recording-${row.source}.${recordingExtension(row.content_type)}`,
     contentType: row.content_type,
     size: Number(row.size),
     sha256: row.sha256,

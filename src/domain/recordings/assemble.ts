@@ -1,6 +1,14 @@
 import type { Gap } from './recording.ts';
+import {
+  type AssembleInput,
+  type AssembleResult,
+  type ChunkRef,
+  NoPlayableRecording,
+} from './assemble-contract.ts';
 import { type WebmFrame, type WebmHeader, WebmReader, type WebmTrack } from './webm-reader.ts';
 import { WebmWriter } from './webm-writer.ts';
+import { assembleMp4 } from './mp4-assemble.ts';
+import { looksLikeMp4 } from './mp4-boxes.ts';
 
 /**
  * Assembles one stream's chunks (the webcam's, the screen's or the phone's recording) into one
@@ -13,50 +21,8 @@ import { WebmWriter } from './webm-writer.ts';
  * the writer's cluster being built (a few seconds).
  */
 
-/** A stored chunk of the stream, in sequence order. */
-export interface ChunkRef {
-  readonly sequence: number;
-  readonly storageKey: string;
-  /** Bytes recorded when it was stored (fewer read back: it was cut short). */
-  readonly size: number;
-  /** When the server stored it (epoch ms). */
-  readonly createdAt: number;
-}
-
-export interface AssembleInput {
-  readonly chunks: readonly ChunkRef[];
-  /**
-   * The chunk's bytes, in the pieces they were read in (not joined: one copy fewer), or undefined
-   * when its object is gone. Throws for anything worth a retry.
-   */
-  read(chunk: ChunkRef): Promise<readonly Uint8Array[] | undefined>;
-  /** Video time 0 (epoch ms): the session's recording start. */
-  readonly startedAt: number;
-  /** When the recording ended (epoch ms), for a gap at the end; null when unknown. */
-  readonly endedAt: number | null;
-  /** Where the file is written (a temporary file the caller removes). */
-  readonly outputPath: string;
-  /** Gaps shorter than this (ms) are not reported. */
-  readonly gapThresholdMs: number;
-  readonly signal?: AbortSignal;
-  /** Called every few chunks with the number read so far. */
-  progress?(done: number): Promise<void>;
-}
-
-export interface AssembleResult {
-  readonly durationSeconds: number;
-  readonly gaps: readonly Gap[];
-  readonly segments: number;
-  /** Chunks missing or cut short. */
-  readonly chunksDamaged: number;
-  /** Places where the stream did not parse and the reader searched forward. */
-  readonly resyncs: number;
-}
-
-/** The stream holds nothing that can be played (every chunk lost, or not WebM). */
-export class NoPlayableRecording extends Error {
-  override name = 'NoPlayableRecording';
-}
+export type { AssembleInput, AssembleResult, ChunkRef, RecordingContentType } from './assemble-contract.ts';
+export { NoPlayableRecording } from './assemble-contract.ts';
 
 /** A segment's place is judged from the arrival of its first chunks, this many (about 16 s). */
 const PLACEMENT_CHUNKS = 4;
@@ -68,15 +34,15 @@ const PROGRESS_EVERY = 25;
 /** The codecs a browser plays from WebM (and MediaRecorder writes), by Matroska codec id. */
 const KNOWN_CODECS = new Set(['V_VP8', 'V_VP9', 'V_AV1', 'V_MPEG4/ISO/AVC', 'A_OPUS', 'A_VORBIS']);
 
-/** The first 4 bytes of a chunk read in pieces. */
-function head(pieces: readonly Uint8Array[]): Uint8Array {
+/** The first `count` bytes (4 unless told) of a chunk read in pieces. */
+function head(pieces: readonly Uint8Array[], count = 4): Uint8Array {
   const [first] = pieces;
-  if (first !== undefined && first.length >= 4) return first;
-  const joined = new Uint8Array(4);
+  if (first !== undefined && first.length >= count) return first;
+  const joined = new Uint8Array(count);
   let at = 0;
   for (const piece of pieces) {
     for (const byte of piece) {
-      if (at === 4) return joined;
+      if (at === count) return joined;
       joined[at] = byte;
       at += 1;
     }
@@ -118,11 +84,37 @@ interface SegmentState {
 }
 
 /**
- * Assembles the stream (see the file's comment) into `input.outputPath`. Returns its duration
- * (video time), gaps and damage counts. Throws NoPlayableRecording when no frame could be read, the
- * signal's reason when aborted, and what `read` or the file system throws.
+ * Assembles the stream into `input.outputPath`: a WebM file when its first chunk that can be read
+ * is WebM (EBML), an MP4 file when it is ISO BMFF (ftyp, styp or moof: Safari's fragmented MP4,
+ * mp4-assemble.ts). Returns its duration (video time), gaps, damage counts and content type.
+ * Throws NoPlayableRecording when no frame could be read, the signal's reason when aborted, and
+ * what `read` or the file system throw.
  */
 export async function assembleRecording(input: AssembleInput): Promise<AssembleResult> {
+  // The first chunk read to tell the format is handed on, not read twice.
+  let peeked: { chunk: ChunkRef; pieces: readonly Uint8Array[] | undefined } | undefined;
+  let mp4 = false;
+  for (const chunk of input.chunks) {
+    input.signal?.throwIfAborted();
+    const pieces = await input.read(chunk);
+    peeked = { chunk, pieces };
+    if (pieces === undefined || pieces.every((piece) => piece.length === 0)) continue;
+    mp4 = looksLikeMp4(head(pieces, 8));
+    break;
+  }
+  const read = (chunk: ChunkRef): Promise<readonly Uint8Array[] | undefined> => {
+    if (peeked !== undefined && chunk === peeked.chunk) {
+      const { pieces } = peeked;
+      peeked = undefined;
+      return Promise.resolve(pieces);
+    }
+    return input.read(chunk);
+  };
+  return mp4 ? assembleMp4({ ...input, read }) : assembleWebm({ ...input, read });
+}
+
+/** Assembles a WebM stream (see the file's comment). Returns and throws as assembleRecording. */
+async function assembleWebm(input: AssembleInput): Promise<AssembleResult> {
   let writer: WebmWriter | undefined;
   let opening: Promise<WebmWriter> | undefined;
   const tracks: OutTrack[] = [];
@@ -300,6 +292,7 @@ export async function assembleRecording(input: AssembleInput): Promise<AssembleR
       segments,
       chunksDamaged: damaged,
       resyncs: reader.resyncs,
+      contentType: 'video/webm',
     };
   } catch (error) {
     const open = writer ?? (await opening?.catch(() => undefined));

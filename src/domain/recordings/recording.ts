@@ -1,7 +1,7 @@
 /**
  * Finalised recordings (docs/recordings.md): once a session finishes, the `recording.finalize` job
  * assembles each stream's chunks (webcam, screen, and the phone of a `mobile_cam` exam) into one
- * seekable WebM file whose time is the exam's time.
+ * seekable file whose time is the exam's time: WebM, or MP4 when the browser recorded MP4 (Safari).
  */
 import type { RecordingSource } from '../room/room.ts';
 
@@ -67,9 +67,21 @@ export const RECORDING_SOURCE_WORDS: Readonly<Record<RecordingSource, string>> =
   mobile: 'Phone',
 };
 
-/** The name a finalised recording is downloaded as: `session-<id>-<source>.webm`. */
-export function recordingFileName(sessionId: number, source: RecordingSource): string {
-  return `session-${sessionId}-${source}.webm`;
+/**
+ * The name a finalised recording is downloaded as: `session-<id>-<source>.webm`, or `.mp4` for an
+ * MP4 recording (`contentType` video/mp4: Safari's).
+ */
+export function recordingFileName(
+  sessionId: number,
+  source: RecordingSource,
+  contentType = 'video/webm',
+): string {
+  return `session-${sessionId}-${source}.${recordingExtension(contentType)}`;
+}
+
+/** The file extension of a finalised recording of this content type: `mp4` or `webm`. */
+export function recordingExtension(contentType: string): 'mp4' | 'webm' {
+  return contentType === 'video/mp4' ? 'mp4' : 'webm';
 }
 
 /** "01:02:03" for a number of seconds. */

@@ -207,7 +207,8 @@ export function createRecordingsService(deps: {
     );
     const outputPath = path.join(
       os.tmpdir(),
-      `invigil-recording-${sessionId}-${source}-${crypto.randomBytes(6).toString('hex')}.webm`,
+      // The format is known once the first chunk is read: the name's extension does not matter.
+      `invigil-recording-${sessionId}-${source}-${crypto.randomBytes(6).toString('hex')}.media`,
     );
     try {
       const outcome = await assembleInChild(
@@ -245,8 +246,8 @@ export function createRecordingsService(deps: {
         await db.transaction().execute(async (trx) => {
           const file = await insertFile(trx, {
             storageKey: stored.key,
-            originalName: recordingFileName(sessionId, source),
-            contentType: 'video/webm',
+            originalName: recordingFileName(sessionId, source, result.contentType),
+            contentType: result.contentType,
             size: stored.size,
             sha256: stored.sha256,
             createdAt: clock.now(),

@@ -183,9 +183,10 @@ export function createRecordingIntake(deps: { db: Db; clock: Clock; storage: Sto
   }
 
   /**
-   * Whether the file part should be kept: when the fields say it is the chunk expected next (asked
-   * again of the database when the client is ahead of what is remembered), or when they do not say
-   * yet (fields after the file: judged once the body is read).
+   * Whether the file part should be kept: when the fields say it is the chunk expected next, or
+   * ahead of what is remembered (another serving process may have taken the chunks between: the
+   * ledger judges, and a chunk it refuses is removed), or when they do not say yet (fields after the
+   * file: judged once the body is read). A chunk below the remembered next is a resend.
    */
   async function worthKeeping(
     sessionId: number,
@@ -199,9 +200,8 @@ export function createRecordingIntake(deps: { db: Db; clock: Clock; storage: Sto
       return { keep: true, first: false };
     }
     const kind = RECORDING_KINDS[chunk.source];
-    let state = await recordingOf(sessionId, kind);
-    if (chunk.sequence > state.next) state = await recordingOf(sessionId, kind, true);
-    return { keep: chunk.sequence === state.next, first: chunk.sequence === 0 };
+    const state = await recordingOf(sessionId, kind);
+    return { keep: chunk.sequence >= state.next, first: chunk.sequence === 0 };
   }
 
   /**
@@ -397,12 +397,11 @@ export function createRecordingIntake(deps: { db: Db; clock: Clock; storage: Sto
       throw new PayloadTooLarge(`Recording chunk too large (at most ${RECORDING_CHUNK_MAX_BYTES} bytes)`);
     }
     let state = await recordingOf(session.id, kind);
-    if (sequence > state.next) state = await recordingOf(session.id, kind, true);
-    // Sequences are stored without gaps, so one below the next is already there: a resend.
+    // Sequences are stored without gaps, so one below the next is already there: a resend. One
+    // ahead of what this process remembers goes to the ledger, which records it only when it is the
+    // next stored (other serving processes take a recording's chunks too: asking the database
+    // first would cost a query per chunk); when it is not, the database is asked below.
     if (sequence < state.next) return { stored: false, nextSequence: state.next };
-    if (sequence > state.next) {
-      throw new StateConflictMessage(`Expected ${source} recording chunk ${state.next}, not ${sequence}`);
-    }
     if (sequence === 0) {
       const type = received.sniffed;
       if (type === undefined || !RECORDING_TYPES.includes(type)) {
@@ -412,8 +411,10 @@ export function createRecordingIntake(deps: { db: Db; clock: Clock; storage: Sto
       }
     }
     if (received.stored === undefined) {
-      // Skipped while it looked like a resend or a gap, and now it is the one expected (another
+      // Skipped while it looked like a resend, and now it is not (fields after the file, or another
       // request was refused meanwhile): the client sends it again.
+      state = await recordingOf(session.id, kind, true);
+      if (sequence < state.next) return { stored: false, nextSequence: state.next };
       throw new StateConflictMessage(`Expected ${source} recording chunk ${state.next}, not ${sequence}`);
     }
     // Chunk 0 may have been stored by another process since this one looked.

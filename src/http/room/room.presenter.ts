@@ -98,6 +98,7 @@ export function presentRoomExam(exam: Exam): Record<string, unknown> {
     terms: examTerms(exam),
     timezone: candidateTimeZone(exam),
     record_during_breaks: exam.recordDuringBreaks,
+    recording_quality: exam.recordingQuality,
   };
 }
 

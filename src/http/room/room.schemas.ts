@@ -180,6 +180,13 @@ const roomExam = {
         'The streams keep recording during a rest break (true, the default); false: the room and the ' +
         'phone pause their recordings while the break runs',
     },
+    recording_quality: {
+      type: 'string',
+      enum: ['low', 'standard', 'high'],
+      description:
+        'The recording profile’s level (docs/recordings.md, "Recording profile"); the room steps down one ' +
+        'level by itself when the line cannot keep up',
+    },
   },
 } as const;
 

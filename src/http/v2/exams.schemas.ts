@@ -80,6 +80,11 @@ const examFields = {
     ...flagInput,
     description: "V3 setting: a student's extra time may run past end_time (default true)",
   },
+  recording_quality: {
+    type: 'string',
+    enum: ['low', 'standard', 'high'],
+    description: 'V3 setting: the recording profile’s level (default standard)',
+  },
   flag_settings: {
     anyOf: [
       { type: 'object', properties: flagSettingsRecord.properties, additionalProperties: false },

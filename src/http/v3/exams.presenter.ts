@@ -26,6 +26,7 @@ export function presentExamV3(exam: Exam, practiceUrl: string | null = null): Re
     exam_language: exam.examLanguage,
     candidate_languages: exam.candidateLanguages,
     timezone: exam.timezone,
+    recording_quality: exam.recordingQuality,
   };
   for (const [key, field] of Object.entries(EXAM_FLAGS)) record[field] = exam[key as keyof typeof EXAM_FLAGS];
   for (const [key, field] of Object.entries(EXAM_TEXTS)) record[field] = exam[key as keyof typeof EXAM_TEXTS];

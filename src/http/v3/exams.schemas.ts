@@ -12,6 +12,8 @@ import {
 } from './common.schemas.ts';
 
 const EXAM_TYPES = ['demo', 'classroom', 'record_review', 'live_proctoring'] as const;
+/** The recording profile's levels (domain/exams/exam.ts RECORDING_QUALITIES). */
+const RECORDING_QUALITIES = ['low', 'standard', 'high'] as const;
 
 const seconds = (description: string) =>
   ({ type: 'integer', minimum: 1, maximum: 600, description: `${description} (whole seconds)` }) as const;
@@ -160,6 +162,14 @@ export const examRecord = {
         'end_time ends every session (docs/accommodations.md)',
     },
     flag_settings: flagSettingsRecord,
+    recording_quality: {
+      type: 'string',
+      enum: RECORDING_QUALITIES,
+      description:
+        'Step 18: how much the room records per candidate-hour (docs/recordings.md, ' +
+        '"Recording profile"): low, standard (the default, under 100 MB for webcam and screen) or high (about ' +
+        '240 MB). On a slow line the room steps down one level by itself',
+    },
     restrictions: nullableString,
     allowed_websites: nullableString,
     allowed_external_applications: nullableString,
@@ -261,6 +271,13 @@ const examInput = {
       true,
     ),
     flag_settings: flagSettingsInput,
+    recording_quality: {
+      type: 'string',
+      enum: RECORDING_QUALITIES,
+      default: 'standard',
+      description:
+        'low, standard or high (docs/recordings.md, "Recording profile"); another value: 422 \'is not included in the list\'',
+    },
     restrictions: textInput('Instructions for the reviewer'),
     allowed_websites: textInput('Comma-separated'),
     allowed_external_applications: textInput('Comma-separated'),

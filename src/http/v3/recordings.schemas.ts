@@ -31,7 +31,8 @@ export const recordingRecord = {
     url: {
       type: 'string',
       format: 'uri',
-      description: 'Only when completed: the WebM file, byte ranges served',
+      description:
+        'Only when completed: the file (video/webm, or video/mp4 when the browser recorded MP4: Safari), byte ranges served',
     },
     expires_at: {
       type: 'string',

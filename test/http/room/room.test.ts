@@ -225,6 +225,8 @@ for (const dialect of DIALECTS) {
       assert.equal(exam.allowed_calculator_type, 'scientific');
       // The times of the room are shown in the exam's zone: UTC unless the exam names another.
       assert.equal(exam.timezone, 'UTC');
+      // The recording profile's level (docs/recordings.md): standard unless the exam says otherwise.
+      assert.equal(exam.recording_quality, 'standard');
       assert.ok(!('id' in exam) && !('user_id' in exam) && !('comanager_ids' in exam));
 
       // Checks: a partial set keeps the status, the full set moves it.

@@ -33,6 +33,7 @@ const EXAM_FIELDS = [
   'automated_flags',
   'record_during_breaks',
   'extra_time_beyond_end',
+  'recording_quality',
   'flag_settings',
   'terms',
   'duration_minutes',
@@ -193,6 +194,8 @@ for (const dialect of DIALECTS) {
         // Step 17's settings are on unless turned off (docs/accommodations.md).
         assert.equal(exam.record_during_breaks, true);
         assert.equal(exam.extra_time_beyond_end, true);
+        // Step 18: the default recording profile (docs/recordings.md).
+        assert.equal(exam.recording_quality, 'standard');
         assert.equal(exam.start_time, null);
         assert.equal(exam.end_time, null);
         for (const flag of FLAGS_OFF_BY_DEFAULT) assert.equal(exam[flag], false, `${flag} defaults to false`);
@@ -272,6 +275,32 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(answer.json, {
           error: "'type':['is not included in the list']",
           errors: { type: ['is not included in the list'] },
+        });
+      });
+
+      for (const quality of ['low', 'standard', 'high']) {
+        it(`keeps the recording_quality ${quality}`, async () => {
+          const exam = await createExam(teacher, {
+            name: `Quality ${quality}`,
+            type: 'record_review',
+            recording_quality: quality,
+          });
+          assert.equal(exam.recording_quality, quality);
+          assert.equal(examIn(await show(teacher, exam.id as number)).recording_quality, quality);
+        });
+      }
+
+      it('answers 422 for a recording_quality outside the list, with errors', async () => {
+        const answer = await teacher.client.v3('POST', '/exams', {
+          name: 'Ultra',
+          type: 'record_review',
+          duration_minutes: 30,
+          recording_quality: 'ultra',
+        });
+        assert.equal(answer.status, 422, answer.text);
+        assert.deepEqual(answer.json, {
+          error: "'recording_quality':['is not included in the list']",
+          errors: { recording_quality: ['is not included in the list'] },
         });
       });
 
@@ -698,6 +727,26 @@ for (const dialect of DIALECTS) {
             error: "'type':['is not included in the list']",
             errors: { type: ['is not included in the list'] },
           });
+        });
+
+        it('changes the recording_quality and keeps it when not sent', async () => {
+          const answer = await update({ recording_quality: 'low' });
+          assert.equal(answer.status, 200, answer.text);
+          const updated = examIn(answer);
+          assert.equal(updated.recording_quality, 'low');
+          const kept = examIn(await update({ name: `Still low ${method}` }));
+          assert.equal(kept.recording_quality, 'low');
+          exam = kept;
+        });
+
+        it('answers 422 for a recording_quality outside the list and changes nothing', async () => {
+          const answer = await update({ recording_quality: 'ultra' });
+          assert.equal(answer.status, 422, answer.text);
+          assert.deepEqual(answer.json, {
+            error: "'recording_quality':['is not included in the list']",
+            errors: { recording_quality: ['is not included in the list'] },
+          });
+          assert.deepEqual(examIn(await show(teacher, exam.id as number)), exam);
         });
 
         it('answers 422 for the status deleted', async () => {

@@ -1,8 +1,9 @@
 /**
- * What the exam stage does (docs/room.md, "Exam in progress"): it starts recording once the stage
- * is up (or waits for a click after a reload, since browsers share the camera and the screen only
- * then), reports the events, follows the streams it records, finishes on the candidate's word and
- * hands over to the server's clock when the time is up.
+ * What the exam stage does (docs/room.md, "Exam in progress"): it sends first what an earlier page
+ * left unsent, starts recording once the stage is up (after a reload the camera at once, the screen
+ * after a click, since browsers share a screen only then), reports the events, follows the streams
+ * it records, finishes on the candidate's word and hands over to the server's clock when the time
+ * is up.
  */
 import { tick } from 'svelte';
 import { ApiError } from '../../shared/http.ts';
@@ -12,6 +13,7 @@ import { room } from '../state/room.svelte.ts';
 import { publishLive } from '../live/live.svelte.ts';
 import { FLAGS_STOP_LIMIT_MS, runFlags, stopFlags } from './flags.ts';
 import { flushEvents, sendEvent, watchEvents, type EventType } from './events.ts';
+import { answerFiles } from './answers.svelte.ts';
 import { exempt, recording, type Source } from './recording.svelte.ts';
 import type { RoomView } from '../state/room.svelte.ts';
 
@@ -29,6 +31,20 @@ function camerasRecorded(view: RoomView): boolean {
   return view.exam.web_cam && !(exempt(view, 'webcam') && exempt(view, 'microphone'));
 }
 
+/** What the camera stream asks for: the parts of it the candidate is not exempt from. */
+function cameraConstraints(view: RoomView): MediaStreamConstraints {
+  return {
+    video: exempt(view, 'webcam') ? false : { width: 640, height: 480 },
+    audio: !exempt(view, 'microphone'),
+  };
+}
+
+/** True when every track of the stream still runs (a camera whose picture stopped is asked for again). */
+function intact(stream: MediaStream | undefined): boolean {
+  const tracks = stream?.getTracks() ?? [];
+  return tracks.length > 0 && tracks.every((track) => track.readyState === 'live');
+}
+
 /** True when the stream has a track that still runs. */
 function running(stream: MediaStream | undefined): boolean {
   return stream?.getTracks().some((track) => track.readyState === 'live') === true;
@@ -36,7 +52,11 @@ function running(stream: MediaStream | undefined): boolean {
 
 class ExamControl {
   /** The catalogue key of the button that starts recording again; undefined while it is hidden. */
-  resumeLabel: 'room.exam.recording.start' | 'room.exam.recording.resume' | undefined = $state();
+  resumeLabel:
+    | 'room.exam.recording.start'
+    | 'room.exam.recording.resume'
+    | 'room.exam.recording.shareScreen'
+    | undefined = $state();
   /** The catalogue key of what the recording line says instead of what is recorded (waiting, saving). */
   note: string | undefined = $state();
   /** The candidate confirmed the finish: the page is sending its last parts. */
@@ -44,11 +64,16 @@ class ExamControl {
   #begun = false;
   readonly #watchedTracks = new WeakSet<MediaStreamTrack>();
 
-  /** Once per page, when the exam stage is up: recording starts, or waits for a click. */
+  /**
+   * Once per page, when the exam stage is up: what earlier pages kept is sent, and recording
+   * starts, or waits for a click.
+   */
   begin(): void {
     const view = room.view;
     if (this.#begun || view === undefined) return;
     this.#begun = true;
+    recording.restore();
+    answerFiles.restore();
     watchEvents(
       () => this.finishing,
       () => recording.drain(),
@@ -58,14 +83,51 @@ class ExamControl {
     const { exam } = view;
     const needCamera = camerasRecorded(view) && !running(room.cameraStream);
     const needScreen = exam.screen_share && !exempt(view, 'screen_share') && !running(room.screenStream);
+    if (needCamera && !room.startedHere) {
+      // Reloaded: the candidate let the page use the camera already, and a camera needs no click,
+      // so it records again at once; only the screen waits for one.
+      this.note = 'room.exam.recording.resuming';
+      void this.#resumeCamera(view, needScreen);
+      return;
+    }
     if (needCamera || needScreen) {
-      // No streams (a reload lost them, or the checks were skipped): the browser shares the camera
-      // and the screen only after a click.
-      this.resumeLabel = room.startedHere ? 'room.exam.recording.start' : 'room.exam.recording.resume';
-      this.note = room.startedHere ? 'room.exam.recording.notStarted' : 'room.exam.recording.reloaded';
+      // No streams (a reload lost them, or the checks were skipped): the browser shares the screen
+      // only after a click, and a camera never checked is asked for with it.
+      this.#askForClick(needCamera, needScreen);
       return;
     }
     this.startRecording();
+  }
+
+  /** Shows the button that asks for what is still missing, and the line that explains it. */
+  #askForClick(camera: boolean, screen: boolean): void {
+    if (room.startedHere) {
+      this.resumeLabel = 'room.exam.recording.start';
+      this.note = 'room.exam.recording.notStarted';
+    } else if (!camera && screen) {
+      this.resumeLabel = 'room.exam.recording.shareScreen';
+      this.note = 'room.exam.recording.reloadedScreen';
+    } else {
+      this.resumeLabel = 'room.exam.recording.resume';
+      this.note = 'room.exam.recording.reloaded';
+    }
+  }
+
+  /**
+   * After a reload: opens the camera without a click and records it, then asks for the screen
+   * with a click when it is recorded too. A camera the browser refuses now waits for the click too.
+   */
+  async #resumeCamera(view: RoomView, needScreen: boolean): Promise<void> {
+    try {
+      room.cameraStream = await navigator.mediaDevices.getUserMedia(cameraConstraints(view));
+    } catch (error) {
+      console.warn('room: the camera did not open again by itself', error);
+      this.#askForClick(true, needScreen);
+      return;
+    }
+    this.startRecording();
+    publishLive();
+    if (needScreen) this.#askForClick(false, true);
   }
 
   /** Asks for the camera and the screen again (a click), then records them. */
@@ -73,14 +135,12 @@ class ExamControl {
     const view = room.view;
     if (view === undefined) return;
     const { exam } = view;
-    // Only what is recorded is asked for: a candidate exempt from the webcam need not have one.
-    if (camerasRecorded(view)) {
-      room.cameraStream = await navigator.mediaDevices.getUserMedia({
-        video: exempt(view, 'webcam') ? false : { width: 640, height: 480 },
-        audio: !exempt(view, 'microphone'),
-      });
+    // Only what is recorded and not running is asked for: a candidate exempt from the webcam need
+    // not have one, and a camera that opened again by itself after a reload keeps recording.
+    if (camerasRecorded(view) && !intact(room.cameraStream)) {
+      room.cameraStream = await navigator.mediaDevices.getUserMedia(cameraConstraints(view));
     }
-    if (exam.screen_share && !exempt(view, 'screen_share')) {
+    if (exam.screen_share && !exempt(view, 'screen_share') && !running(room.screenStream)) {
       room.screenStream = await navigator.mediaDevices.getDisplayMedia({ video: true, audio: false });
     }
     this.resumeLabel = undefined;
@@ -111,7 +171,7 @@ class ExamControl {
     this.finishing = true;
     try {
       this.note = 'room.exam.recording.saving';
-      await Promise.all([recording.stop(), stopFlags(FLAGS_STOP_LIMIT_MS)]);
+      await Promise.all([recording.stop(), answerFiles.flush(), stopFlags(FLAGS_STOP_LIMIT_MS)]);
       await flushEvents();
       room.accept(await room.callView('POST', '/finish'));
     } finally {

@@ -93,6 +93,13 @@ class Room {
   recording = $state(false);
   /** Recording parts recorded but not yet acknowledged by the server (set by the exam stage). */
   waitingChunks = $state(0);
+  /** Their bytes. */
+  waitingBytes = $state(0);
+  /**
+   * The device refused to keep something (its storage is full): it waits in memory only, and is
+   * lost if the page closes before it is sent. The connection line says so.
+   */
+  deviceFull = $state(false);
 
   /** The exam was started on this page (not found started on a reload). */
   startedHere = $state(false);
@@ -211,10 +218,13 @@ class Room {
     if (value) sleeps.wakeAll();
   }
 
-  /** Tells the connection line what the recorders hold: whether any runs, and the parts waiting. */
-  setRecording(active: boolean, waiting: number): void {
+  /** Tells the connection line what the recorders hold: whether any runs, the parts and bytes waiting. */
+  setRecording(active: boolean, waiting: number, bytes = 0): void {
     this.recording = active;
     this.waitingChunks = waiting;
+    this.waitingBytes = bytes;
+    // Everything that waited in memory only has been sent: the device may have room again.
+    if (waiting === 0) this.deviceFull = false;
   }
 
   /**

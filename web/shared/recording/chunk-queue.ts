@@ -6,6 +6,11 @@ import { ApiError } from '../http.ts';
  * recorders that fill it: a camera switched or turned on again goes on with the numbering unbroken.
  * The server's `next_sequence` says where the numbering goes on (also after a reopened page, and
  * after a 409 naming the chunk it expects, when an older page sent some meanwhile).
+ *
+ * With a keeper (web/shared/recording/chunk-store.ts) each chunk is written to the device before it
+ * is sent, the sequence it is sent under is noted first, and it is forgotten only once the server
+ * acknowledged it: a page opened after a crash hands what was kept to `restore`, and sends it again
+ * under the same sequence (the server answers 200 for one it already holds, so nothing is doubled).
  */
 
 /** The server's answer to a stored chunk: the sequence of the next one it expects. */
@@ -18,6 +23,27 @@ export interface ChunkAck {
  * rejects with ApiError (status 0 when the server could not be reached).
  */
 export type UploadChunk = (form: FormData) => Promise<ChunkAck>;
+
+/**
+ * Where a queue keeps its chunks on the device until they are acknowledged. Each method rejects
+ * with the browser's error (a full device: QuotaExceededError).
+ */
+export interface ChunkKeeper {
+  /** Keeps a chunk of `source`; resolves with its key. */
+  add(source: string, chunk: Blob): Promise<number>;
+  /** Notes the sequence the chunk is about to be sent under. */
+  setSequence(key: number, sequence: number): Promise<void>;
+  /** Forgets a chunk the server acknowledged (or refused for good). */
+  remove(key: number): Promise<void>;
+}
+
+/** A chunk kept by an earlier page, handed to `restore`. */
+export interface KeptChunk {
+  readonly key: number;
+  readonly blob: Blob;
+  /** The sequence it was last sent under; null when it was never sent. */
+  readonly sequence: number | null;
+}
 
 export interface ChunkQueueOptions {
   /** The recording's source, sent with each chunk and naming its file: `webcam`, `screen`, `mobile`. */
@@ -40,6 +66,19 @@ export interface ChunkQueueOptions {
    * after it can go, and stops sending on a 404, when the recording's address is gone (the phone).
    */
   readonly refused?: 'retry' | 'drop';
+  /** Keeps the chunks on the device until acknowledged; without one they live in memory only. */
+  readonly keeper?: ChunkKeeper;
+  /** Called when a chunk could not be kept on the device (it waits in memory instead). */
+  readonly onKeepFailed?: (error: unknown) => void;
+}
+
+/** A chunk waiting: its bytes, its key on the device, the sequence it was last sent under. */
+interface Entry {
+  readonly blob: Blob;
+  key: number | undefined;
+  sequence: number | null;
+  /** Settles once the chunk is on the device (or could not be put there). */
+  stored: Promise<void>;
 }
 
 const FIRST_DELAY_MS = 1000;
@@ -60,8 +99,10 @@ export class ChunkQueue {
   /** Chunks the server refused for good (the exam had ended before they arrived). */
   lost = 0;
   #sequence: number | null;
-  readonly #chunks: Blob[] = [];
+  readonly #chunks: Entry[] = [];
   #draining: Promise<void> | undefined;
+  /** A drain was asked for while a send ran: send again once it ends. */
+  #again = false;
   #stopped = false;
   readonly #options: ChunkQueueOptions;
 
@@ -81,6 +122,11 @@ export class ChunkQueue {
     return this.#chunks.length;
   }
 
+  /** The bytes of the chunks recorded and not yet acknowledged. */
+  get waitingBytes(): number {
+    return this.#chunks.reduce((sum, entry) => sum + entry.blob.size, 0);
+  }
+
   /** Sets where the numbering starts, when it was not known yet, and sends what waits. */
   startAt(sequence: number): void {
     if (this.#sequence !== null) return;
@@ -88,11 +134,40 @@ export class ChunkQueue {
     void this.drain();
   }
 
-  /** Queues a chunk and sends it after the ones before it. */
+  /**
+   * Queues a chunk and sends it after the ones before it, once the keeper has it on the device
+   * (a chunk the device cannot keep is sent from memory, and onKeepFailed says so).
+   */
   push(chunk: Blob): void {
-    this.#chunks.push(chunk);
+    const entry: Entry = { blob: chunk, key: undefined, sequence: null, stored: Promise.resolve() };
+    const keeper = this.#options.keeper;
+    if (keeper !== undefined) {
+      entry.stored = keeper.add(this.source, chunk).then(
+        (key) => {
+          entry.key = key;
+        },
+        (error: unknown) => this.#options.onKeepFailed?.(error),
+      );
+    }
+    this.#chunks.push(entry);
     this.#changed();
     void this.drain();
+  }
+
+  /**
+   * Puts chunks an earlier page kept (and left unsent) before every chunk of this page, in their
+   * order. Call it before `startAt`, while the queue is held.
+   */
+  restore(kept: readonly KeptChunk[]): void {
+    if (kept.length === 0) return;
+    const entries = kept.map((chunk): Entry => ({
+      blob: chunk.blob,
+      key: chunk.key,
+      sequence: chunk.sequence,
+      stored: Promise.resolve(),
+    }));
+    this.#chunks.unshift(...entries);
+    this.#changed();
   }
 
   /** Stops sending for good (the page's link is gone); what waits stays counted. */
@@ -105,10 +180,22 @@ export class ChunkQueue {
    * when the queue is empty, or when nothing more can be sent now (no sequence yet, closed, stopped).
    */
   drain(): Promise<void> {
-    this.#draining ??= this.#send().finally(() => {
+    if (this.#draining !== undefined) {
+      // A send that is ending may have missed what changed just now (a sequence, a chunk).
+      this.#again = true;
+      return this.#draining;
+    }
+    this.#draining = this.#sendWhileAsked().finally(() => {
       this.#draining = undefined;
     });
     return this.#draining;
+  }
+
+  async #sendWhileAsked(): Promise<void> {
+    do {
+      this.#again = false;
+      await this.#send();
+    } while (this.#again && !this.#stopped);
   }
 
   #changed(): void {
@@ -119,16 +206,21 @@ export class ChunkQueue {
     const { upload, pause, refused = 'retry' } = this.#options;
     let delay = FIRST_DELAY_MS;
     while (!this.#stopped && this.#sequence !== null) {
-      const chunk = this.#chunks[0];
-      if (chunk === undefined) return;
+      const entry = this.#chunks[0];
+      if (entry === undefined) return;
+      await entry.stored;
+      // Sent before (by this page or one that crashed) under a sequence the server may hold
+      // already: the same sequence again, which the server answers 200 for a chunk it has.
+      const sequence = entry.sequence === null ? this.#sequence : Math.min(entry.sequence, this.#sequence);
+      await this.#noteSequence(entry, sequence);
       const form = new FormData();
-      form.append('sequence', String(this.#sequence));
+      form.append('sequence', String(sequence));
       form.append('source', this.source);
-      form.append('file', chunk, fileName(this.source, this.#sequence, chunk));
+      form.append('file', entry.blob, fileName(this.source, sequence, entry.blob));
       try {
         const ack = await upload(form);
         this.#sequence = ack.next_sequence;
-        this.#chunks.shift();
+        this.#forget(this.#chunks.splice(0, 1));
         delay = FIRST_DELAY_MS;
         this.#changed();
         continue;
@@ -152,12 +244,14 @@ export class ChunkQueue {
       if (expected !== null) {
         // Out of turn (an older page sent some meanwhile): go on where the server is.
         this.#sequence = Number(expected[1]);
+        const head = this.#chunks[0];
+        if (head !== undefined) head.sequence = null;
         return 'again';
       }
       // Not started, or over: the server takes no more, so nothing is kept. (At the end this is the
       // chunk that ran past the finish, which the page hears of a moment later.)
       this.lost += this.#chunks.length;
-      this.#chunks.length = 0;
+      this.#forget(this.#chunks.splice(0));
       this.#changed();
       this.#options.onClosed?.(error);
       return 'stop';
@@ -165,8 +259,26 @@ export class ChunkQueue {
     if (refused === 'retry') return 'wait';
     if (error.status === 404) return 'stop';
     // Refused as unreadable: dropped, so the ones after it can still go.
-    this.#chunks.shift();
+    this.#forget(this.#chunks.splice(0, 1));
     this.#changed();
     return 'again';
+  }
+
+  /** Notes on the device the sequence `entry` goes under (a failure only costs a resend's check). */
+  async #noteSequence(entry: Entry, sequence: number): Promise<void> {
+    const keeper = this.#options.keeper;
+    if (entry.sequence === sequence) return;
+    entry.sequence = sequence;
+    if (keeper === undefined || entry.key === undefined) return;
+    await keeper.setSequence(entry.key, sequence).catch(() => undefined);
+  }
+
+  /** Forgets `entries` on the device (what stays there is sent again, and answered 200, later). */
+  #forget(entries: readonly Entry[]): void {
+    const keeper = this.#options.keeper;
+    if (keeper === undefined) return;
+    for (const entry of entries) {
+      if (entry.key !== undefined) void keeper.remove(entry.key).catch(() => undefined);
+    }
   }
 }

@@ -28,6 +28,10 @@ export type ExamType = (typeof EXAM_TYPES)[number];
 export const SETTABLE_STATUSES = ['draft', 'open', 'closed'] as const;
 export type SettableStatus = (typeof SETTABLE_STATUSES)[number];
 
+/** The recording profile's levels, cheapest first (docs/recordings.md, "Recording profile"). */
+export const RECORDING_QUALITIES = ['low', 'standard', 'high'] as const;
+export type RecordingQuality = (typeof RECORDING_QUALITIES)[number];
+
 /** The languages the service supports for an exam and its candidates (src/i18n/locales.ts). */
 export const EXAM_LANGUAGES = LOCALES;
 
@@ -103,6 +107,8 @@ export type ExamForm = {
   /** Whether the candidate's device runs the detectors (docs/automated-flags.md). */
   automated_flags: boolean;
   flag_settings: FlagSettingsForm;
+  /** How much the recordings take per candidate-hour. */
+  recording_quality: RecordingQuality;
 } & { [K in ExamFlag]: boolean } & { [K in ExamText]: string };
 
 /** The words the screen shows for each field (message keys, read on each use), also used to name a field the service refused. */
@@ -138,6 +144,7 @@ export const FIELD_LABELS: Readonly<Record<string, string>> = wordsRecord({
   live_id_check: 'console.examSettings.liveIdCheck',
   record_during_breaks: 'console.examSettings.recordDuringBreaks',
   extra_time_beyond_end: 'console.examSettings.extraTimeBeyondEnd',
+  recording_quality: 'console.examSettings.recordingQuality',
   restrictions: 'console.examSettings.restrictions',
   terms: 'console.examSettings.terms',
   archived: 'console.examForm.archived',
@@ -290,6 +297,7 @@ export function newExamForm(zone: string, language = 'en'): ExamForm {
     end_time: '',
     automated_flags: false,
     flag_settings: newFlagSettings(),
+    recording_quality: 'standard',
     ...(Object.fromEntries(EXAM_FLAGS.map((flag) => [flag, FLAGS_ON_BY_DEFAULT.includes(flag)])) as {
       [K in ExamFlag]: boolean;
     }),
@@ -311,6 +319,7 @@ export function examToForm(exam: ExamRecord): ExamForm {
   for (const flag of EXAM_FLAGS) form[flag] = exam[flag];
   form.automated_flags = exam.automated_flags;
   form.flag_settings = flagSettingsToForm(exam.flag_settings);
+  form.recording_quality = exam.recording_quality;
   for (const text of EXAM_TEXTS) form[text] = exam[text] ?? '';
   return form;
 }
@@ -335,6 +344,7 @@ function formValues(form: ExamForm): Omit<CreateBody, 'timestamp' | 'nonce' | 's
     end_time: timeValue(form.end_time),
     automated_flags: form.automated_flags,
     flag_settings: flagSettingsValue(form.flag_settings),
+    recording_quality: form.recording_quality,
     ...(Object.fromEntries(EXAM_FLAGS.map((flag) => [flag, form[flag]])) as { [K in ExamFlag]: boolean }),
     ...(Object.fromEntries(
       EXAM_TEXTS.map((text) => [text, form[text].trim() === '' ? null : form[text]]),

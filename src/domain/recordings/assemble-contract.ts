@@ -1,0 +1,55 @@
+/**
+ * What assembling one stream of a recording takes and gives, whatever the chunks' format (WebM:
+ * assemble.ts; fragmented MP4: mp4-assemble.ts).
+ */
+import type { Gap } from './recording.ts';
+
+/** A stored chunk of the stream, in sequence order. */
+export interface ChunkRef {
+  readonly sequence: number;
+  readonly storageKey: string;
+  /** Bytes recorded when it was stored (fewer read back: it was cut short). */
+  readonly size: number;
+  /** When the server stored it (epoch ms). */
+  readonly createdAt: number;
+}
+
+export interface AssembleInput {
+  readonly chunks: readonly ChunkRef[];
+  /**
+   * The chunk's bytes, in the pieces they were read in (not joined: one copy fewer), or undefined
+   * when its object is gone. Throws for anything worth a retry.
+   */
+  read(chunk: ChunkRef): Promise<readonly Uint8Array[] | undefined>;
+  /** Video time 0 (epoch ms): the session's recording start. */
+  readonly startedAt: number;
+  /** When the recording ended (epoch ms), for a gap at the end; null when unknown. */
+  readonly endedAt: number | null;
+  /** Where the file is written (a temporary file the caller removes). */
+  readonly outputPath: string;
+  /** Gaps shorter than this (ms) are not reported. */
+  readonly gapThresholdMs: number;
+  readonly signal?: AbortSignal;
+  /** Called every few chunks with the number read so far. */
+  progress?(done: number): Promise<void>;
+}
+
+export interface AssembleResult {
+  readonly durationSeconds: number;
+  readonly gaps: readonly Gap[];
+  readonly segments: number;
+  /** Chunks missing or cut short. */
+  readonly chunksDamaged: number;
+  /** Places where the stream did not parse and the reader searched forward. */
+  readonly resyncs: number;
+  /** The file's type: video/webm (WebM chunks) or video/mp4 (fragmented-MP4 chunks, Safari's). */
+  readonly contentType: RecordingContentType;
+}
+
+/** What a finalised recording is. */
+export type RecordingContentType = 'video/webm' | 'video/mp4';
+
+/** The stream holds nothing that can be played (every chunk lost, or neither WebM nor MP4). */
+export class NoPlayableRecording extends Error {
+  override name = 'NoPlayableRecording';
+}
