@@ -418,7 +418,7 @@ export const recordingCost: Benchmark = {
   name: 'recording-cost',
   title: 'MB per candidate-hour per quality level, screen OCR and face detection on the finalised files',
   async run(): Promise<BenchmarkReport> {
-    execFileSync('bash', [path.join(ROOT, 'scripts', 'ensure-bench-tools.sh')], { stdio: 'inherit' });
+    execFileSync('bash', [path.join(ROOT, 'scripts', 'ensure-tools.sh')], { stdio: 'inherit' });
     const loadBefore = loadAverage();
     const work = fs.mkdtempSync(path.join(os.tmpdir(), 'invigil-recording-cost-'));
     const y4m = await noisyFaceVideo();

@@ -12,7 +12,7 @@ import type { Locator, Page } from 'playwright-core';
 import { SCREENSHOT_DIR } from '../helpers/browser.ts';
 import { httpRequest } from '../helpers/http.ts';
 import { object } from '../helpers/json.ts';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import {
   newPage,
   startConsoleWorld,
@@ -81,7 +81,7 @@ async function liveBody(block: Locator): Promise<string> {
   return block.locator('.live-responses-table tbody .response-col_description pre').first().innerText();
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`/api/docs "Try it out" with the console session cookie [${dialect}]`, () => {
     let world: ConsoleWorld;
     let admin: StaffUser;

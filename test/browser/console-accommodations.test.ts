@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { httpRequest } from '../helpers/http.ts';
 import { object } from '../helpers/json.ts';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import type { Scalar } from '../helpers/signing.ts';
 import {
   checkScreen,
@@ -26,7 +26,7 @@ import {
 
 type Json = Record<string, unknown>;
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`console accommodations in Chromium [${dialect}]`, () => {
     let world: ConsoleWorld;
     let admin: StaffUser;

@@ -15,7 +15,7 @@ import type { Page } from 'playwright-core';
 import { base32Decode, hotp, totpStep } from '../../src/security/totp.ts';
 import { ApiClient } from '../helpers/client.ts';
 import { httpRequest } from '../helpers/http.ts';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import { runDueJobs } from '../mail/support.ts';
 import { startTestProvider, type TestProvider } from '../http/staff/oidc-provider.support.ts';
 import {
@@ -107,7 +107,7 @@ async function enrol(page: Page, name: string) {
   return { code, recovery };
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`console sign-in flows and My account in Chromium [${dialect}]`, () => {
     let world: ConsoleWorld;
     let idp: TestProvider;

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { V3_ACCEPT } from '../helpers/client.ts';
 import { httpRequest } from '../helpers/http.ts';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import { runDueJobs } from '../mail/support.ts';
 import {
   assertNoHorizontalScroll,
@@ -35,7 +35,7 @@ async function cookieOf(page: Page): Promise<string> {
   return cookies.map((cookie) => `${cookie.name}=${cookie.value}`).join('; ');
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`console administration in Chromium [${dialect}]`, () => {
     let world: ConsoleWorld;
     let admin: StaffUser;

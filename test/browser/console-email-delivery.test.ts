@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { object } from '../helpers/json.ts';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import type { Scalar } from '../helpers/signing.ts';
 import { runDueJobs } from '../mail/support.ts';
 import {
@@ -29,7 +29,7 @@ type Json = Record<string, unknown>;
 
 const HOUR = 60 * 60 * 1000;
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`console email delivery without a mail server, in Chromium [${dialect}]`, () => {
     let world: ConsoleWorld;
     let admin: StaffUser;

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { httpRequest } from '../helpers/http.ts';
 import { object, type Json } from '../helpers/json.ts';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import {
   assertNoHorizontalScroll,
   checkScreen,
@@ -24,7 +24,7 @@ import {
 
 const ZONE = 'Europe/Amsterdam';
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`console exam editor and instructions in Chromium [${dialect}]`, () => {
     let world: ConsoleWorld;
     let admin: StaffUser;

@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { httpRequest } from '../helpers/http.ts';
 import { multipartBody } from '../helpers/multipart.ts';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import { runDueJobs } from '../mail/support.ts';
 import {
   assertNoHorizontalScroll,
@@ -44,7 +44,7 @@ interface FlagReport {
   readonly end_offset_time: number | null;
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`console automated flags in Chromium [${dialect}]`, () => {
     let world: ConsoleWorld;
     let teacher: StaffUser;

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { object } from '../helpers/json.ts';
 import { assertNoEnglish } from './pseudo.ts';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import {
   assertNoHorizontalScroll,
   checkScreen,
@@ -27,7 +27,7 @@ const WORDS = {
   ar: { exams: 'الامتحانات', signOut: 'تسجيل الخروج', students: 'الطلاب', settings: 'الإعدادات' },
 } as const;
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`the console in German and Arabic in Chromium [${dialect}]`, () => {
     let world: ConsoleWorld;
     let admin: StaffUser;

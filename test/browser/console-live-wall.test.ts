@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { object } from '../helpers/json.ts';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import type { Scalar } from '../helpers/signing.ts';
 import {
   assertNoHorizontalScroll,
@@ -33,7 +33,7 @@ interface Candidate {
   readonly name: string;
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`console proctor wall in Chromium [${dialect}]`, () => {
     let world: ConsoleWorld;
     let teacher: StaffUser;

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createTicket } from '../../src/domain/lti/tickets.ts';
 import { object } from '../helpers/json.ts';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import { type FakePlatform, startFakePlatform } from '../lti/fake-platform.ts';
 import {
   assertNoHorizontalScroll,
@@ -21,7 +21,7 @@ import {
 
 const CONTENT_ITEMS = 'https://purl.imsglobal.org/spec/lti-dl/claim/content_items';
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`console deep linking in Chromium [${dialect}]`, () => {
     let world: ConsoleWorld;
     let platform: FakePlatform;

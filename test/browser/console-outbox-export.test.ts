@@ -12,7 +12,7 @@ import crypto from 'node:crypto';
 import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import { digestZip } from '../helpers/zip-archive.ts';
 import { runDueJobs } from '../mail/support.ts';
 import {
@@ -26,7 +26,7 @@ import {
   type StaffUser,
 } from './console/support.ts';
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`console outbox and export in Chromium [${dialect}]`, () => {
     let world: ConsoleWorld;
     let admin: StaffUser;

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { DAY_MS } from '../../src/domain/retention/retention.ts';
 import { object } from '../helpers/json.ts';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import {
   assertNoHorizontalScroll,
   checkScreen,
@@ -29,7 +29,7 @@ type Json = Record<string, unknown>;
 /** The size of the upload the purged session hands in: 1.5 MiB, shown as "1.5 MB". */
 const UPLOAD_BYTES = 1.5 * 1024 * 1024;
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`console retention and legal hold in Chromium [${dialect}]`, () => {
     let world: ConsoleWorld;
     let admin: StaffUser;

@@ -17,7 +17,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { httpRequest } from '../helpers/http.ts';
 import { multipartBody } from '../helpers/multipart.ts';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import { runDueJobs } from '../mail/support.ts';
 import {
   assertNoHorizontalScroll,
@@ -60,7 +60,7 @@ interface Candidate {
   readonly phone: string;
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`console review with the phone in Chromium [${dialect}]`, () => {
     let world: ConsoleWorld;
     let teacher: StaffUser;

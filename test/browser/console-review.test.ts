@@ -16,7 +16,7 @@ import type { Page } from 'playwright-core';
 import { httpRequest } from '../helpers/http.ts';
 import { multipartBody } from '../helpers/multipart.ts';
 import { pdfPages } from '../helpers/pdf.ts';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import { runDueJobs } from '../mail/support.ts';
 import {
   assertNoHorizontalScroll,
@@ -46,7 +46,7 @@ const ENDS_AT = RELOAD_AT + 13;
 
 type Json = Record<string, unknown>;
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`console review in Chromium [${dialect}]`, () => {
     let world: ConsoleWorld;
     let teacher: StaffUser;

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { httpRequest } from '../helpers/http.ts';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import {
   assertNoHorizontalScroll,
   checkScreen,
@@ -17,7 +17,7 @@ import {
   type StaffUser,
 } from './console/support.ts';
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`console sign-in and exam list in Chromium [${dialect}]`, () => {
     let world: ConsoleWorld;
     let admin: StaffUser;

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { object } from '../helpers/json.ts';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import type { Scalar } from '../helpers/signing.ts';
 import { outboxRows, runDueJobs } from '../mail/support.ts';
 import {
@@ -39,7 +39,7 @@ function spreadsheetExport(count: number): Buffer {
   return Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`${lines.join('\r\n')}\r\n`, 'utf8')]);
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`console student screens and live monitor in Chromium [${dialect}]`, () => {
     let world: ConsoleWorld;
     let admin: StaffUser;

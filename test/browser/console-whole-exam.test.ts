@@ -9,14 +9,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { runCli } from '../helpers/cli.ts';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import { digestZip } from '../helpers/zip-archive.ts';
 import { runDueJobs } from '../mail/support.ts';
 import { checkScreen, newPage, signIn, startConsoleWorld, type ConsoleWorld } from './console/support.ts';
 
 const PASSWORD = 'a long passphrase for the exam office';
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`a whole exam run from the console, no signed call [${dialect}]`, () => {
     let world: ConsoleWorld;
     let adminId: number;

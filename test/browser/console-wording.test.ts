@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { catalogue } from '../../src/i18n/catalogues.ts';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import {
   checkScreen,
   signedInPage,
@@ -26,7 +26,7 @@ function placeholderKey(): string {
   return key;
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`console wording in Chromium [${dialect}]`, () => {
     let world: ConsoleWorld;
     let admin: StaffUser;

@@ -18,7 +18,7 @@ import { SCREENSHOT_DIR } from '../helpers/browser.ts';
 import { fetchAddress } from '../helpers/files.ts';
 import { httpRequest } from '../helpers/http.ts';
 import { object } from '../helpers/json.ts';
-import { DIALECTS, startTestServer, type TestServer } from '../helpers/server.ts';
+import { browserDialects, startTestServer, type TestServer } from '../helpers/server.ts';
 import type { Scalar } from '../helpers/signing.ts';
 import { runDueJobs } from '../mail/support.ts';
 
@@ -81,7 +81,7 @@ function running(pid: number): boolean {
   }
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(
     `candidate exam room in Firefox ESR over WebDriver BiDi [${dialect}]`,
     { timeout: 300_000 },

@@ -20,7 +20,7 @@ import type { Browser, Page } from 'playwright-core';
 import { SCREENSHOT_DIR } from '../helpers/browser.ts';
 import { httpRequest } from '../helpers/http.ts';
 import { object } from '../helpers/json.ts';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import { runDueJobs } from '../mail/support.ts';
 import {
   type BuiltVideo,
@@ -65,7 +65,7 @@ interface Candidate {
   readonly backend: string;
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`automated flags in the exam room, Chromium with a fake camera [${dialect}]`, () => {
     let world: ConsoleWorld;
     let teacher: StaffUser;

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { object } from '../helpers/json.ts';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import type { Scalar } from '../helpers/signing.ts';
 import {
   checkScreen,
@@ -40,7 +40,7 @@ type Name = (typeof NAMES)[number];
 /** How long the candidate's network is gone. */
 const DROP_MS = 10_000;
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`live proctoring end to end: four candidates and their proctor [${dialect}]`, () => {
     let world: ConsoleWorld;
     let teacher: StaffUser;

@@ -17,7 +17,7 @@ import { type BrowserContext, chromium, type Frame, type Page } from 'playwright
 import { object } from '../helpers/json.ts';
 import { ApiClient } from '../helpers/client.ts';
 import { CHROMIUM_FLAGS, CHROMIUM_PATH, SCREENSHOT_DIR } from '../helpers/browser.ts';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import { type LtiWorld, startLtiWorld } from '../http/lti/lti-13.support.ts';
 
 /**
@@ -54,7 +54,7 @@ async function launchBlockingThirdPartyCookies(): Promise<{
   };
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`LTI 1.3 launch in a platform's iframe, third-party cookies blocked [${dialect}]`, () => {
     let world: LtiWorld;
     let browser: { context: BrowserContext; close(): Promise<void> };

@@ -17,12 +17,12 @@ import type { Page } from 'playwright-core';
 import { launchChromium, SCREENSHOT_DIR, type TestBrowser } from '../helpers/browser.ts';
 import { ApiClient } from '../helpers/client.ts';
 import { object } from '../helpers/json.ts';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import { type LtiWorld, startLtiWorld } from '../http/lti/lti-13.support.ts';
 import { CLAIM } from '../lti/fake-platform.ts';
 import { assertNoSeriousAxeViolations } from './axe.ts';
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`LTI Proctoring Services round trip in Chromium [${dialect}]`, () => {
     let world: LtiWorld;
     let chromium: TestBrowser;

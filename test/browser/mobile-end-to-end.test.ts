@@ -14,7 +14,7 @@ import { ALL_FORMATS, BufferSource, Input } from 'mediabunny';
 import type { Page } from 'playwright-core';
 import { fetchAddress } from '../helpers/files.ts';
 import { object } from '../helpers/json.ts';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import { runDueJobs } from '../mail/support.ts';
 import { assertNoSeriousAxeViolations } from './axe.ts';
 import { signedInPage, startConsoleWorld, type ConsoleWorld, type StaffUser } from './console/support.ts';
@@ -49,7 +49,7 @@ async function videoOf(bytes: Buffer): Promise<{ duration: number; width: number
   return { duration: await input.computeDuration(), width: track.displayWidth };
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`the phone as a second camera, end to end: a mobile_cam exam taken and reviewed [${dialect}]`, () => {
     let world: ConsoleWorld;
     let teacher: StaffUser;

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { fetchAddress } from '../helpers/files.ts';
 import { object } from '../helpers/json.ts';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import { startConsoleWorld, type ConsoleWorld, type StaffUser } from './console/support.ts';
 import { MEDIA_TIMEOUT } from './live-support.ts';
 import {
@@ -38,7 +38,7 @@ import {
   v3,
 } from './mobile-support.ts';
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`the phone as a second camera: pairing, recording, lost and back [${dialect}]`, () => {
     let world: ConsoleWorld;
     let teacher: StaffUser;

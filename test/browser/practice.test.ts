@@ -21,7 +21,7 @@ import {
   type TestBrowser,
 } from '../helpers/browser.ts';
 import { object } from '../helpers/json.ts';
-import { DIALECTS, startTestServer, type TestServer } from '../helpers/server.ts';
+import { browserDialects, startTestServer, type TestServer } from '../helpers/server.ts';
 import { assertNoSeriousAxeViolations } from './axe.ts';
 import { signIn, TEST_PASSWORD } from './console/support.ts';
 import { freePort } from '../mail/support.ts';
@@ -32,7 +32,7 @@ const en = new Translator('en', catalogue('en'));
 const OWNER_EMAIL = 'practice-owner@example.org';
 const ar = new Translator('ar', catalogue('ar'));
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`practice run in Chromium [${dialect}]`, () => {
     let server: TestServer;
     let chromiumFake: TestBrowser;

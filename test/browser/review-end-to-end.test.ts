@@ -17,7 +17,7 @@ import { SCREENSHOT_DIR } from '../helpers/browser.ts';
 import { fetchAddress } from '../helpers/files.ts';
 import { httpRequest } from '../helpers/http.ts';
 import { object } from '../helpers/json.ts';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import type { Scalar } from '../helpers/signing.ts';
 import { runDueJobs } from '../mail/support.ts';
 import { assertNoSeriousAxeViolations } from './axe.ts';
@@ -61,7 +61,7 @@ function framesAround(times: readonly number[], moment: number): { before: numbe
   return { before, after };
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`review end to end: recorded in the room across a reload, reviewed in the console [${dialect}]`, () => {
     let world: ConsoleWorld;
     let teacher: StaffUser;

@@ -15,7 +15,7 @@ import type { Page } from 'playwright-core';
 import { httpRequest } from '../helpers/http.ts';
 import { mp4Chunks } from '../helpers/mp4-fixtures.ts';
 import { multipartBody } from '../helpers/multipart.ts';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import { runDueJobs } from '../mail/support.ts';
 import {
   checkScreen,
@@ -36,7 +36,7 @@ const SCREEN_B = webm('screen-b', 3);
 const RELOAD_AT = 40;
 const ENDS_AT = RELOAD_AT + 13;
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`review of an MP4 webcam beside a WebM screen in Chromium [${dialect}]`, () => {
     const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'invigil-review-mp4-'));
     let world: ConsoleWorld;

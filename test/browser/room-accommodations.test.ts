@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromiumBrowser, SCREENSHOT_DIR } from '../helpers/browser.ts';
 import { object } from '../helpers/json.ts';
-import { DIALECTS, startTestServer, TestClock, type TestServer } from '../helpers/server.ts';
+import { browserDialects, startTestServer, TestClock, type TestServer } from '../helpers/server.ts';
 import { freePort } from '../mail/support.ts';
 import { signIn, TEST_PASSWORD } from './console/support.ts';
 import { DESKTOP_VIEWPORT, PHONE_USER_AGENT, PHONE_VIEWPORT } from './mobile-support.ts';
@@ -39,7 +39,7 @@ function secondsOf(text: string | null): number {
     .reduce((sum, part) => sum * 60 + part, 0);
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`accommodations in Chromium: extra time and a rest break, room and phone [${dialect}]`, () => {
     const clock = new TestClock(Math.floor(Date.now() / 1000) * 1000);
     let server: TestServer;

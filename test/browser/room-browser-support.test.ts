@@ -16,7 +16,7 @@ import type { PageLocale } from '../../src/i18n/locales.ts';
 import { Translator } from '../../src/i18n/translate.ts';
 import { type Browser, launchChromiumBrowser, SCREENSHOT_DIR } from '../helpers/browser.ts';
 import { object } from '../helpers/json.ts';
-import { DIALECTS, startTestServer, type TestServer } from '../helpers/server.ts';
+import { browserDialects, startTestServer, type TestServer } from '../helpers/server.ts';
 import type { Scalar } from '../helpers/signing.ts';
 import { assertNoSeriousAxeViolations } from './axe.ts';
 
@@ -44,7 +44,7 @@ function wordsOf(locale: PageLocale): (key: string) => string {
   return (key) => translator.t(key);
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`the room refuses only browsers that cannot record, in Chromium [${dialect}]`, () => {
     let server: TestServer;
     let chromium: Browser;

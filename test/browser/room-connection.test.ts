@@ -11,7 +11,7 @@ import type { Page } from 'playwright-core';
 import { launchChromium, SCREENSHOT_DIR, type TestBrowser } from '../helpers/browser.ts';
 import { httpRequest } from '../helpers/http.ts';
 import { object } from '../helpers/json.ts';
-import { DIALECTS, startTestServer, type TestServer } from '../helpers/server.ts';
+import { browserDialects, startTestServer, type TestServer } from '../helpers/server.ts';
 import { assertNoSeriousAxeViolations } from './axe.ts';
 
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -19,7 +19,7 @@ type TestUser = Awaited<ReturnType<TestServer['user']>>;
 /** About 0.33 Mbit/s: the 2 MiB probe would take about 50 s, so the check measures for its 10 s. */
 const SLOW_BYTES_PER_SECOND = 40 * 1024;
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`candidate exam room in Chromium: a slow connection [${dialect}]`, () => {
     let server: TestServer;
     let chromium: TestBrowser;

@@ -16,7 +16,7 @@ import { type PageLocale, textDirection } from '../../src/i18n/locales.ts';
 import { type MessageValues, Translator } from '../../src/i18n/translate.ts';
 import { CHROMIUM_FLAGS, CHROMIUM_PATH, SCREENSHOT_DIR } from '../helpers/browser.ts';
 import { object } from '../helpers/json.ts';
-import { DIALECTS, startTestServer, type TestServer } from '../helpers/server.ts';
+import { browserDialects, startTestServer, type TestServer } from '../helpers/server.ts';
 import { assertNoSeriousAxeViolations } from './axe.ts';
 
 type Json = Record<string, unknown>;
@@ -69,7 +69,7 @@ async function launchWithoutCamera(
   };
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`exempt-webcam candidate in Chromium [${dialect}]`, () => {
     let server: TestServer;
     let owner: TestUser;

@@ -18,7 +18,7 @@ import { launchChromium, SCREENSHOT_DIR, type TestBrowser } from '../helpers/bro
 import { httpRequest } from '../helpers/http.ts';
 import { object } from '../helpers/json.ts';
 import { SAMPLE } from '../helpers/multipart.ts';
-import { DIALECTS, startTestServer, type TestServer } from '../helpers/server.ts';
+import { browserDialects, startTestServer, type TestServer } from '../helpers/server.ts';
 import { assertNoSeriousAxeViolations } from './axe.ts';
 import { assertNoEnglish } from './pseudo.ts';
 
@@ -36,7 +36,7 @@ function wordsOf(locale: PageLocale): (key: string, values?: MessageValues) => s
   return (key, values) => translator.t(key, values);
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`candidate exam room in the candidate's language [${dialect}]`, () => {
     let server: TestServer;
     let chromium: TestBrowser;

@@ -15,7 +15,7 @@ import type { Page } from 'playwright-core';
 import { SCREENSHOT_DIR } from '../helpers/browser.ts';
 import { httpRequest } from '../helpers/http.ts';
 import { object } from '../helpers/json.ts';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import type { Scalar } from '../helpers/signing.ts';
 import { assertNoSeriousAxeViolations } from './axe.ts';
 import {
@@ -36,7 +36,7 @@ interface ProctorProbe {
   stats: { fps: number | null; lossPercent: number | null; rttMs: number | null } | null;
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`live proctoring, the candidate's room in Chromium [${dialect}]`, () => {
     let world: ConsoleWorld;
     let owner: StaffUser;

@@ -11,11 +11,11 @@ import { after, before, describe, it } from 'node:test';
 import { launchChromium, SCREENSHOT_DIR, type TestBrowser } from '../helpers/browser.ts';
 import { object } from '../helpers/json.ts';
 import { freePort } from '../helpers/processes.ts';
-import { DIALECTS, startTestServer, type TestServer } from '../helpers/server.ts';
+import { browserDialects, startTestServer, type TestServer } from '../helpers/server.ts';
 import { CLAIM, type FakePlatform, startFakePlatform } from '../lti/fake-platform.ts';
 import { assertNoSeriousAxeViolations } from './axe.ts';
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`room of a Proctoring Services launch in Chromium [${dialect}]`, () => {
     let server: TestServer;
     let platform: FakePlatform;

@@ -16,7 +16,7 @@ import { launchChromium, SCREENSHOT_DIR, type TestBrowser } from '../helpers/bro
 import { type HttpAnswer, httpRequest } from '../helpers/http.ts';
 import { object } from '../helpers/json.ts';
 import { multipartBody } from '../helpers/multipart.ts';
-import { DIALECTS, startTestServer, type TestServer } from '../helpers/server.ts';
+import { browserDialects, startTestServer, type TestServer } from '../helpers/server.ts';
 import { freePort } from '../mail/support.ts';
 import { assertNoSeriousAxeViolations } from './axe.ts';
 
@@ -137,7 +137,7 @@ class SimulatedPhone {
   }
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`candidate exam room in Chromium: the phone as a second camera [${dialect}]`, () => {
     let server: TestServer;
     let chromium: TestBrowser;

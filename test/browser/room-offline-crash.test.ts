@@ -16,7 +16,7 @@ import { launchChromium, SCREENSHOT_DIR, type TestBrowser } from '../helpers/bro
 import { fetchAddress } from '../helpers/files.ts';
 import { httpRequest } from '../helpers/http.ts';
 import { SAMPLE } from '../helpers/multipart.ts';
-import { DIALECTS, startTestServer, type TestServer } from '../helpers/server.ts';
+import { browserDialects, startTestServer, type TestServer } from '../helpers/server.ts';
 import { assertNoSeriousAxeViolations } from './axe.ts';
 import {
   createNetworkExam,
@@ -37,7 +37,7 @@ const WAITING_PER_STREAM = 3;
 
 const KIND = { webcam: 'recording', screen: 'screen_recording' } as const;
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`candidate room in Chromium: offline, the tab dies, reopened [${dialect}]`, () => {
     let server: TestServer;
     let chromium: TestBrowser;

@@ -16,7 +16,7 @@ import { catalogue } from '../../src/i18n/catalogues.ts';
 import { SCREENSHOT_DIR } from '../helpers/browser.ts';
 import { httpRequest } from '../helpers/http.ts';
 import { object } from '../helpers/json.ts';
-import { DIALECTS } from '../helpers/server.ts';
+import { browserDialects } from '../helpers/server.ts';
 import { runDueJobs } from '../mail/support.ts';
 import { assertNoSeriousAxeViolations } from './axe.ts';
 import {
@@ -50,7 +50,7 @@ const WORDING = {
 /** A message the refused wordings try to change: its placeholder is `{time}`. */
 const START_FROM = 'room.setup.about.startFrom';
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`an institute's wording in the room, the emails and the Wording screen [${dialect}]`, () => {
     let world: ConsoleWorld;
     let admin: StaffUser;

@@ -12,7 +12,7 @@ import { launchChromium, SCREENSHOT_DIR, type TestBrowser } from '../helpers/bro
 import { fetchAddress } from '../helpers/files.ts';
 import { httpRequest } from '../helpers/http.ts';
 import { object } from '../helpers/json.ts';
-import { DIALECTS, startTestServer, TestClock, type TestServer } from '../helpers/server.ts';
+import { browserDialects, startTestServer, TestClock, type TestServer } from '../helpers/server.ts';
 import { assertNoSeriousAxeViolations } from './axe.ts';
 
 type Json = Record<string, unknown>;
@@ -21,7 +21,7 @@ type TestUser = Awaited<ReturnType<TestServer['user']>>;
 const EBML_MAGIC = Buffer.from([0x1a, 0x45, 0xdf, 0xa3]);
 const MINUTE = 60_000;
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`candidate exam room in Chromium: reload and time up [${dialect}]`, () => {
     const clock = new TestClock(Math.floor(Date.now() / 1000) * 1000);
     let server: TestServer;

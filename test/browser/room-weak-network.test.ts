@@ -13,7 +13,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { launchChromium, SCREENSHOT_DIR, type TestBrowser } from '../helpers/browser.ts';
-import { DIALECTS, startTestServer, type TestServer } from '../helpers/server.ts';
+import { browserDialects, startTestServer, type TestServer } from '../helpers/server.ts';
 import { runDueJobs } from '../mail/support.ts';
 import {
   createNetworkExam,
@@ -55,7 +55,7 @@ function countRecordedChunks(): void {
   window.MediaRecorder = Counting;
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`candidate room in Chromium on a 0.25 Mbit/s uplink [${dialect}]`, () => {
     let server: TestServer;
     let chromium: TestBrowser;

@@ -17,7 +17,7 @@ import { object } from '../helpers/json.ts';
 import { SAMPLE, v3Multipart } from '../helpers/multipart.ts';
 import { launchChromium, SCREENSHOT_DIR, type TestBrowser } from '../helpers/browser.ts';
 import { assertNoSeriousAxeViolations } from './axe.ts';
-import { DIALECTS, startTestServer, type TestServer } from '../helpers/server.ts';
+import { browserDialects, startTestServer, type TestServer } from '../helpers/server.ts';
 import type { Scalar } from '../helpers/signing.ts';
 import { digestZip, manifestOf } from '../helpers/zip-archive.ts';
 import { freePort, runDueJobs, startSmtpServer, type TestSmtpServer } from '../mail/support.ts';
@@ -35,7 +35,7 @@ const TERMS = 'I work alone & keep my camera on.\n<b>No</b> phones on the desk.'
 /** An answer file of about 3 MB, so the upload takes long enough to show progress. */
 const ANSWER_PDF = Buffer.concat([SAMPLE.pdf, crypto.randomBytes(3 * 1024 * 1024)]);
 
-for (const dialect of DIALECTS) {
+for (const dialect of browserDialects(import.meta.url)) {
   describe(`candidate exam room in Chromium [${dialect}]`, () => {
     let server: TestServer;
     let smtp: TestSmtpServer;

@@ -23,6 +23,24 @@ export type DialectName = 'sqlite' | 'postgres';
 export const DIALECTS: readonly DialectName[] =
   process.env.TEST_DIALECTS === 'sqlite' ? ['sqlite'] : ['sqlite', 'postgres'];
 
+/**
+ * The databases a browser suite runs on. The HTTP, domain and job suites run on both databases, so
+ * a browser suite, which exercises the pages over those same routes, runs on one: about half the
+ * suites on each, each suite always on the same one (picked from its file name), which halves the
+ * browser tests' share of the suite's time while both databases still serve every page.
+ * TEST_BROWSER_DIALECTS=all runs every browser suite on both (TEST_DIALECTS=sqlite still narrows).
+ */
+export function browserDialects(suiteUrl: string): readonly DialectName[] {
+  if (process.env.TEST_BROWSER_DIALECTS === 'all' || DIALECTS.length === 1) return DIALECTS;
+  const name = suiteUrl.slice(suiteUrl.lastIndexOf('/') + 1);
+  // FNV-1a over the file name: stable across machines and runs.
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < name.length; index += 1) {
+    hash = Math.imul(hash ^ name.charCodeAt(index), 0x01000193) >>> 0;
+  }
+  return [hash % 2 === 0 ? 'sqlite' : 'postgres'];
+}
+
 export const POSTGRES_URL = 'postgres://127.0.0.1:5432/test';
 
 /** A settable clock for tests that move time. */

@@ -53,3 +53,30 @@ export type RecordingContentType = 'video/webm' | 'video/mp4';
 export class NoPlayableRecording extends Error {
   override name = 'NoPlayableRecording';
 }
+
+/** One chunk as the assemblers take it: its bytes (undefined when gone) and their length. */
+export interface ReadChunk {
+  readonly chunk: ChunkRef;
+  readonly index: number;
+  readonly pieces: readonly Uint8Array[] | undefined;
+  readonly length: number;
+}
+
+/**
+ * The chunks of `input` in order with their bytes, each one read while the one before it is
+ * parsed (one chunk ahead, no more: memory stays bounded). Throws the signal's reason when aborted
+ * and what `read` throws.
+ */
+export async function* readAhead(input: AssembleInput): AsyncGenerator<ReadChunk> {
+  let next = input.chunks[0] === undefined ? undefined : input.read(input.chunks[0]);
+  for (const [index, chunk] of input.chunks.entries()) {
+    input.signal?.throwIfAborted();
+    const pieces = await next;
+    const following = input.chunks[index + 1];
+    next = following === undefined ? undefined : input.read(following);
+    // Awaited on the next turn; a failure meanwhile must not count as unhandled.
+    next?.catch(() => undefined);
+    const length = pieces?.reduce((sum, piece) => sum + piece.length, 0) ?? 0;
+    yield { chunk, index, pieces, length };
+  }
+}

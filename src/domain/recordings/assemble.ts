@@ -4,6 +4,7 @@ import {
   type AssembleResult,
   type ChunkRef,
   NoPlayableRecording,
+  readAhead,
 } from './assemble-contract.ts';
 import { type WebmFrame, type WebmHeader, WebmReader, type WebmTrack } from './webm-reader.ts';
 import { WebmWriter } from './webm-writer.ts';
@@ -246,15 +247,7 @@ async function assembleWebm(input: AssembleInput): Promise<AssembleResult> {
   });
 
   try {
-    let next = input.chunks[0] === undefined ? undefined : input.read(input.chunks[0]);
-    for (const [index, chunk] of input.chunks.entries()) {
-      input.signal?.throwIfAborted();
-      const pieces = await next;
-      // The next chunk is read while this one is parsed.
-      const following = input.chunks[index + 1];
-      next = following === undefined ? undefined : input.read(following);
-      next?.catch(() => undefined);
-      const length = pieces?.reduce((sum, piece) => sum + piece.length, 0) ?? 0;
+    for await (const { chunk, index, pieces, length } of readAhead(input)) {
       if (pieces === undefined || length === 0) {
         damaged += 1;
         reader.discontinuity();

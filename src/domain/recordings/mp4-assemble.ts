@@ -13,7 +13,12 @@ import {
   type AudioCodec,
   type VideoCodec,
 } from 'mediabunny';
-import { type AssembleInput, type AssembleResult, NoPlayableRecording } from './assemble-contract.ts';
+import {
+  type AssembleInput,
+  type AssembleResult,
+  NoPlayableRecording,
+  readAhead,
+} from './assemble-contract.ts';
 import { Mp4BoxReader } from './mp4-boxes.ts';
 import type { Gap } from './recording.ts';
 
@@ -373,14 +378,7 @@ export async function assembleMp4(input: AssembleInput): Promise<AssembleResult>
   }
 
   try {
-    let next = input.chunks[0] === undefined ? undefined : input.read(input.chunks[0]);
-    for (const [index, chunk] of input.chunks.entries()) {
-      input.signal?.throwIfAborted();
-      const pieces = await next;
-      const following = input.chunks[index + 1];
-      next = following === undefined ? undefined : input.read(following);
-      next?.catch(() => undefined);
-      const length = pieces?.reduce((sum, piece) => sum + piece.length, 0) ?? 0;
+    for await (const { chunk, index, pieces, length } of readAhead(input)) {
       if (pieces === undefined || length === 0) {
         damaged += 1;
         reader.discontinuity();

@@ -6,12 +6,7 @@
  */
 import type { RecordingAnswer } from '../../shared/candidate-api';
 import { ChunkQueue, type ChunkAck } from '../../shared/recording/chunk-queue.ts';
-import {
-  Recorder,
-  TYPES_SOUND_ONLY,
-  TYPES_VIDEO_ONLY,
-  TYPES_WITH_SOUND,
-} from '../../shared/recording/recorder.ts';
+import { Recorder } from '../../shared/recording/recorder.ts';
 import {
   adaptedQuality,
   DEFAULT_QUALITY,
@@ -34,22 +29,19 @@ export function exempt(view: RoomView | undefined, check: 'webcam' | 'microphone
 
 /**
  * What of the camera stream is recorded: the whole of it, its sound alone (exempt from the webcam),
- * its picture alone (exempt from the microphone), or nothing (exempt from both). Returns the stream
- * to record and its types, or undefined.
+ * its picture alone (exempt from the microphone), or nothing (exempt from both). The recording
+ * profile picks the container and codecs by the tracks it is given.
  */
-function cameraRecording(
-  view: RoomView,
-  stream: MediaStream,
-): { stream: MediaStream; mimeTypes: readonly string[] } | undefined {
+function cameraRecording(view: RoomView, stream: MediaStream): MediaStream | undefined {
   const noVideo = exempt(view, 'webcam');
   const noSound = exempt(view, 'microphone');
   if (noVideo && noSound) return undefined;
   if (noVideo) {
     const tracks = stream.getAudioTracks();
-    return tracks.length === 0 ? undefined : { stream: new MediaStream(tracks), mimeTypes: TYPES_SOUND_ONLY };
+    return tracks.length === 0 ? undefined : new MediaStream(tracks);
   }
-  if (noSound) return { stream: new MediaStream(stream.getVideoTracks()), mimeTypes: TYPES_VIDEO_ONLY };
-  return { stream, mimeTypes: TYPES_WITH_SOUND };
+  if (noSound) return new MediaStream(stream.getVideoTracks());
+  return stream;
 }
 
 /** Milliseconds of recording per uploaded chunk. */
@@ -102,7 +94,7 @@ class RoomRecording {
     if (view === undefined || this.paused) return;
     const { exam } = view;
     const camera = room.cameraStream === undefined ? undefined : cameraRecording(view, room.cameraStream);
-    if (exam.web_cam && camera !== undefined) this.#begin('webcam', camera.stream);
+    if (exam.web_cam && camera !== undefined) this.#begin('webcam', camera);
     if (exam.screen_share && !exempt(view, 'screen_share') && room.screenStream !== undefined) {
       this.#begin('screen', room.screenStream);
     }
