@@ -85,58 +85,64 @@ for (const dialect of browserDialects(import.meta.url)) {
       );
     }
 
-    it('records a 3-minute exam through the throttled uplink, showing what waits', async () => {
-      const cdp = await page.context().newCDPSession(page);
-      await cdp.send('Network.enable');
-      const uplink = (bytesPerSecond: number) =>
-        cdp.send('Network.emulateNetworkConditions', {
-          offline: false,
-          latency: 40,
-          downloadThroughput: -1,
-          uploadThroughput: bytesPerSecond,
-        });
-      await uplink(UPLINK_BYTES_PER_SECOND);
-      await page.goto(`${server.baseUrl}/room/${exam.token}`);
-      await page.getByRole('button', { name: 'Start the exam' }).click();
-      await page.getByRole('heading', { name: 'Exam in progress' }).waitFor();
-      await page.getByRole('button', { name: 'Start recording' }).click();
-      await page.locator('#recording-state', { hasText: 'Recording your camera and screen' }).waitFor();
+    it(
+      'records a 3-minute exam through the throttled uplink, showing what waits',
+      { timeout: 12 * 60_000 },
+      async () => {
+        const cdp = await page.context().newCDPSession(page);
+        await cdp.send('Network.enable');
+        const uplink = (bytesPerSecond: number) =>
+          cdp.send('Network.emulateNetworkConditions', {
+            offline: false,
+            latency: 40,
+            downloadThroughput: -1,
+            uploadThroughput: bytesPerSecond,
+          });
+        await uplink(UPLINK_BYTES_PER_SECOND);
+        await page.goto(`${server.baseUrl}/room/${exam.token}`);
+        await page.getByRole('button', { name: 'Start the exam' }).click();
+        await page.getByRole('heading', { name: 'Exam in progress' }).waitFor();
+        await page.getByRole('button', { name: 'Start recording' }).click();
+        await page.locator('#recording-state', { hasText: 'Recording your camera and screen' }).waitFor();
 
-      const line = page.locator('#upload-waiting');
-      const began = Date.now();
-      const ends = began + EXAM_MS;
-      let dip: 'before' | 'in' | 'after' = 'before';
-      while (Date.now() < ends) {
-        if (dip === 'before' && Date.now() - began >= DIP.fromMs) {
-          await uplink(DIP.bytesPerSecond);
-          dip = 'in';
-        } else if (dip === 'in' && Date.now() - began >= DIP.fromMs + DIP.forMs) {
-          await uplink(UPLINK_BYTES_PER_SECOND);
-          dip = 'after';
-        }
-        if (await line.isVisible()) {
-          const text = ((await line.textContent()) ?? '').trim();
-          if (waitingLines.length === 0) {
-            await page.screenshot({ path: path.join(SCREENSHOT_DIR, `weak-network-${dialect}-waiting.png`) });
+        const line = page.locator('#upload-waiting');
+        const began = Date.now();
+        const ends = began + EXAM_MS;
+        let dip: 'before' | 'in' | 'after' = 'before';
+        while (Date.now() < ends) {
+          if (dip === 'before' && Date.now() - began >= DIP.fromMs) {
+            await uplink(DIP.bytesPerSecond);
+            dip = 'in';
+          } else if (dip === 'in' && Date.now() - began >= DIP.fromMs + DIP.forMs) {
+            await uplink(UPLINK_BYTES_PER_SECOND);
+            dip = 'after';
           }
-          waitingLines.push(text);
+          if (await line.isVisible()) {
+            const text = ((await line.textContent()) ?? '').trim();
+            if (waitingLines.length === 0) {
+              await page.screenshot({
+                path: path.join(SCREENSHOT_DIR, `weak-network-${dialect}-waiting.png`),
+              });
+            }
+            waitingLines.push(text);
+          }
+          await page.waitForTimeout(1000);
         }
-        await page.waitForTimeout(1000);
-      }
-      console.log(
-        `weak network: the waiting line showed ${waitingLines.length} times, e.g. ${waitingLines.at(-1) ?? '-'}`,
-      );
+        console.log(
+          `weak network: the waiting line showed ${waitingLines.length} times, e.g. ${waitingLines.at(-1) ?? '-'}`,
+        );
 
-      await page.getByRole('button', { name: 'Finish the exam' }).click();
-      await page.getByRole('dialog', { name: 'Finish the exam?' }).waitFor();
-      await page.getByRole('button', { name: 'Yes, finish now' }).click();
-      // The page sends what waits before it finishes: as long as the line needs.
-      await page.getByRole('heading', { name: 'Your exam is finished' }).waitFor({ timeout: 10 * 60_000 });
-      assert.equal(
-        await page.locator('#arrival-summary').textContent(),
-        'Everything this page recorded has arrived.',
-      );
-    });
+        await page.getByRole('button', { name: 'Finish the exam' }).click();
+        await page.getByRole('dialog', { name: 'Finish the exam?' }).waitFor();
+        await page.getByRole('button', { name: 'Yes, finish now' }).click();
+        // The page sends what waits before it finishes: as long as the line needs.
+        await page.getByRole('heading', { name: 'Your exam is finished' }).waitFor({ timeout: 10 * 60_000 });
+        assert.equal(
+          await page.locator('#arrival-summary').textContent(),
+          'Everything this page recorded has arrived.',
+        );
+      },
+    );
 
     it('stores every chunk the page recorded, in one gapless numbering per stream', async () => {
       const recorded = await recordedInPage();
