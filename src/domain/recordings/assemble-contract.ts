@@ -80,3 +80,30 @@ export async function* readAhead(input: AssembleInput): AsyncGenerator<ReadChunk
     yield { chunk, index, pieces, length };
   }
 }
+
+/**
+ * The placing rules both assemblers follow (WebM's and MP4's): a segment (one recorder's run) is
+ * placed on the exam's clock from the arrival of its first PLACEMENT_CHUNKS chunks (about 16 s); a
+ * frame never lasts longer than MAX_FRAME_MS (a longer distance to the next one is a gap); progress
+ * is told every PROGRESS_EVERY chunks.
+ */
+export const PLACEMENT_CHUNKS = 4;
+export const MAX_FRAME_MS = 1000;
+export const PROGRESS_EVERY = 25;
+
+/**
+ * The offset (output ms = media ms + offset) of a segment whose buffered frames start at media time
+ * `firstMs` (Infinity when it has none): where its chunks' arrival says it began (`estimates`: each
+ * chunk's arrival − the media time it reached; none: the recording's start), but never over what
+ * the file already covers (`coveredUntil`, ms) and never before time 0.
+ */
+export function segmentOffsetMs(
+  firstMs: number,
+  estimates: readonly number[],
+  startedAt: number,
+  coveredUntil: number,
+): number {
+  const wallStart = estimates.length === 0 ? startedAt : Math.min(...estimates);
+  const earliest = Number.isFinite(firstMs) ? coveredUntil - firstMs : coveredUntil;
+  return Math.max(wallStart - startedAt, earliest, 0);
+}

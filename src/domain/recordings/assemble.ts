@@ -3,8 +3,12 @@ import {
   type AssembleInput,
   type AssembleResult,
   type ChunkRef,
+  MAX_FRAME_MS,
   NoPlayableRecording,
+  PLACEMENT_CHUNKS,
+  PROGRESS_EVERY,
   readAhead,
+  segmentOffsetMs,
 } from './assemble-contract.ts';
 import { type WebmFrame, type WebmHeader, WebmReader, type WebmTrack } from './webm-reader.ts';
 import { WebmWriter } from './webm-writer.ts';
@@ -25,13 +29,8 @@ import { looksLikeMp4 } from './mp4-boxes.ts';
 export type { AssembleInput, AssembleResult, ChunkRef, RecordingContentType } from './assemble-contract.ts';
 export { NoPlayableRecording } from './assemble-contract.ts';
 
-/** A segment's place is judged from the arrival of its first chunks, this many (about 16 s). */
-const PLACEMENT_CHUNKS = 4;
 /** Without a better measure, a frame lasts this long (ms) at the end of a run. */
 const DEFAULT_FRAME_MS = { video: 33, audio: 20 } as const;
-/** A frame never lasts longer than this (ms): a longer distance to the next one is a gap. */
-const MAX_FRAME_MS = 1000;
-const PROGRESS_EVERY = 25;
 /** The codecs a browser plays from WebM (and MediaRecorder writes), by Matroska codec id. */
 const KNOWN_CODECS = new Set(['V_VP8', 'V_VP9', 'V_AV1', 'V_MPEG4/ISO/AVC', 'A_OPUS', 'A_VORBIS']);
 
@@ -199,9 +198,7 @@ async function assembleWebm(input: AssembleInput): Promise<AssembleResult> {
       (least, frame) => Math.min(least, frame.timestampMs),
       Number.POSITIVE_INFINITY,
     );
-    const wallStart = state.estimates.length === 0 ? input.startedAt : Math.min(...state.estimates);
-    const earliest = Number.isFinite(firstMs) ? coveredUntil - firstMs : coveredUntil;
-    state.offsetMs = Math.max(wallStart - input.startedAt, earliest, 0);
+    state.offsetMs = segmentOffsetMs(firstMs, state.estimates, input.startedAt, coveredUntil);
     for (const frame of buffered) emit(state, frame);
   }
 

@@ -16,8 +16,12 @@ import {
 import {
   type AssembleInput,
   type AssembleResult,
+  MAX_FRAME_MS,
   NoPlayableRecording,
+  PLACEMENT_CHUNKS,
+  PROGRESS_EVERY,
   readAhead,
+  segmentOffsetMs,
 } from './assemble-contract.ts';
 import { Mp4BoxReader } from './mp4-boxes.ts';
 import type { Gap } from './recording.ts';
@@ -41,12 +45,8 @@ import type { Gap } from './recording.ts';
  * place is worked out, and the muxer's fragment being built.
  */
 
-/** A segment's place is judged from the arrival of its first chunks, this many (as for WebM). */
-const PLACEMENT_CHUNKS = 4;
+/** Without a better measure, a frame lasts this long (ms) at the end of a run (AAC: 1 024 samples at 48 kHz). */
 const DEFAULT_FRAME_MS = { video: 33, audio: 21 } as const;
-/** A frame never lasts longer than this (ms). */
-const MAX_FRAME_MS = 1000;
-const PROGRESS_EVERY = 25;
 /** Output fragments of about this long (seconds): the seek index's granularity. */
 const FRAGMENT_SECONDS = 1;
 /** The file target writes in pieces of this size (bytes). */
@@ -343,9 +343,7 @@ export async function assembleMp4(input: AssembleInput): Promise<AssembleResult>
       (least, frame) => Math.min(least, frame.timestampMs),
       Number.POSITIVE_INFINITY,
     );
-    const wallStart = state.estimates.length === 0 ? input.startedAt : Math.min(...state.estimates);
-    const earliest = Number.isFinite(firstMs) ? coveredUntil - firstMs : coveredUntil;
-    state.offsetMs = Math.max(wallStart - input.startedAt, earliest, 0);
+    state.offsetMs = segmentOffsetMs(firstMs, state.estimates, input.startedAt, coveredUntil);
     for (const { out } of state.map.values()) out.floorMs = out.endMs;
     for (const frame of buffered) await write(state, frame);
   }

@@ -18,10 +18,10 @@ export const QUALITIES: readonly Quality[] = ['low', 'standard', 'high'];
 export const DEFAULT_QUALITY: Quality = 'standard';
 
 /**
- * What a recorder films: the room's camera (with or without sound, or its sound alone), the shared
- * screen, or the phone's camera.
+ * What a recorder films: the room's camera (with or without sound, or its sound alone) or the
+ * shared screen. (The phone records at its own fixed rate: web/phone/lib/recording.ts.)
  */
-export type ProfileSource = 'webcam' | 'screen' | 'phone';
+export type ProfileSource = 'webcam' | 'screen';
 
 /** What the stream to record carries. */
 export interface StreamKinds {
@@ -118,26 +118,6 @@ const LEVELS: Record<ProfileSource, Record<Quality, Level>> = {
       audioKbit: 0,
       keyFrameMs: 4000,
       video: { maxWidth: 2560, maxHeight: 1600, frameRate: 5, ...TEXT },
-    },
-  },
-  phone: {
-    low: {
-      videoKbit: 80,
-      audioKbit: 0,
-      keyFrameMs: 4000,
-      video: { maxWidth: 480, maxHeight: 480, frameRate: 10, ...FACE },
-    },
-    standard: {
-      videoKbit: 120,
-      audioKbit: 0,
-      keyFrameMs: 4000,
-      video: { maxWidth: 640, maxHeight: 640, frameRate: 15, ...FACE },
-    },
-    high: {
-      videoKbit: 400,
-      audioKbit: 0,
-      keyFrameMs: 2000,
-      video: { maxWidth: 1280, maxHeight: 1280, frameRate: 24, ...FACE },
     },
   },
 };
