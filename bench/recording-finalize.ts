@@ -24,6 +24,7 @@
  *
  * BENCH_RECORDING_CHUNKS sets the chunks per stream (default 1800). Figures: docs/performance.md.
  */
+import { instituteOfSession } from '../src/domain/data-keys/data-keys.repository.ts';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -164,7 +165,7 @@ export async function seed(dataDir: string): Promise<{ sessionId: number; bytes:
       email: 'candidate@example.org',
     });
     const startedAt = Date.now() - 3 * 3600_000;
-    const storage = (await import('../src/storage/index.ts')).createStorage(core.config);
+    const storage = (await import('../src/storage/index.ts')).createStorage(core.config, services.dataKeys);
     const store = await storage;
     let bytes = 0;
     for (const [kind, prefix] of [
@@ -183,8 +184,8 @@ export async function seed(dataDir: string): Promise<{ sessionId: number; bytes:
         for (const chunk of recorderChunks(parsed, half)) {
           const stored =
             store.putBytes === undefined
-              ? await store.put(Readable.from([chunk]), {})
-              : await store.putBytes([chunk]);
+              ? await store.put(Readable.from([chunk]), { institute: institute.id })
+              : await store.putBytes([chunk], institute.id);
           const file = await insertFile(database.db, {
             storageKey: stored.key,
             originalName: `${kind}-${sequence}.webm`,
@@ -245,7 +246,10 @@ async function child(mode: string, dataDir: string, sessionId: number): Promise<
     const idleRss = rssOf('VmHWM');
     const started = performance.now();
     if (mode === 'copy') {
-      const store = await (await import('../src/storage/index.ts')).createStorage(core.config);
+      const store = await (
+        await import('../src/storage/index.ts')
+      ).createStorage(core.config, core.services.dataKeys);
+      const institute = (await instituteOfSession(core.database.db, sessionId)) ?? 0;
       for (const kind of ['recording', 'screen_recording']) {
         const rows = await core.database.db
           .selectFrom('session_files')
@@ -259,7 +263,7 @@ async function child(mode: string, dataDir: string, sessionId: number): Promise<
           for (const row of rows)
             for await (const piece of await store.get(row.storage_key)) yield piece as Buffer;
         }
-        const copied = await store.put(Readable.from(all()), {});
+        const copied = await store.put(Readable.from(all()), { institute });
         await store.delete(copied.key);
       }
     } else {

@@ -16,6 +16,7 @@
  * 4. The archive is downloaded through the API and opened with yauzl: every entry's size and SHA-256
  *    must be those of the stored upload, as listed by manifest.json.
  */
+import { instituteOfSession } from '../src/domain/data-keys/data-keys.repository.ts';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -103,6 +104,7 @@ async function seed(sessionIds: readonly number[], sizes: readonly number[]): Pr
       const file = await core.services.files.keepStream(randomStream(size), {
         originalName: name,
         contentType: 'application/pdf',
+        instituteId: (await instituteOfSession(core.database.db, sessionId)) ?? 0,
       });
       await core.database.db
         .insertInto('session_files')

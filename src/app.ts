@@ -21,6 +21,7 @@ import { createStudentSessionsService } from './domain/student-sessions/student-
 import { createUsersService } from './domain/users/users.service.ts';
 import { createStaffAuthService } from './domain/staff-auth/staff-auth.service.ts';
 import { createAuditService } from './domain/audit/audit.service.ts';
+import { createCandidateDataService } from './domain/candidate-data/candidate-data.service.ts';
 import { createStudentImportService } from './domain/student-sessions/student-import.service.ts';
 import { createEmailPreviewService } from './domain/student-sessions/email-preview.service.ts';
 import { createEmailDeliveriesService } from './domain/student-sessions/email-deliveries.service.ts';
@@ -30,9 +31,16 @@ import { createAccountService } from './domain/staff-auth/account.service.ts';
 import { createInvitationsService } from './domain/staff-auth/invitations.service.ts';
 import { createOutboxService } from './domain/mail/outbox.service.ts';
 import { createReviewsService } from './domain/reviews/reviews.service.ts';
+import { createAppealsService } from './domain/appeals/appeals.service.ts';
+import type { SessionReviewedEvent } from './domain/reviews/review.ts';
+import type { Db } from './db/database.ts';
 import { createFlagsService } from './domain/flags/flags.service.ts';
 import { createRecordingsService } from './domain/recordings/recordings.service.ts';
 import { createSessionReportsService } from './domain/reports/session-report.service.ts';
+import {
+  createProcessingRecordsService,
+  deploymentFacts,
+} from './domain/processing-record/processing-record.service.ts';
 import { createAuthenticator } from './http/auth/authenticate.ts';
 import { createFilesService } from './domain/files/files.service.ts';
 import type { JobHandler } from './jobs/job.ts';
@@ -48,6 +56,7 @@ import { createWebhooksService } from './domain/webhooks/webhooks.service.ts';
 import { createRetentionService } from './domain/retention/retention.service.ts';
 import { createOutboundHttp } from './security/outbound-http.ts';
 import { createStorage } from './storage/index.ts';
+import { createDataKeysService } from './domain/data-keys/data-keys.service.ts';
 import type { Services } from './services.ts';
 import type { LiveEngine } from './live/engine.ts';
 import { createConfiguredEngine } from './live/configured-engine.ts';
@@ -126,7 +135,9 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
   }
   const keys = loadServerKeys(config.serverSecret, config.dataDir);
   const { db } = database;
-  const storage = await createStorage(config);
+  // Every stored object is sealed under its institute's data key (docs/storage.md).
+  const dataKeys = createDataKeysService({ db, clock, keys });
+  const storage = await createStorage(config, dataKeys);
   const urlSigner = createUrlSigner(config.publicUrl, keys.urlSigning);
   const files = createFilesService({ db, clock, storage, signer: urlSigner, logger });
   const users = createUsersService({ db, clock, keys });
@@ -138,6 +149,25 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
   const liveEvents = createLiveEvents((error) =>
     logger.error({ err: error }, 'a live event listener failed'),
   );
+  // What a settled verdict causes, in its transaction: the webhook, LTI's flag, the candidate's
+  // verdict notice (docs/appeals.md). An appeal's overturning verdict goes through the same hook.
+  const onReviewed = async (trx: Db, event: SessionReviewedEvent): Promise<void> => {
+    await emitStudentSessionReviewed(jobs, trx, event);
+    // LTI Proctoring Services: a violation is flagged to the platform when it takes `flag`.
+    if (event.verdict === 'violation') {
+      await queueAcsAction(jobs, trx, event.studentSessionId, 'flag', event.reviewedAt);
+    }
+    await appeals.onVerdictSettled(trx, event);
+  };
+  const appeals = createAppealsService({
+    db,
+    dialect: database.dialect,
+    clock,
+    files,
+    jobs,
+    publicUrl: config.publicUrl,
+    onReviewed,
+  });
   const services: Services = {
     institutes: createInstitutesService({ db, clock, files }),
     messageOverrides: createMessageOverridesService({ db, clock }),
@@ -162,7 +192,7 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
     sessionFiles: createSessionFilesService({ db, files }),
     room: createRoomService({ db, clock, files, photos, storage, liveEvents, jobs, mobile }),
     mobile,
-    practice: createPracticeService({ db, clock, storage, storageConfig: config.storage }),
+    practice: createPracticeService({ db, clock, storage, storageConfig: config.storage, dataKeys }),
     authenticator: createAuthenticator({
       db,
       users,
@@ -171,6 +201,14 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
     }),
     staffAuth,
     audit: createAuditService({ db, clock }),
+    candidateData: createCandidateDataService({
+      db,
+      clock,
+      files,
+      jobs,
+      audit: createAuditService({ db, clock }),
+      publicUrl: config.publicUrl,
+    }),
     oidcSignIn: createOidcSignInService({
       db,
       clock,
@@ -187,14 +225,9 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
       db,
       dialect: database.dialect,
       clock,
-      onReviewed: async (trx, event) => {
-        await emitStudentSessionReviewed(jobs, trx, event);
-        // LTI Proctoring Services: a violation is flagged to the platform when it takes `flag`.
-        if (event.verdict === 'violation') {
-          await queueAcsAction(jobs, trx, event.studentSessionId, 'flag', event.reviewedAt);
-        }
-      },
+      onReviewed,
     }),
+    appeals,
     flags: createFlagsService({ db, clock }),
     recordings: createRecordingsService({
       db,
@@ -205,9 +238,17 @@ export async function createCore(config: Config, options: AppOptions = {}): Prom
       logger,
       keepChunks: config.keepRecordingChunks,
       storageConfig: config.storage,
+      dataKeys,
     }),
     reports: createSessionReportsService({ db, clock, files }),
+    processingRecords: createProcessingRecordsService({
+      db,
+      clock,
+      // Every stored object is sealed (createStorage above), so files are encrypted at rest.
+      deployment: deploymentFacts(config, { encryptionAtRest: true }),
+    }),
     files,
+    dataKeys,
     urlSigner,
     jobs,
     mail: createMailService({ db, clock, config, logger, jobs, examStaff, liveEvents }),

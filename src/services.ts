@@ -7,6 +7,7 @@ import type { IdentityProvidersService } from './domain/identity-providers/ident
 import type { LtiResourcesService } from './domain/lti-resources/lti-resources.service.ts';
 import type { ToolProvidersService } from './domain/tool-providers/tool-providers.service.ts';
 import type { FilesService } from './domain/files/files.service.ts';
+import type { DataKeysService } from './domain/data-keys/data-keys.service.ts';
 import type { InstitutesService } from './domain/institutes/institutes.service.ts';
 import type { MessageOverridesService } from './domain/message-overrides/message-overrides.service.ts';
 import type { ExamExportsService } from './domain/exports/exam-exports.service.ts';
@@ -19,6 +20,7 @@ import type { StudentSessionsService } from './domain/student-sessions/student-s
 import type { UsersService } from './domain/users/users.service.ts';
 import type { StaffAuthService } from './domain/staff-auth/staff-auth.service.ts';
 import type { AuditService } from './domain/audit/audit.service.ts';
+import type { CandidateDataService } from './domain/candidate-data/candidate-data.service.ts';
 import type { StudentImportService } from './domain/student-sessions/student-import.service.ts';
 import type { EmailPreviewService } from './domain/student-sessions/email-preview.service.ts';
 import type { EmailDeliveriesService } from './domain/student-sessions/email-deliveries.service.ts';
@@ -28,9 +30,11 @@ import type { AccountService } from './domain/staff-auth/account.service.ts';
 import type { InvitationsService } from './domain/staff-auth/invitations.service.ts';
 import type { OutboxService } from './domain/mail/outbox.service.ts';
 import type { ReviewsService } from './domain/reviews/reviews.service.ts';
+import type { AppealsService } from './domain/appeals/appeals.service.ts';
 import type { FlagsService } from './domain/flags/flags.service.ts';
 import type { RecordingsService } from './domain/recordings/recordings.service.ts';
 import type { SessionReportsService } from './domain/reports/session-report.service.ts';
+import type { ProcessingRecordsService } from './domain/processing-record/processing-record.service.ts';
 import type { Authenticator } from './http/auth/authenticate.ts';
 import type { JobQueue } from './domain/ports/jobs.ts';
 import type { WebhooksService } from './domain/webhooks/webhooks.service.ts';
@@ -79,6 +83,8 @@ export interface Services {
   readonly staffAuth: StaffAuthService;
   /** The audit log of sign-ins and staff writes (docs/audit-log.md). */
   readonly audit: AuditService;
+  /** A candidate's access to their own data, and who of the staff looked at it (docs/candidate-data.md). */
+  readonly candidateData: CandidateDataService;
   /** Staff sign-in through an institute's OpenID Connect provider (docs/staff-sign-in.md). */
   readonly oidcSignIn: OidcSignInService;
   /** A signed-in user's own password and API credentials (docs/staff-sign-in.md, "My account"). */
@@ -89,13 +95,19 @@ export interface Services {
   readonly outbox: OutboxService;
   /** Review verdicts, the second review and the review queue (docs/review.md). */
   readonly reviews: ReviewsService;
+  /** Candidates' appeals against final verdicts, decided by a second reviewer (docs/appeals.md). */
+  readonly appeals: AppealsService;
   /** Dismissing and restoring automated flags (docs/automated-flags.md). */
   readonly flags: FlagsService;
   /** Finalised recordings: the listing and the finalisation job's work (docs/recordings.md). */
   readonly recordings: RecordingsService;
   /** The per-session PDF report for misconduct committees (docs/reports.md). */
   readonly reports: SessionReportsService;
+  /** An institute's record of processing for its data protection officer (docs/data-protection.md). */
+  readonly processingRecords: ProcessingRecordsService;
   readonly files: FilesService;
+  /** Per-institute data keys the storage seals objects with (docs/storage.md, "Encryption at rest"). */
+  readonly dataKeys: DataKeysService;
   readonly urlSigner: UrlSigner;
   /** The durable job queue (enqueue inside the transaction of the change that causes the job). */
   readonly jobs: JobQueue;

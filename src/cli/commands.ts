@@ -4,6 +4,7 @@ import { migrateToLatest } from '../db/migrate.ts';
 import { presentInstituteV3 } from '../http/v3/institutes.presenter.ts';
 import { presentUserV3, userInstitutes } from '../http/v3/users.presenter.ts';
 import { runIdpCommand } from './idp.ts';
+import { runKeysCommand } from './keys.ts';
 import { runMailReadCommand } from './mail.ts';
 import { firstLineOfStdin } from './stdin.ts';
 import { withCore } from './core.ts';
@@ -30,6 +31,13 @@ export const USAGE = `Usage: invigil <command>
   mail list [--status held|failed|sent|queued] [--limit N]
                              the newest emails in the outbox (no bodies)
   mail show ID               one email with its text and HTML bodies
+  keys rotate [--institute ID]
+                             start a new data-key version (one institute, or all): new
+                             files are sealed with it, older ones keep reading
+  keys rewrap [--old-data-dir DIR]
+                             after changing the server key: re-wrap every data key under
+                             the new one; the former INVIGIL_SECRET is read from standard
+                             input (first line), or the former server.key from DIR
 
 Configuration comes from the environment; see README.md.`;
 
@@ -96,6 +104,7 @@ export async function runCommand(config: Config, argv: string[]): Promise<void> 
     return;
   }
   if (group === 'idp' || group === 'identity-provider') return runIdpCommand(config, action, rest);
+  if (group === 'keys') return runKeysCommand(config, action, rest);
   if (group === 'mail' && action === 'redeliver' && rest.length === 0) {
     await withCore(config, async ({ services }) => {
       print({ requeued: await services.mail.redeliver() });

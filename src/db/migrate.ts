@@ -26,6 +26,11 @@ import * as m0023 from './migrations/0023_message_overrides.ts';
 import * as m0024 from './migrations/0024_user_language.ts';
 import * as m0025 from './migrations/0025_accommodations.ts';
 import * as m0026 from './migrations/0026_recording_quality.ts';
+import * as m0027 from './migrations/0027_data_keys.ts';
+import * as m0028 from './migrations/0028_privacy_notice.ts';
+import * as m0029 from './migrations/0029_candidate_data_access.ts';
+import * as m0030 from './migrations/0030_appeals.ts';
+import * as m0031 from './migrations/0031_retention_per_kind.ts';
 
 /** The migrations in order; each receives the dialect because a few column types differ. */
 function migrationsFor(dialect: Database['dialect']): Record<string, Migration> {
@@ -56,6 +61,11 @@ function migrationsFor(dialect: Database['dialect']): Record<string, Migration> 
     '0024_user_language': { up: (db) => m0024.up(db) },
     '0025_accommodations': { up: (db) => m0025.up(db, dialect) },
     '0026_recording_quality': { up: (db) => m0026.up(db) },
+    '0027_data_keys': { up: (db) => m0027.up(db, dialect) },
+    '0028_privacy_notice': { up: (db) => m0028.up(db) },
+    '0029_candidate_data_access': { up: (db) => m0029.up(db, dialect) },
+    '0030_appeals': { up: (db) => m0030.up(db, dialect) },
+    '0031_retention_per_kind': { up: (db) => m0031.up(db, dialect) },
   };
 }
 

@@ -27,6 +27,13 @@ export interface InstitutesTable {
   require_second_factor_for_administrators: DefaultedBool;
   /** Since 0012_session_reviews: a violation verdict waits for a second reviewer (docs/review.md). */
   second_review_required: DefaultedBool;
+  /** Since 0028_privacy_notice: how candidates reach the institute about their data. */
+  privacy_contact: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Since 0028_privacy_notice: the data protection officer's name and address. */
+  dpo_name: ColumnType<string | null, string | null | undefined, string | null>;
+  dpo_email: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Since 0028_privacy_notice: days after a final suspicious/violation verdict an appeal is open. */
+  appeal_period_days: ColumnType<number, number | undefined, number>;
   created_at: Millis;
   updated_at: Millis;
 }
@@ -519,6 +526,32 @@ export interface SessionReviewsTable {
   created_at: Millis;
 }
 
+/** Since 0030_appeals: a candidate's appeal against a final verdict, one per session (docs/appeals.md). */
+export interface AppealsTable {
+  id: Id;
+  student_session_id: number;
+  /** The session_reviews row appealed. */
+  review_id: number;
+  statement: string;
+  /** `open`, `upheld` or `overturned`. */
+  status: string;
+  submitted_at: Millis;
+  decided_by: number | null;
+  decided_by_name: string | null;
+  decided_at: Millis | null;
+  comment: string | null;
+  /** The verdict an overturned appeal recorded. */
+  decision_review_id: number | null;
+}
+
+/** Since 0030_appeals: the files sent with an appeal, in order. */
+export interface AppealFilesTable {
+  id: Id;
+  appeal_id: number;
+  file_id: number;
+  position: number;
+}
+
 /** Since 0011_recordings: one finalised recording per session and stream (docs/recordings.md). */
 export interface RecordingsTable {
   id: Id;
@@ -553,6 +586,34 @@ export interface SessionPurgesTable {
   reason: string;
   retention_period: number | null;
   purged_at: Millis;
+  /** Since 0031_retention_per_kind: `period` or `final_verdict`; null for entries before it. */
+  rule: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** Since 0031_retention_per_kind: an institute's retention period for one kind of data. */
+export interface RetentionPoliciesTable {
+  institute_id: number;
+  /** `id_photo`, `face_photo`, `recording`, `upload` or `incident`. */
+  kind: string;
+  /** Days after the session ended; null follows the institute's session_retention_period. */
+  days: number | null;
+  updated_by: number | null;
+  updated_at: Millis;
+}
+
+/** Since 0031_retention_per_kind: a kind of a session's data the retention sweep purged. */
+export interface SessionKindPurgesTable {
+  student_session_id: number;
+  kind: string;
+  /** `period` or `final_verdict`. */
+  rule: string;
+  days: number | null;
+  purged_at: Millis;
+  /** For `id_photo`: the ID was checked (a final verdict was recorded), by whom and when. */
+  id_checked: DefaultedBool;
+  id_checked_by: number | null;
+  id_checked_by_name: string | null;
+  id_checked_at: Millis | null;
 }
 
 /** Since 0015_live_proctoring: the chat between a session's proctors and its candidate. */
@@ -655,6 +716,32 @@ export interface LtiSessionLinksTable {
   updated_at: Millis;
 }
 
+/** Since 0029_candidate_data_access: one-time codes and download keys of a candidate's own data. */
+export interface CandidateDataCodesTable {
+  id: Id;
+  student_session_id: number;
+  /** SHA-256 (hex) of the emailed code; the code itself is never kept. */
+  code_hash: string;
+  /** Wrong codes tried against this one. */
+  attempts: ColumnType<number, number | undefined, number>;
+  created_at: Millis;
+  expires_at: Millis;
+  /** When the code was entered right (it works once). */
+  used_at: Millis | null;
+  /** SHA-256 (hex) of the download key given for the code; null before. */
+  download_hash: string | null;
+  download_expires_at: Millis | null;
+}
+
+/** An institute's data key of one version, wrapped under the server key (docs/storage.md). */
+export interface DataKeysTable {
+  institute_id: number;
+  version: number;
+  /** base64 of nonce, tag and the AES-256-GCM-encrypted 32-byte key. */
+  wrapped_key: string;
+  created_at: Millis;
+}
+
 export interface Tables {
   institutes: InstitutesTable;
   identity_providers: IdentityProvidersTable;
@@ -687,6 +774,8 @@ export interface Tables {
   recordings: RecordingsTable;
   webhook_secrets: WebhookSecretsTable;
   session_purges: SessionPurgesTable;
+  retention_policies: RetentionPoliciesTable;
+  session_kind_purges: SessionKindPurgesTable;
   live_messages: LiveMessagesTable;
   practice_runs: PracticeRunsTable;
   lti_tool_keys: LtiToolKeysTable;
@@ -694,4 +783,8 @@ export interface Tables {
   lti_oauth_nonces: LtiOauthNoncesTable;
   lti_tickets: LtiTicketsTable;
   lti_session_links: LtiSessionLinksTable;
+  candidate_data_codes: CandidateDataCodesTable;
+  appeals: AppealsTable;
+  appeal_files: AppealFilesTable;
+  data_keys: DataKeysTable;
 }

@@ -116,6 +116,14 @@ export function instituteStanding(actor: Actor, instituteId: number): Standing {
   return baseRole(actor.role) === 'administrator' ? 'manage' : 'forbidden';
 }
 
+/**
+ * An institute's record of processing (docs/data-protection.md): generated for its administrators
+ * and superusers (`manage`); other members are refused (403); any other institute is hidden.
+ */
+export function processingRecordStanding(actor: Actor, instituteId: number): Standing {
+  return instituteStanding(actor, instituteId);
+}
+
 /** The users of an institute: managed by its administrators and superusers, closed to other members. */
 export function usersStanding(actor: Actor, instituteId: number): Standing {
   return instituteStanding(actor, instituteId);
@@ -215,4 +223,18 @@ export function liveWatchScope(actor: Actor, exam: ExamScope): 'all' | 'assigned
   if (canManageExam(actor, exam)) return 'all';
   if (baseRole(actor.role) === 'proctor' && exam.instituteId === actor.instituteId) return 'assigned';
   return undefined;
+}
+
+// ---- Appeals (step 19) ----
+
+/**
+ * Who may decide a candidate's appeal against a verdict (docs/appeals.md): whoever may record a
+ * verdict on the session (the exam's managers, administrators, superusers, the institute's
+ * reviewers), except the reviewer who gave the appealed verdict (the appeals service refuses that
+ * one with 422, naming why). Proctors, auditors and teachers of other exams read appeals but do
+ * not decide them.
+ */
+export function canDecideAppeal(actor: Actor, exam: ExamScope): boolean {
+  if (canManageExam(actor, exam)) return true;
+  return exam.instituteId === actor.instituteId && baseRole(actor.role) === 'reviewer';
 }

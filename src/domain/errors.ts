@@ -19,6 +19,7 @@ export const ERROR_CODES = [
   'route_not_found',
   'unavailable',
   'rate_limited',
+  'data_key_unavailable',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -161,4 +162,21 @@ export class ServiceUnavailable extends DomainError {
 /** Too many requests from one caller in the window (the candidate room's rate limit). */
 export class RateLimited extends DomainError {
   readonly code = 'rate_limited';
+}
+
+/**
+ * Stored data cannot be decrypted: the institute's data key is missing, or it does not open with this
+ * server's key (INVIGIL_SECRET or DATA_DIR/server.key changed without `invigil keys rewrap`). The
+ * service fails closed: it never hands out the stored bytes. Answered 500 with a fixed message; the
+ * log names the institute and key version.
+ */
+export class DataKeyUnavailable extends DomainError {
+  readonly code = 'data_key_unavailable';
+  readonly instituteId: number;
+  readonly version: number;
+  constructor(instituteId: number, version: number, reason: string) {
+    super(`data key ${version} of institute ${instituteId} is unavailable: ${reason}`);
+    this.instituteId = instituteId;
+    this.version = version;
+  }
 }

@@ -37,6 +37,7 @@ export const V3_STATUS: Readonly<Record<ErrorCode, number>> = {
   route_not_found: 404,
   unavailable: 503,
   rate_limited: 429,
+  data_key_unavailable: 500,
 };
 
 /** V2 answers failures with empty bodies and its own statuses (400 where V3 says 422). */
@@ -54,6 +55,7 @@ const FIXED_MESSAGES: Partial<Record<ErrorCode, string>> = {
   not_acceptable: NOT_ACCEPTABLE,
   route_not_found: 'Not Found',
   unavailable: 'Service unavailable',
+  data_key_unavailable: 'Stored data cannot be decrypted with this server key',
 };
 
 /** The V3 answer to a domain error: `{"error": MESSAGE}`, plus `errors` for one invalid field. */

@@ -22,6 +22,7 @@ import { registerLiveAssets } from './live/assets.routes.ts';
 import { registerWebAssets } from './web-build.ts';
 import { registerFlagModels } from './room/models.routes.ts';
 import { registerRoomRoutes } from './room/room.routes.ts';
+import { registerCandidateDataPages } from './room/candidate-data.routes.ts';
 import { registerPractice } from './practice/practice.routes.ts';
 import { registerMobileRoutes } from './mobile/mobile.routes.ts';
 import { registerLtiProctoringRoutes } from './lti/proctoring.routes.ts';
@@ -287,6 +288,9 @@ export async function buildServer(deps: RouteDeps): Promise<FastifyInstance> {
     if (domain !== undefined) {
       if (domain.code === 'unavailable') reply.header('retry-after', String(RETRY_AFTER_SECONDS));
       if (domain.code === 'unauthorized') request.log.warn({ reason: domain.message }, 'request refused');
+      // Fail closed, loudly: the operator must restore the server key (docs/storage.md).
+      if (domain.code === 'data_key_unavailable')
+        request.log.error({ reason: domain.message }, 'stored data cannot be decrypted');
       // The parser's message can quote the body (secrets included), so only the fact is logged.
       if (domain.code === 'malformed_body')
         request.log.info({ path: request.url.split('?')[0] }, 'unreadable body');
@@ -374,6 +378,8 @@ export async function buildServer(deps: RouteDeps): Promise<FastifyInstance> {
   await registerPractice(app, deps);
   await app.register((scope) => registerMobileRoutes(scope, deps), { prefix: '/api/mobile' });
   registerRoomPage(app, deps);
+  // A candidate's own data: the request page and the zip's expiring address (docs/candidate-data.md).
+  registerCandidateDataPages(app, deps);
   // The phone as a second camera: the PIN form and the phone page (docs/room.md "The phone").
   registerMobilePages(app, deps);
   // The room's automated-flag detectors and their models, hashed and immutable (docs/automated-flags.md).

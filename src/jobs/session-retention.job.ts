@@ -3,8 +3,9 @@ import type { JobHandlerDeps } from './handler-deps.ts';
 import type { JobHandler } from './job.ts';
 
 /**
- * The `session.retention` handler: one sweep of session media past their institute's
- * session_retention_period (services.retention.sweep, docs/retention.md). The maintenance sweep
+ * The `session.retention` handler: one sweep of session data past its retention, kind by kind (the
+ * institute's period per kind, the ID photo's final-verdict rule; services.retention.sweep,
+ * docs/retention.md). The maintenance sweep
  * enqueues it with one dedupe key, so one runs at a time across every worker. Idempotent: what a
  * sweep finished is marked in the database, and an attempt cut short (a crash, a lost lease) leaves
  * its session's rows for the next attempt. Throws, so the attempt is retried, when some session's
@@ -23,7 +24,7 @@ export function createSessionRetentionJob(deps: JobHandlerDeps): JobHandler {
       }
       if (outcome.failed > 0) {
         throw new Error(
-          `${outcome.failed} sessions' media could not be purged (storage failed); tried again later`,
+          `${outcome.failed} sessions' data could not be purged (storage failed); tried again later`,
         );
       }
     },

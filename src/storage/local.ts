@@ -4,7 +4,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { isStorageKey, newStorageKey } from './keys.ts';
 import { Measure } from './measure.ts';
-import { type Storage, StorageMissing, type StoredObject } from './storage.ts';
+import { type ObjectStore, StorageMissing, type StoredObject } from './storage.ts';
 
 /**
  * How a temporary file written in one call is opened: created (never an existing one), and, where
@@ -89,10 +89,11 @@ export async function sweepStaleParts(root: string, now: number, staleMs = PART_
 }
 
 /**
- * Files on the local disk under `root`. A write goes to a temporary file in the same file system,
- * is flushed, then renamed into place, so a crash never leaves half a file under a real key.
+ * Files on the local disk under `root`, stored as they are given (the sealing storage above encrypts
+ * them first). A write goes to a temporary file in the same file system, is flushed, then renamed
+ * into place, so a crash never leaves half a file under a real key.
  */
-export function createLocalStorage(root: string): Storage {
+export function createLocalStorage(root: string): ObjectStore {
   const tmp = path.join(root, '.tmp');
   fs.mkdirSync(tmp, { recursive: true });
 
@@ -172,7 +173,7 @@ export function createLocalStorage(root: string): Storage {
       return stored;
     },
 
-    putBytes(pieces) {
+    putBytes(pieces, options) {
       const key = newStorageKey();
       const temporary = `${tmp}${path.sep}${key.slice(3)}.part`;
       const { folder, file } = placeOf(key);
@@ -195,6 +196,7 @@ export function createLocalStorage(root: string): Storage {
             else fail(error);
           });
         });
+        if (options?.digest === false) return;
         const hash = crypto.createHash('sha256');
         for (const piece of pieces) hash.update(piece);
         sha256 = hash.digest('hex');
@@ -219,6 +221,14 @@ export function createLocalStorage(root: string): Storage {
         throw new StorageMissing(`no object ${key}`);
       }
       return fs.createReadStream(file, { start: range.start, end: range.end });
+    },
+
+    async size(key) {
+      try {
+        return (await fs.promises.stat(pathOf(key))).size;
+      } catch {
+        throw new StorageMissing(`no object ${key}`);
+      }
     },
 
     async delete(key) {

@@ -3,6 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import {
   DeleteObjectCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   NoSuchKey,
   S3Client,
   type S3ClientConfig,
@@ -13,7 +14,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { contentDisposition } from './content-disposition.ts';
 import { isStorageKey, newStorageKey } from './keys.ts';
 import { Measure } from './measure.ts';
-import { type Storage, StorageMissing } from './storage.ts';
+import { type ObjectStore, StorageMissing } from './storage.ts';
 
 /** Where the objects go: a bucket, and for an S3-compatible service other than AWS its endpoint. */
 export interface S3Location {
@@ -66,7 +67,10 @@ function isMissing(error: unknown): boolean {
  * addresses are S3 presigned GET URLs that make S3 answer with the original file name and type.
  * Returns the storage; `client` is for tests that bring their own.
  */
-export function createS3Storage(location: S3Location, client: S3Client = createS3Client(location)): Storage {
+export function createS3Storage(
+  location: S3Location,
+  client: S3Client = createS3Client(location),
+): ObjectStore {
   const Bucket = location.bucket;
 
   function checked(key: string): string {
@@ -116,6 +120,29 @@ export function createS3Storage(location: S3Location, client: S3Client = createS
         const answer = await client.send(new GetObjectCommand({ Bucket, Key: checked(key) }));
         if (!(answer.Body instanceof Readable)) throw new Error(`S3 sent no body stream for ${key}`);
         return answer.Body;
+      } catch (error) {
+        if (isMissing(error)) throw new StorageMissing(`no object ${key}`);
+        throw error;
+      }
+    },
+
+    async getRange(key, range) {
+      try {
+        const answer = await client.send(
+          new GetObjectCommand({ Bucket, Key: checked(key), Range: `bytes=${range.start}-${range.end}` }),
+        );
+        if (!(answer.Body instanceof Readable)) throw new Error(`S3 sent no body stream for ${key}`);
+        return answer.Body;
+      } catch (error) {
+        if (isMissing(error)) throw new StorageMissing(`no object ${key}`);
+        throw error;
+      }
+    },
+
+    async size(key) {
+      try {
+        const answer = await client.send(new HeadObjectCommand({ Bucket, Key: checked(key) }));
+        return answer.ContentLength ?? 0;
       } catch (error) {
         if (isMissing(error)) throw new StorageMissing(`no object ${key}`);
         throw error;

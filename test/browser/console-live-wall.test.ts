@@ -24,6 +24,7 @@ import {
   type StaffUser,
 } from './console/support.ts';
 import { framesAdvance, MEDIA_TIMEOUT } from './live-support.ts';
+import { acceptPrivacy } from './privacy-support.ts';
 
 type Json = Record<string, unknown>;
 
@@ -90,6 +91,7 @@ for (const dialect of browserDialects(import.meta.url)) {
       const room = await newPage(world);
       await room.goto(`${world.baseUrl}/room/${candidates[name]?.token ?? ''}`);
       await room.getByRole('heading', { name: 'Before you start' }).waitFor();
+      await acceptPrivacy(room);
       await room.getByRole('button', { name: 'Test camera and microphone' }).click();
       await room.getByText('Camera: passed').waitFor();
       await room.getByRole('button', { name: 'Share your screen' }).click();

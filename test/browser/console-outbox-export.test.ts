@@ -78,6 +78,7 @@ for (const dialect of browserDialects(import.meta.url)) {
       const file = await world.server.app.services.files.keepStream(Readable.from([handedIn]), {
         originalName: 'answers.txt',
         contentType: 'text/plain',
+        instituteId: world.instituteId,
       });
       await world.server.app.database.db
         .insertInto('session_files')

@@ -1,6 +1,7 @@
 /**
  * Retention in the console, in Chromium: the administration's Retention tab (the institute's period,
- * the purge log with its kind filter, and what it says while nothing was purged), and the legal hold
+ * its retention per kind of data, in English and Arabic, the purge log with its kind filter, and
+ * what it says while nothing was purged), and the legal hold
  * on a student's edit screen (placing one with a reason after a confirmation, removing it, and a
  * session whose media were purged). A teacher is not offered the hold. Every screen gets axe and a
  * screenshot, and both screens are checked at 390 px.
@@ -58,6 +59,7 @@ for (const dialect of browserDialects(import.meta.url)) {
       const upload = await files.keepStream(Readable.from([Buffer.alloc(UPLOAD_BYTES, 7)]), {
         originalName: 'answers.pdf',
         contentType: 'application/pdf',
+        instituteId: world.instituteId,
       });
       const now = Date.now();
       await db
@@ -141,11 +143,17 @@ for (const dialect of browserDialects(import.meta.url)) {
       await page.getByText('Page 1 of 1 · 1 in all').waitFor();
       await checkScreen(page, `retention-log-${dialect}`);
 
-      await page.getByLabel('Kind').selectOption({ label: 'ID card and face photos' });
+      await page
+        .getByRole('form', { name: 'Filter the purge log' })
+        .getByLabel('Kind')
+        .selectOption({ label: 'ID card photos' });
       await page.getByText('Nothing of this kind was purged.').waitFor();
-      assert.match(page.url(), /kind=photo/);
+      assert.match(page.url(), /kind=id_photo/);
       await checkScreen(page, `retention-filtered-${dialect}`);
-      await page.getByLabel('Kind').selectOption({ label: 'Uploaded files' });
+      await page
+        .getByRole('form', { name: 'Filter the purge log' })
+        .getByLabel('Kind')
+        .selectOption({ label: 'Uploaded files' });
       await row.waitFor();
 
       // The session link leads to the student's edit screen, which says the media went.
@@ -157,6 +165,108 @@ for (const dialect of browserDialects(import.meta.url)) {
       await purged.filter({ hasText: 'Uploaded files' }).waitFor();
       assert.match(await purged.first().innerText(), /1\.5 MB/);
       await checkScreen(page, `legal-hold-purged-${dialect}`);
+    });
+
+    it('sets the retention per kind, naming a refused field, in English and in Arabic', async () => {
+      await page.goto(`${world.baseUrl}/console/admin/retention`);
+      const form = page.getByRole('form', { name: 'Retention per kind of data' });
+      await form.waitFor();
+      const idPhoto = form.getByLabel('ID card photos (days)');
+      await idPhoto.waitFor();
+      assert.equal(await idPhoto.inputValue(), '30', 'the default review period');
+      await form.getByText(/Also deleted 24 hours after the verdict is final/).waitFor();
+      const face = form.getByLabel('Face photos (days)');
+      assert.equal(await face.inputValue(), '', 'follows the retention period');
+      await form.getByText('Now kept 30 days. Default: the retention period.').first().waitFor();
+
+      await face.fill('0');
+      await form.getByRole('button', { name: 'Save retention' }).click();
+      await form.getByText('must be greater than or equal to 1').waitFor();
+      assert.equal(await face.getAttribute('aria-invalid'), 'true');
+      const unchanged = await admin.client.v3('GET', '/institutes/:id/retention_policies', {
+        id: world.instituteId,
+      });
+      assert.equal(unchanged.status, 200, unchanged.text);
+      const before = object(unchanged.json, 'body').retention_policies as Json[];
+      assert.equal(before.find((policy) => policy.kind === 'face_photo')?.setting, null);
+
+      await face.fill('7');
+      await form.getByRole('button', { name: 'Save retention' }).click();
+      await form.getByRole('status').filter({ hasText: 'Retention saved.' }).waitFor();
+      await form.getByText('Now kept 7 days.', { exact: false }).waitFor();
+      const saved = await admin.client.v3('GET', '/institutes/:id/retention_policies', {
+        id: world.instituteId,
+      });
+      const policies = object(saved.json, 'body').retention_policies as Json[];
+      assert.deepEqual(
+        policies.map((policy) => [policy.kind, policy.days]),
+        [
+          ['id_photo', 30],
+          ['face_photo', 7],
+          ['recording', 30],
+          ['upload', 30],
+          ['incident', 30],
+        ],
+      );
+      await checkScreen(page, `retention-settings-${dialect}`);
+
+      await page.goto(`${world.baseUrl}/console/admin/retention?lang=ar`);
+      const arabic = page.getByRole('form', { name: 'الاحتفاظ حسب نوع البيانات' });
+      await arabic.getByLabel('صور الوجه (بالأيام)').waitFor();
+      assert.equal(await page.evaluate(() => document.documentElement.dir), 'rtl');
+      await page.locator('table.purges tbody tr').first().waitFor();
+      await checkScreen(page, `retention-settings-ar-${dialect}`);
+      await page.goto(`${world.baseUrl}/console/admin/retention?lang=en`);
+      await form.waitFor();
+    });
+
+    it('says in the review when the ID photo went and who checked the ID', async () => {
+      const { files } = world.server.app.services;
+      const { db } = world.server.app.database;
+      const photo = await files.keepStream(Readable.from([Buffer.from('an ID card')]), {
+        originalName: 'id.png',
+        contentType: 'image/png',
+        instituteId: world.instituteId,
+      });
+      const now = Date.now();
+      const reviewedId = await addStudent('Anna Komnene');
+      await db
+        .updateTable('student_sessions')
+        .set({
+          status: 'exam_finished',
+          end_time: now - 3 * DAY_MS,
+          id_card_file_id: photo.id,
+          id_card_file_name: 'id.png',
+          id_card_content_type: 'image/png',
+          id_card_file_size: photo.size,
+        })
+        .where('id', '=', reviewedId)
+        .execute();
+      // A final verdict two days ago: the ID photo goes 24 hours after it, before its 30 days.
+      await db
+        .insertInto('session_reviews')
+        .values({
+          student_session_id: reviewedId,
+          previous_review_id: 0,
+          verdict: 'passed',
+          comment: null,
+          reviewer_id: admin.id,
+          reviewer_name: 'Theodora Reviewer',
+          second_review: 'not_required',
+          created_at: now - 2 * DAY_MS,
+        })
+        .execute();
+      assert.equal((await world.server.app.services.retention.sweep()).failed, 0);
+
+      await page.goto(`${world.baseUrl}/console/sessions/${reviewedId}/review`);
+      const identity = page.getByRole('complementary', { name: 'Identity' });
+      await identity.getByText(/^Deleted on .* under the retention rule\.$/).waitFor();
+      await identity.getByText(/^The ID was checked by Theodora Reviewer on /).waitFor();
+      await checkScreen(page, `retention-review-identity-${dialect}`);
+
+      // A session whose recordings retention removed says so instead of "nothing was recorded".
+      await page.goto(`${world.baseUrl}/console/sessions/${purgedId}/review`);
+      await page.getByText(/^The recordings were deleted on .* under the retention rule\.$/).waitFor();
     });
 
     it('places a legal hold with a reason after a confirmation, and removes it', async () => {

@@ -24,6 +24,7 @@ import {
   type StaffUser,
   v3Call,
 } from './console/support.ts';
+import { acceptPrivacy } from './privacy-support.ts';
 
 type Json = Record<string, unknown>;
 
@@ -453,6 +454,7 @@ for (const dialect of browserDialects(import.meta.url)) {
       ).newPage();
       await candidate.goto(`${world.baseUrl}/room/${student.token as string}`);
       await candidate.getByRole('heading', { name: 'Before you start' }).waitFor();
+      await acceptPrivacy(candidate);
       await tile('In setup').getByText('1', { exact: true }).waitFor();
       const row = page.locator('tbody tr', { hasText: 'Ada Lovelace' });
       await row.getByText('In setup').waitFor();

@@ -13,6 +13,7 @@ import { browserDialects } from '../helpers/server.ts';
 import { digestZip } from '../helpers/zip-archive.ts';
 import { runDueJobs } from '../mail/support.ts';
 import { checkScreen, newPage, signIn, startConsoleWorld, type ConsoleWorld } from './console/support.ts';
+import { acceptPrivacy } from './privacy-support.ts';
 
 const PASSWORD = 'a long passphrase for the exam office';
 
@@ -128,6 +129,7 @@ for (const dialect of browserDialects(import.meta.url)) {
       const candidate = await (await world.chromium.newContext()).newPage();
       await candidate.goto(roomLink);
       await candidate.getByRole('heading', { name: 'Before you start' }).waitFor();
+      await acceptPrivacy(candidate);
       await row.getByText('In setup').waitFor();
       await candidate.getByRole('button', { name: 'Test camera and microphone' }).click();
       await candidate.getByText('Camera: passed').waitFor();

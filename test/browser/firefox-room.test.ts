@@ -237,6 +237,8 @@ for (const dialect of browserDialects(import.meta.url)) {
       });
 
       it('runs the checks, takes both photos and accepts the terms', async () => {
+        // The privacy panel first: the checks show once it is accepted (docs/room.md "Privacy panel").
+        await page.click('#privacy-accept');
         await page.click('#run-camera');
         await waitForText('#results-camera', /Camera: passed/);
         await waitForText('#results-camera', /Microphone: passed/);

@@ -35,6 +35,7 @@ import {
   type StaffUser,
   startConsoleWorld,
 } from './console/support.ts';
+import { acceptPrivacy } from './privacy-support.ts';
 
 type Json = Record<string, unknown>;
 
@@ -145,6 +146,7 @@ for (const dialect of browserDialects(import.meta.url)) {
       });
       await page.goto(`${world.baseUrl}/room/${String(student.token)}`);
       await page.getByRole('heading', { name: 'Before you start' }).waitFor();
+      await acceptPrivacy(page);
       // What is analysed, said before the start (and that it stays on the device).
       await page.getByRole('heading', { name: 'Automatic checks during the exam' }).waitFor();
       await page.getByRole('button', { name: 'Start the exam' }).click();

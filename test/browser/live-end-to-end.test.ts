@@ -23,6 +23,7 @@ import {
   type StaffUser,
 } from './console/support.ts';
 import { framesAdvance, MEDIA_TIMEOUT, tileSays } from './live-support.ts';
+import { acceptPrivacy } from './privacy-support.ts';
 
 type Json = Record<string, unknown>;
 
@@ -100,6 +101,7 @@ for (const dialect of browserDialects(import.meta.url)) {
       candidates.set(name, { id, token: String(created.token), name, room });
       await room.goto(`${world.baseUrl}/room/${String(created.token)}`);
       await room.getByRole('heading', { name: 'Before you start' }).waitFor();
+      await acceptPrivacy(room);
       await room.getByRole('button', { name: 'Test camera and microphone' }).click();
       await room.getByText('Camera: passed').waitFor({ timeout: MEDIA_TIMEOUT });
       await room

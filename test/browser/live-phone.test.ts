@@ -25,6 +25,7 @@ import {
   type StaffUser,
 } from './console/support.ts';
 import { framesAdvance, MEDIA_TIMEOUT, tileSays } from './live-support.ts';
+import { acceptPrivacy } from './privacy-support.ts';
 
 type Json = Record<string, unknown>;
 
@@ -125,6 +126,7 @@ describe('live proctoring: the phone as a second camera [sqlite]', () => {
     // The computer: the exam room publishes its camera once it is tested.
     room = await newPage(world, { width: 1024, height: 768 });
     await room.goto(`${world.baseUrl}/room/${String(created.token)}`);
+    await acceptPrivacy(room);
     await room.getByRole('button', { name: 'Test camera and microphone' }).click();
     await room
       .locator('#live-state', { hasText: 'Your proctor can see you' })

@@ -21,6 +21,7 @@ import { browserDialects } from '../helpers/server.ts';
 import { type LtiWorld, startLtiWorld } from '../http/lti/lti-13.support.ts';
 import { CLAIM } from '../lti/fake-platform.ts';
 import { assertNoSeriousAxeViolations } from './axe.ts';
+import { acceptPrivacy } from './privacy-support.ts';
 
 for (const dialect of browserDialects(import.meta.url)) {
   describe(`LTI Proctoring Services round trip in Chromium [${dialect}]`, () => {
@@ -81,6 +82,7 @@ for (const dialect of browserDialects(import.meta.url)) {
       await room.getByRole('link', { name: 'Final exam' }).click();
       await room.waitForURL(new RegExp(`^${world.baseUrl}/room/[0-9a-f]+$`));
       await room.getByRole('heading', { name: 'Before you start' }).waitFor();
+      await acceptPrivacy(room);
 
       await room.getByRole('button', { name: 'Test camera and microphone' }).click();
       await room.getByText('Camera: passed').waitFor();

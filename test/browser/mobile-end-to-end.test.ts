@@ -37,6 +37,7 @@ import {
   screenshots,
   v3,
 } from './mobile-support.ts';
+import { acceptPrivacy } from './privacy-support.ts';
 
 /** Chunks of each stream to wait for during the exam (4 s each). */
 const CHUNKS_DURING_EXAM = 3;
@@ -108,12 +109,14 @@ for (const dialect of browserDialects(import.meta.url)) {
     it('pairs the phone by the QR code and passes every check on both screens', async () => {
       await room.goto(`${world.baseUrl}/room/${token}`);
       await room.getByRole('heading', { name: 'Before you start' }).waitFor();
+      await acceptPrivacy(room);
       const required = object((await roomView(world, token)).session, 'session').required_checks as string[];
       assert.ok(required.includes('mobile_check'), JSON.stringify(required));
       await screenshot(room, 'room', 'setup');
 
       await phone.goto(String((await roomMobile(world, token)).pairing_url));
       await phone.getByRole('heading', { name: 'Set up your phone camera' }).waitFor();
+      await acceptPrivacy(phone);
       await chooseCamera(phone, 'Front camera');
       await screenshot(phone, 'phone', 'camera-on');
       await runPhoneCheck(phone);

@@ -37,6 +37,7 @@ import {
   screenshots,
   v3,
 } from './mobile-support.ts';
+import { acceptPrivacy } from './privacy-support.ts';
 
 for (const dialect of browserDialects(import.meta.url)) {
   describe(`the phone as a second camera: pairing, recording, lost and back [${dialect}]`, () => {
@@ -95,6 +96,7 @@ for (const dialect of browserDialects(import.meta.url)) {
       // The room shows the address and the PIN for a phone that cannot scan.
       await room.goto(`${world.baseUrl}/room/${student1.token}`);
       await room.getByRole('heading', { name: 'Before you start' }).waitFor();
+      await acceptPrivacy(room);
       const mobile = await roomMobile(world, student1.token);
       assert.equal(mobile.pairing_address, `${world.baseUrl}/m`);
       assert.equal(mobile.pin_code, student1.pin);
@@ -122,6 +124,7 @@ for (const dialect of browserDialects(import.meta.url)) {
       await pin.page.getByLabel('PIN').fill(student1.pin);
       await pin.page.getByRole('button', { name: 'Connect this phone' }).click();
       await pin.page.getByRole('heading', { name: 'Set up your phone camera' }).waitFor();
+      await acceptPrivacy(pin.page);
       assert.equal(pin.page.url(), mobile.pairing_url, 'the PIN leads to the QR code’s page');
       const paired = await eventually('the phone paired', async () => {
         const now = await roomMobile(world, student1.token);
@@ -151,6 +154,7 @@ for (const dialect of browserDialects(import.meta.url)) {
       qrSession = await student('Sylvia Earle', 'sylvia@example.org');
       await room.goto(`${world.baseUrl}/room/${qrSession.token}`);
       await room.getByRole('heading', { name: 'Before you start' }).waitFor();
+      await acceptPrivacy(room);
       pairingUrl = String((await roomMobile(world, qrSession.token)).pairing_url);
       assert.match(pairingUrl, new RegExp(`^${world.baseUrl}/m/[0-9a-f]{32}$`));
       await screenshot(room, 'room', 'qr-shown');
@@ -158,6 +162,7 @@ for (const dialect of browserDialects(import.meta.url)) {
       ({ context: phoneContext, page: phone } = await newPhone(world));
       await phone.goto(pairingUrl);
       await phone.getByRole('heading', { name: 'Set up your phone camera' }).waitFor();
+      await acceptPrivacy(phone);
       assert.equal(await phone.title(), 'Marine biology · phone camera');
       assert.ok(await phone.getByText('Your face, your hands and your screen in view').isVisible());
       await screenshot(phone, 'phone', 'opened');
@@ -311,9 +316,11 @@ describe('the phone as a second camera in a live-proctored exam: its page shows 
     const room = await newComputer(world.chromium);
     await room.goto(`${world.baseUrl}/room/${String(record.token)}`);
     await room.getByRole('heading', { name: 'Before you start' }).waitFor();
+    await acceptPrivacy(room);
     const { page: phone } = await newPhone(world);
     await phone.goto(String((await roomMobile(world, String(record.token))).pairing_url));
     await phone.getByRole('heading', { name: 'Set up your phone camera' }).waitFor();
+    await acceptPrivacy(phone);
     await chooseCamera(phone, 'Back camera');
     await phone
       .locator('#live-state', { hasText: 'Your proctor can see this camera.' })

@@ -13,6 +13,7 @@ import { httpRequest } from '../helpers/http.ts';
 import { object } from '../helpers/json.ts';
 import type { Scalar } from '../helpers/signing.ts';
 import { assertNoSeriousAxeViolations } from './axe.ts';
+import { acceptPrivacy } from './privacy-support.ts';
 import type { ConsoleWorld, StaffUser } from './console/support.ts';
 
 export type Json = Record<string, unknown>;
@@ -144,6 +145,7 @@ export async function assertPhoneFriendly(page: Page, stage: string): Promise<vo
  * records it, speakers, the connection, and the two photos.
  */
 export async function runRoomChecks(room: Page, options: { screen: boolean }): Promise<void> {
+  await acceptPrivacy(room, FOLLOW_MS);
   await room.getByRole('button', { name: 'Test camera and microphone' }).click();
   await room.getByText('Camera: passed', { exact: true }).waitFor({ timeout: FOLLOW_MS });
   await room.getByText('Microphone: passed', { exact: true }).waitFor({ timeout: FOLLOW_MS });
@@ -165,6 +167,7 @@ export async function runRoomChecks(room: Page, options: { screen: boolean }): P
 
 /** Chooses a camera on the phone page and waits until its picture plays. */
 export async function chooseCamera(phone: Page, which: 'Front camera' | 'Back camera'): Promise<void> {
+  await acceptPrivacy(phone, FOLLOW_MS);
   const button = phone.getByRole('button', { name: which });
   await button.click();
   await phone

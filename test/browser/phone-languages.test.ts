@@ -31,6 +31,7 @@ import {
   v3,
 } from './mobile-support.ts';
 import { assertNoEnglish } from './pseudo.ts';
+import { acceptPrivacy } from './privacy-support.ts';
 
 const EXAM_NAME = 'Biologie 101';
 
@@ -64,6 +65,7 @@ async function assertLanguage(page: Page, lang: string, dir: 'ltr' | 'rtl'): Pro
 
 /** Chooses the camera by its button's name (in the page's language) and waits for its picture. */
 async function chooseCamera(phone: Page, name: string): Promise<void> {
+  await acceptPrivacy(phone, FOLLOW_MS);
   await phone.getByRole('button', { name }).click();
   await phone.getByRole('button', { name, pressed: true }).waitFor({ timeout: FOLLOW_MS });
   await phone.waitForFunction(
@@ -136,10 +138,12 @@ describe('the phone page in the candidate’s language [sqlite]', () => {
     assert.equal(answer.status, 200, `${route}: ${answer.text}`);
   }
 
-  async function openPhone(url: string): Promise<Page> {
+  /** Opens the phone page at `url` and, unless `panel` is asked for, accepts its privacy panel. */
+  async function openPhone(url: string, panel: 'accept' | 'keep' = 'accept'): Promise<Page> {
     const { context, page } = await newPhone(world);
     contexts.push(context);
     await page.goto(url);
+    if (panel === 'accept') await acceptPrivacy(page, FOLLOW_MS);
     return page;
   }
 
@@ -303,10 +307,13 @@ describe('the phone page in the candidate’s language [sqlite]', () => {
   it('shows no plain English in the pseudo-locale on any stage', async () => {
     const screenshot = screenshots('en-XA');
     const pseudo = await student('Ada Lovelace', 'ada@example.org');
-    const phone = await openPhone(`${pseudo.pairingUrl}?lang=en-XA`);
-    // Data on the page: the exam's name; the language menu names each language in itself.
-    const allow = [EXAM_NAME, ...Object.values(LANGUAGE_NAMES)];
+    const phone = await openPhone(`${pseudo.pairingUrl}?lang=en-XA`, 'keep');
+    // Data on the page: the exam's and the institute's names; the language menu names each language in itself.
+    const allow = [EXAM_NAME, 'Example University', ...Object.values(LANGUAGE_NAMES)];
 
+    await phone.locator('#privacy-accept').waitFor();
+    await assertNoEnglish(phone, 'privacy panel', allow);
+    await acceptPrivacy(phone, FOLLOW_MS);
     await phone.locator('#stage-setup').waitFor();
     await assertLanguage(phone, 'en-XA', 'ltr');
     await assertNoEnglish(phone, 'setup', allow);
@@ -340,7 +347,7 @@ describe('the phone page in the candidate’s language [sqlite]', () => {
 
     // The link replaced by a newer code, on another student's phone.
     const replaced = await student('Grace Hopper', 'grace@example.org');
-    const other = await openPhone(`${replaced.pairingUrl}?lang=en-XA`);
+    const other = await openPhone(`${replaced.pairingUrl}?lang=en-XA`, 'keep');
     await other.locator('#stage-setup').waitFor();
     await roomCall(replaced.token, '/mobile/pairing');
     await other.locator('#stage-gone').waitFor({ timeout: FOLLOW_MS });

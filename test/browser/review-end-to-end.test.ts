@@ -29,6 +29,7 @@ import {
   type ConsoleWorld,
   type StaffUser,
 } from './console/support.ts';
+import { acceptPrivacy } from './privacy-support.ts';
 
 type Json = Record<string, unknown>;
 
@@ -202,6 +203,7 @@ for (const dialect of browserDialects(import.meta.url)) {
     it('records webcam and screen in the room, across a reload, until the candidate finishes', async () => {
       await room.goto(`${world.baseUrl}/room/${token}`);
       await room.getByRole('heading', { name: 'Before you start' }).waitFor();
+      await acceptPrivacy(room);
       wall.startPressed = Date.now();
       await room.getByRole('button', { name: 'Start the exam' }).click();
       await room.getByRole('heading', { name: 'Exam in progress' }).waitFor();

@@ -19,6 +19,7 @@ import { browserDialects, startTestServer, TestClock, type TestServer } from '..
 import { freePort } from '../mail/support.ts';
 import { signIn, TEST_PASSWORD } from './console/support.ts';
 import { DESKTOP_VIEWPORT, PHONE_USER_AGENT, PHONE_VIEWPORT } from './mobile-support.ts';
+import { acceptPrivacy } from './privacy-support.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -144,6 +145,7 @@ for (const dialect of browserDialects(import.meta.url)) {
       // The phone opens the pairing link the room's QR code holds.
       const view = (await (await fetch(`${baseUrl}/api/room/${token}`)).json()) as Json;
       await phone.goto(object(view.mobile, 'mobile').pairing_url as string);
+      await acceptPrivacy(room);
       await room.getByRole('button', { name: 'Start the exam' }).click();
       await room.getByRole('heading', { name: 'Exam in progress' }).waitFor();
       const startedAt = clock.current;
@@ -252,6 +254,7 @@ for (const dialect of browserDialects(import.meta.url)) {
         return assert.fail(`fewer than ${count} chunks arrived`);
       };
       await page.goto(`${baseUrl}/room/${examToken}`);
+      await acceptPrivacy(page);
       await page.getByRole('button', { name: 'Start the exam' }).click();
       await page.getByRole('heading', { name: 'Exam in progress' }).waitFor();
       await page.getByRole('button', { name: 'Start recording' }).click();
@@ -300,6 +303,7 @@ for (const dialect of browserDialects(import.meta.url)) {
         };
       });
       await page.goto(`${baseUrl}/room/${examToken}`);
+      await acceptPrivacy(page);
       await page.getByRole('button', { name: 'Start the exam' }).click();
       await page.getByRole('heading', { name: 'Exam in progress' }).waitFor();
       await page.getByRole('button', { name: 'Start recording' }).click();

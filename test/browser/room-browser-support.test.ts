@@ -19,6 +19,7 @@ import { object } from '../helpers/json.ts';
 import { browserDialects, startTestServer, type TestServer } from '../helpers/server.ts';
 import type { Scalar } from '../helpers/signing.ts';
 import { assertNoSeriousAxeViolations } from './axe.ts';
+import { acceptPrivacy } from './privacy-support.ts';
 
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
 
@@ -192,6 +193,7 @@ for (const dialect of browserDialects(import.meta.url)) {
       const camera = await student({ web_cam: true });
       await page.goto(`${server.baseUrl}/room/${camera.token}`);
       await page.getByRole('heading', { name: 'Before you start' }).waitFor();
+      await acceptPrivacy(page);
       assert.equal(await page.locator('#stage-unsupported').count(), 0);
     });
 
@@ -204,6 +206,7 @@ for (const dialect of browserDialects(import.meta.url)) {
         const page = await newPage({ userAgent });
         await page.goto(`${server.baseUrl}/room/${token}`);
         await page.getByRole('heading', { name: 'Before you start' }).waitFor();
+        await acceptPrivacy(page);
         assert.equal(await page.evaluate(() => navigator.userAgent), userAgent);
         assert.equal(await page.locator('#stage-unsupported').count(), 0, 'not refused');
         await page.getByRole('button', { name: 'Test camera and microphone' }).click();

@@ -13,6 +13,7 @@ import { httpRequest } from '../helpers/http.ts';
 import { object } from '../helpers/json.ts';
 import { browserDialects, startTestServer, type TestServer } from '../helpers/server.ts';
 import { assertNoSeriousAxeViolations } from './axe.ts';
+import { acceptPrivacy } from './privacy-support.ts';
 
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
 
@@ -70,6 +71,7 @@ for (const dialect of browserDialects(import.meta.url)) {
       const { token, id } = await examWithStudent('record_review', 'Orbital mechanics');
       await page.goto(`${server.baseUrl}/room/${token}`);
       await page.getByRole('heading', { name: 'Before you start' }).waitFor();
+      await acceptPrivacy(page);
       await page.getByRole('button', { name: 'Share your screen' }).click();
       await page.getByText('Screen sharing: passed').waitFor();
 
@@ -150,6 +152,7 @@ for (const dialect of browserDialects(import.meta.url)) {
       assert.equal(checks.status, 200, checks.text);
       await page.goto(`${server.baseUrl}/room/${token}`);
       await page.getByRole('heading', { name: 'Before you start' }).waitFor();
+      await acceptPrivacy(page);
       assert.ok(await page.getByText('Connection speed: failed (0.4 Mbit/s, slow)').isVisible());
       assert.match(
         (await page.locator('#bandwidth-way-forward').textContent()) ?? '',

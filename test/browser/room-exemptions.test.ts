@@ -17,6 +17,7 @@ import { type MessageValues, Translator } from '../../src/i18n/translate.ts';
 import { CHROMIUM_FLAGS, CHROMIUM_PATH, SCREENSHOT_DIR } from '../helpers/browser.ts';
 import { object } from '../helpers/json.ts';
 import { browserDialects, startTestServer, type TestServer } from '../helpers/server.ts';
+import { acceptPrivacy } from './privacy-support.ts';
 import { assertNoSeriousAxeViolations } from './axe.ts';
 
 type Json = Record<string, unknown>;
@@ -140,6 +141,7 @@ for (const dialect of browserDialects(import.meta.url)) {
           const page = await browser.context.newPage();
           await page.goto(`${server.baseUrl}/room/${token}`);
           await page.getByRole('heading', { name: t('room.setup.heading') }).waitFor();
+          await acceptPrivacy(page);
           const root = await page.evaluate(() => document.documentElement.dir);
           assert.equal(root, textDirection(locale));
 

@@ -15,6 +15,7 @@ import { launchChromium, SCREENSHOT_DIR, type TestBrowser } from '../helpers/bro
 import { object } from '../helpers/json.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { assertNoSeriousAxeViolations } from './axe.ts';
+import { acceptPrivacy } from './privacy-support.ts';
 
 /** How long the models may take to load and the first rate to arrive on a loaded machine. */
 const LOAD_TIMEOUT = 90_000;
@@ -69,6 +70,7 @@ describe('automated flags in the room, in Chromium (smoke) [sqlite]', () => {
 
   it('tells the candidate before the start what is analysed, that it stays on the device and that a person decides', async () => {
     await page.goto(`${server.baseUrl}/room/${token}`);
+    await acceptPrivacy(page);
     const notice = page.getByRole('region', { name: 'Automatic checks during the exam' });
     await notice.waitFor();
     const text = await notice.innerText();

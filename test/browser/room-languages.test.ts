@@ -21,11 +21,14 @@ import { SAMPLE } from '../helpers/multipart.ts';
 import { browserDialects, startTestServer, type TestServer } from '../helpers/server.ts';
 import { assertNoSeriousAxeViolations } from './axe.ts';
 import { assertNoEnglish } from './pseudo.ts';
+import { acceptPrivacy } from './privacy-support.ts';
 
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
 
 const EXAM_NAME = 'Organic chemistry';
 const STUDENT_NAME = 'Ada Lovelace';
+/** Named in the privacy panel (data, as the exam's name). */
+const INSTITUTE_NAME = 'Example University';
 const TERMS = 'I work alone and keep my camera on.';
 const INSTRUCTIONS = '<p>Answer all questions.</p>';
 const FILE_NAME = 'answers.pdf';
@@ -47,7 +50,7 @@ for (const dialect of browserDialects(import.meta.url)) {
     before(async () => {
       fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
       server = await startTestServer(dialect, { env: { PSEUDO_LOCALE: 'true' } });
-      owner = await server.user(await server.institute(), 'teacher');
+      owner = await server.user(await server.institute(INSTITUTE_NAME), 'teacher');
       chromium = await launchChromium();
       const exam = await owner.client.v3('POST', '/exams', {
         name: EXAM_NAME,
@@ -118,6 +121,7 @@ for (const dialect of browserDialects(import.meta.url)) {
     /** Runs the checks, takes the photos and ticks the terms, in `locale`'s words. */
     async function setUp(page: Page, t: ReturnType<typeof wordsOf>): Promise<void> {
       const passed = (field: string) => page.locator(`li[data-check="${field}"].succeeded`).waitFor();
+      await acceptPrivacy(page);
       await page.getByRole('button', { name: t('room.setup.camera.button') }).click();
       await passed('webcam_check');
       await passed('microphone_check');
@@ -276,11 +280,14 @@ for (const dialect of browserDialects(import.meta.url)) {
       const page = await chromium.browser.newPage();
       try {
         await page.goto(`${server.baseUrl}/room/${token}?lang=${PSEUDO_LOCALE}`);
+        await page.locator('#privacy-accept').waitFor();
+        await assertNoEnglish(page, 'privacy panel with a phone', [EXAM_NAME, STUDENT_NAME, INSTITUTE_NAME]);
+        await acceptPrivacy(page);
         await page.getByRole('heading', { name: t('room.setup.phone.heading') }).waitFor();
         // The short address and the PIN of the pairing block are data.
         const address = (await page.locator('[data-pairing="address"]').first().textContent()) ?? '';
         const pin = (await page.locator('[data-pairing="pin"]').first().textContent()) ?? '';
-        const data = [EXAM_NAME, STUDENT_NAME, address, pin];
+        const data = [EXAM_NAME, STUDENT_NAME, INSTITUTE_NAME, address, pin];
         await assertNoEnglish(page, 'setup with a phone', data);
         await screenshot(page, 'pseudo-04-phone-setup');
         await page.getByRole('button', { name: t('room.setup.start.button') }).click();
@@ -297,7 +304,15 @@ for (const dialect of browserDialects(import.meta.url)) {
       const t = wordsOf(PSEUDO_LOCALE);
       const { token } = await student();
       const page = await chromium.browser.newPage();
-      const data = [EXAM_NAME, STUDENT_NAME, TERMS, 'Answer all questions.', FILE_NAME, 'scientific'];
+      const data = [
+        EXAM_NAME,
+        STUDENT_NAME,
+        INSTITUTE_NAME,
+        TERMS,
+        'Answer all questions.',
+        FILE_NAME,
+        'scientific',
+      ];
       try {
         await page.goto(`${server.baseUrl}/room/${token}?lang=${PSEUDO_LOCALE}`);
         await page.getByRole('heading', { name: t('room.setup.heading') }).waitFor();

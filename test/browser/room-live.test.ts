@@ -25,6 +25,7 @@ import {
   type StaffUser,
   startConsoleWorld,
 } from './console/support.ts';
+import { acceptPrivacy } from './privacy-support.ts';
 
 type Json = Record<string, unknown>;
 
@@ -189,6 +190,7 @@ for (const dialect of browserDialects(import.meta.url)) {
     it('publishes the camera and the screen from the setup on, and waits for the proctor to admit', async () => {
       await room.goto(`${world.baseUrl}/room/${token}`);
       await room.getByRole('heading', { name: 'Before you start' }).waitFor();
+      await acceptPrivacy(room);
       await room.getByText('Waiting for your proctor to check your ID').waitFor();
       assert.equal(
         await room.getByRole('button', { name: 'Start the exam' }).count(),

@@ -14,6 +14,7 @@ import { freePort } from '../helpers/processes.ts';
 import { browserDialects, startTestServer, type TestServer } from '../helpers/server.ts';
 import { CLAIM, type FakePlatform, startFakePlatform } from '../lti/fake-platform.ts';
 import { assertNoSeriousAxeViolations } from './axe.ts';
+import { acceptPrivacy } from './privacy-support.ts';
 
 for (const dialect of browserDialects(import.meta.url)) {
   describe(`room of a Proctoring Services launch in Chromium [${dialect}]`, () => {
@@ -103,6 +104,7 @@ for (const dialect of browserDialects(import.meta.url)) {
     it('opens the assessment in a new tab on start and keeps the room open with a way back to it', async () => {
       const page = await chromium.browser.newPage();
       await page.goto(`${server.baseUrl}/room/${token}`);
+      await acceptPrivacy(page);
       const start = page.getByRole('button', { name: 'Start the exam' });
       await start.waitFor();
       await page.waitForFunction(() => {

@@ -19,6 +19,7 @@ import { multipartBody } from '../helpers/multipart.ts';
 import { browserDialects, startTestServer, type TestServer } from '../helpers/server.ts';
 import { freePort } from '../mail/support.ts';
 import { assertNoSeriousAxeViolations } from './axe.ts';
+import { acceptPrivacy } from './privacy-support.ts';
 
 type Json = Record<string, unknown>;
 
@@ -262,6 +263,7 @@ for (const dialect of browserDialects(import.meta.url)) {
     it('shows the QR code, the address and the PIN, and waits for the phone', async () => {
       await page.goto(`${server.baseUrl}/room/${token}`);
       await page.getByRole('heading', { name: 'Before you start' }).waitFor();
+      await acceptPrivacy(page);
       await assertNoAlert();
       const mobile = await roomMobile();
       assert.equal(mobile.status, 'not_paired');

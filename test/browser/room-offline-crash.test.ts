@@ -30,6 +30,7 @@ import {
   type KeptItem,
   type NetworkExam,
 } from './room-network-support.ts';
+import { acceptPrivacy } from './privacy-support.ts';
 
 const ANSWER = Buffer.concat([SAMPLE.pdf, Buffer.alloc(200 * 1024, 7)]);
 /** Chunks of each stream the page holds offline before it dies (4 s each). */
@@ -76,6 +77,7 @@ for (const dialect of browserDialects(import.meta.url)) {
 
     it('keeps chunks and an answer file on the device while offline', async () => {
       await page.goto(`${server.baseUrl}/room/${exam.token}`);
+      await acceptPrivacy(page);
       await page.getByRole('button', { name: 'Start the exam' }).click();
       await page.getByRole('heading', { name: 'Exam in progress' }).waitFor();
       await page.getByRole('button', { name: 'Start recording' }).click();

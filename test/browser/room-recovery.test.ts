@@ -14,6 +14,7 @@ import { httpRequest } from '../helpers/http.ts';
 import { object } from '../helpers/json.ts';
 import { browserDialects, startTestServer, TestClock, type TestServer } from '../helpers/server.ts';
 import { assertNoSeriousAxeViolations } from './axe.ts';
+import { acceptPrivacy } from './privacy-support.ts';
 
 type Json = Record<string, unknown>;
 type TestUser = Awaited<ReturnType<TestServer['user']>>;
@@ -94,6 +95,7 @@ for (const dialect of browserDialects(import.meta.url)) {
       const first = await chromium.browser.newPage();
       await first.goto(`${server.baseUrl}/room/${token}`);
       await first.getByRole('heading', { name: 'Before you start' }).waitFor();
+      await acceptPrivacy(first);
       assert.equal(await v3Status(), 'in_setup');
       await first.close({ runBeforeUnload: true });
       for (let round = 0; round < 50 && (await v3Status()) !== 'exam_not_started'; round += 1) {
@@ -105,6 +107,7 @@ for (const dialect of browserDialects(import.meta.url)) {
     it('lets a student who skips the requirements start at once, then asks to begin recording', async () => {
       await page.goto(`${server.baseUrl}/room/${token}`);
       await page.getByRole('heading', { name: 'Before you start' }).waitFor();
+      await acceptPrivacy(page);
       assert.equal(await v3Status(), 'in_setup', 'entered again');
       const start = page.getByRole('button', { name: 'Start the exam' });
       assert.ok(await start.isEnabled(), 'nothing to check first');

@@ -22,6 +22,7 @@ import {
   type Json,
   type NetworkExam,
 } from './room-network-support.ts';
+import { acceptPrivacy } from './privacy-support.ts';
 
 /** 0.25 Mbit/s, in bytes per second. */
 const UPLINK_BYTES_PER_SECOND = 31_250;
@@ -100,6 +101,7 @@ for (const dialect of browserDialects(import.meta.url)) {
           });
         await uplink(UPLINK_BYTES_PER_SECOND);
         await page.goto(`${server.baseUrl}/room/${exam.token}`);
+        await acceptPrivacy(page);
         await page.getByRole('button', { name: 'Start the exam' }).click();
         await page.getByRole('heading', { name: 'Exam in progress' }).waitFor();
         await page.getByRole('button', { name: 'Start recording' }).click();

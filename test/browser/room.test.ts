@@ -231,6 +231,11 @@ for (const dialect of browserDialects(import.meta.url)) {
       await page.goto(roomLink);
       await page.getByRole('heading', { name: 'Before you start' }).waitFor();
       await assertNoAlert();
+      // The privacy panel comes first: the checks appear once it is accepted (test/browser/room-privacy.test.ts).
+      await page.getByRole('heading', { name: 'Your data in this exam' }).waitFor();
+      assert.equal(await page.locator('#checks-heading').count(), 0);
+      await page.locator('#privacy-accept').click();
+      await page.locator('#checks-heading').waitFor();
       assert.equal(await page.locator('#exam-name').textContent(), 'Organic chemistry');
       assert.equal(await page.locator('#student-name').textContent(), 'Candidate: Ada Lovelace');
       assert.equal(await page.locator('#individual-info').innerHTML(), '<p>Your desk: <b>B12</b></p>');

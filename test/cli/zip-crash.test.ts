@@ -99,6 +99,7 @@ for (const dialect of DIALECTS) {
         const session = await services.studentSessions.create(actor, examId, { name: 'Student', email });
         for (let part = 0; part < FILES_PER_SESSION; part += 1) {
           const file = await services.files.keepStream(randomStream(FILE_BYTES), {
+            instituteId: institute,
             originalName: `scan-${part}.pdf`,
             contentType: 'application/pdf',
           });

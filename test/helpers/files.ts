@@ -16,9 +16,13 @@ import type { TestServer } from './server.ts';
  */
 export const S3_STORAGE = process.env.TEST_STORAGE === 's3';
 
-/** True when the server stores its files on S3 (its addresses are then S3 presigned URLs). */
+/**
+ * True when the server's file addresses are S3 presigned URLs. Never since step 19: every object
+ * is sealed (docs/storage.md, "Encryption at rest"), so on S3 too the addresses are the server's own
+ * `/files/...`, which decrypt. Kept so the tests read the same on both storages.
+ */
 export function onS3(server: TestServer): boolean {
-  return server.app.config.storage.kind === 's3';
+  return server.app.config.storage.kind === 's3' && server.app.services.files.presigns;
 }
 
 /**

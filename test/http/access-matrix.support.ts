@@ -3,6 +3,7 @@
  * (and B), how each V3 route is called, and how an answer is classed. The expectations themselves
  * live in the test file, in one table.
  */
+import { instituteOfSession } from '../../src/domain/data-keys/data-keys.repository.ts';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -347,6 +348,24 @@ export async function freshSession(
 }
 
 /**
+ * A fresh session of A's exam with a `suspicious` verdict given by A's administrator, and the
+ * candidate's open appeal against it (docs/appeals.md). Returns the session's id.
+ */
+async function freshAppeal(world: World): Promise<number> {
+  const { reviews, appeals } = world.server.app.services;
+  const id = await freshSession(world);
+  const { administrator } = world.members;
+  await reviews.record(administrator.actor, id, { verdict: 'suspicious' });
+  const row = await world.server.app.database.db
+    .selectFrom('student_sessions')
+    .select('token')
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
+  await appeals.submit(row.token, { statement: 'I disagree.' }, []);
+  return id;
+}
+
+/**
  * A fresh session of A's exam with one automated flag (written as the room's flags route writes
  * one: source automatic, a type, an episode key). Returns the session's and the incident's ids.
  */
@@ -571,6 +590,7 @@ async function attachPhoto(server: TestServer, sessionId: number, kind: PhotoKin
 async function storeRecordingChunk(server: TestServer, sessionId: number): Promise<void> {
   const { files } = server.app.services;
   const file = await files.keepStream(Readable.from([crypto.randomBytes(512)]), {
+    instituteId: (await instituteOfSession(server.app.database.db, sessionId)) ?? 0,
     originalName: 'recording-0.webm',
     contentType: 'video/webm',
   });
@@ -834,6 +854,11 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
     scope: 'id',
     prepare: (world) => call({ id: world.session }),
   },
+  // Who of the staff looked at the session's data (docs/candidate-data.md): read like the session
+  'GET /student_sessions/:id/staff_views': {
+    scope: 'id',
+    prepare: (world) => call({ id: world.session }),
+  },
 
   // Reviews: a verdict on a fresh session; reviewable names the fixture session by its room token
   'GET /student_sessions/:id/review': {
@@ -859,6 +884,16 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
   'GET /exams/:exam_id/review_queue': {
     scope: 'exam_id',
     prepare: (world) => call({ exam_id: world.exam }),
+  },
+  // Appeals (docs/appeals.md): a fresh appealed session each; the verdict is the administrator's.
+  'GET /student_sessions/:id/appeal': {
+    scope: 'id',
+    prepare: async (world) => call({ id: await freshAppeal(world) }),
+  },
+  'PUT /student_sessions/:id/appeal': {
+    scope: 'id',
+    prepare: async (world, actor) =>
+      call({ id: await freshAppeal(world), decision: 'upheld', comment: `Decided by ${actor}` }),
   },
   // Automated flags (docs/automated-flags.md): dismissed and restored by whoever may review
   'POST /student_sessions/:id/incidents/:incident_id/dismiss': {
@@ -960,6 +995,10 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
       call({ id: actor === 'superuser' ? await freshInstitute(world) : world.instituteA }),
   },
   'POST /institutes/:id/webhook_secret': { scope: 'id', prepare: (world) => call({ id: world.instituteA }) },
+  'GET /institutes/:id/record_of_processing': {
+    scope: 'id',
+    prepare: (world) => call({ id: world.instituteA }),
+  },
   'GET /institutes/:id/message_overrides': {
     scope: 'id',
     prepare: (world) => call({ id: world.instituteA, locale: 'nl' }),
@@ -1076,6 +1115,15 @@ export const ROUTE_CALLS: Readonly<Record<string, RouteCall>> = {
       call({ id: await freshSession(world), hold: true, reason: `Held by ${actor}` }),
   },
   'GET /student_sessions/:id/purges': { scope: 'id', prepare: (world) => call({ id: world.session }) },
+  'GET /student_sessions/:id/retention': { scope: 'id', prepare: (world) => call({ id: world.session }) },
+  'GET /institutes/:id/retention_policies': {
+    scope: 'id',
+    prepare: (world) => call({ id: world.instituteA }),
+  },
+  'PUT /institutes/:id/retention_policies': {
+    scope: 'id',
+    prepare: (world) => call({ id: world.instituteA, upload_days: 90 }),
+  },
   'GET /purges': {
     list: { key: 'purges', ids: (world) => [worldPurges.get(world) ?? 0], ofA: ofInstituteA },
     prepare: async (world) => call({ filter: JSON.stringify({ id: { eq: await worldPurge(world) } }) }),

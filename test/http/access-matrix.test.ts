@@ -30,6 +30,7 @@ const LIST: Outcome = 'listed';
 const OMIT: Outcome = 'omitted';
 const DENY: Outcome = 'forbidden';
 const HIDE: Outcome = 'hidden';
+const INV: Outcome = 'invalid';
 
 /**
  * The expected outcome of every route for every actor. Columns, all fresh users: institute A's
@@ -94,10 +95,16 @@ const EXPECTED: Readonly<Record<string, Row>> = {
   'GET /student_sessions/:id/report.pdf':                    [OK,   OK,   OK,   HIDE, OK,   OK,   OK,   OK,   HIDE, HIDE],
   'GET /student_sessions/:id/files':                         [OK,   OK,   OK,   HIDE, OK,   OK,   OK,   OK,   HIDE, HIDE],
   'GET /student_sessions/:id/recordings':                    [OK,   OK,   OK,   HIDE, OK,   OK,   OK,   OK,   HIDE, HIDE],
+  // Who looked (docs/candidate-data.md): read like the session.
+  'GET /student_sessions/:id/staff_views':                   [OK,   OK,   OK,   HIDE, OK,   OK,   OK,   OK,   HIDE, HIDE],
 
   // Reviews (docs/review.md): read like the session; verdicts by reviewers and managers (canReviewSession).
   'GET /student_sessions/:id/review':                        [OK,   OK,   OK,   HIDE, OK,   OK,   OK,   OK,   HIDE, HIDE],
   'PUT /student_sessions/:id/review':                        [OK,   OK,   OK,   HIDE, OK,   DENY, OK,   DENY, HIDE, HIDE],
+  // Appeals (docs/appeals.md): read like the session; decided like a verdict (canDecideAppeal), but
+  // never by the reviewer who gave the verdict (the administrator here: 422 `decision`).
+  'GET /student_sessions/:id/appeal':                        [OK,   OK,   OK,   HIDE, OK,   OK,   OK,   OK,   HIDE, HIDE],
+  'PUT /student_sessions/:id/appeal':                        [OK,   INV,  OK,   HIDE, OK,   DENY, OK,   DENY, HIDE, HIDE],
   // Compat, by room token: whoever may not review the session gets the 404 of an unknown token.
   'GET /student_sessions/:id/reviewable':                    [OK,   OK,   OK,   HIDE, OK,   HIDE, OK,   HIDE, HIDE, HIDE],
   'GET /exams/:exam_id/review_queue':                        [OK,   OK,   OK,   HIDE, OK,   OK,   OK,   OK,   HIDE, HIDE],
@@ -128,6 +135,7 @@ const EXPECTED: Readonly<Record<string, Row>> = {
   'POST /institutes/:id/webhook_secret':                     [OK,   OK,   DENY, DENY, DENY, DENY, DENY, DENY, HIDE, HIDE],
   'GET /institutes/:id/message_overrides':                   [OK,   OK,   DENY, DENY, DENY, DENY, DENY, DENY, HIDE, HIDE],
   'PUT /institutes/:id/message_overrides':                   [OK,   OK,   DENY, DENY, DENY, DENY, DENY, DENY, HIDE, HIDE],
+  'GET /institutes/:id/record_of_processing':                [OK,   OK,   DENY, DENY, DENY, DENY, DENY, DENY, HIDE, HIDE],
 
   'GET /institutes/:institute_id/users':                     [LIST, LIST, DENY, DENY, DENY, DENY, DENY, DENY, HIDE, HIDE],
   'POST /institutes/:institute_id/users':                    [OK,   OK,   DENY, DENY, DENY, DENY, DENY, DENY, HIDE, HIDE],
@@ -174,6 +182,9 @@ const EXPECTED: Readonly<Record<string, Row>> = {
   'PUT /student_sessions/:id/legal_hold':                    [OK,   OK,   DENY, HIDE, DENY, DENY, DENY, DENY, HIDE, HIDE],
   'GET /student_sessions/:id/purges':                        [OK,   OK,   DENY, HIDE, DENY, DENY, DENY, DENY, HIDE, HIDE],
   'GET /purges':                                             [LIST, LIST, DENY, DENY, DENY, DENY, DENY, DENY, OMIT, DENY],
+  'GET /student_sessions/:id/retention':                     [OK,   OK,   OK,   HIDE, OK,   OK,   OK,   OK,   HIDE, HIDE],
+  'GET /institutes/:id/retention_policies':                  [OK,   OK,   DENY, DENY, DENY, DENY, DENY, DENY, HIDE, HIDE],
+  'PUT /institutes/:id/retention_policies':                  [OK,   OK,   DENY, DENY, DENY, DENY, DENY, DENY, HIDE, HIDE],
 };
 
 /** Routes whose calls could take institute A down with them if the policy failed: run them last. */

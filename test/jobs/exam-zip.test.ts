@@ -195,6 +195,7 @@ for (const dialect of DIALECTS) {
       const files: StoredFile[] = [];
       for (let index = 0; index < count; index += 1) {
         const file = await server.app.services.files.keepStream(Readable.from([crypto.randomBytes(size)]), {
+          instituteId: owner.instituteId,
           originalName: `part-${index}.bin`,
           contentType: 'application/octet-stream',
         });

@@ -141,6 +141,7 @@ for (const dialect of DIALECTS) {
       const built = await exam('Built');
       const builtSession = await studentSessions.create(actor, built, { name: 'A', email: 'a@example.org' });
       const document = await files.keepStream(Readable.from([Buffer.from('answers')]), {
+        instituteId,
         originalName: 'answers.txt',
         contentType: 'text/plain',
       });
@@ -156,6 +157,7 @@ for (const dialect of DIALECTS) {
         email: 'b@example.org',
       });
       const lost = await files.keepStream(Readable.from([Buffer.from('lost')]), {
+        instituteId,
         originalName: 'lost.txt',
         contentType: 'text/plain',
       });

@@ -43,6 +43,14 @@ describe('mail templates', () => {
       assert.ok(mail.html.startsWith('<!DOCTYPE html>'));
     });
 
+    it('tells where the candidate may download their own data later', () => {
+      const mail = examLinkMail(content());
+      const address = new URL('/my-data', ROOM).href;
+      assert.ok(mail.text.includes(`download what Invigil holds about your session`));
+      assert.ok(mail.text.includes(address));
+      assert.ok(mail.html.includes(`<a href="${address}">${address}</a>`));
+    });
+
     it('states an open window, a deadline only, or none', () => {
       assert.ok(
         examLinkMail(content({ until: null })).text.includes('You may start from 2026-11-21 09:00 UTC.'),

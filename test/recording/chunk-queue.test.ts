@@ -60,6 +60,30 @@ function fakeKeeper() {
 const noPause = () => Promise.resolve();
 
 describe('ChunkQueue with a keeper', () => {
+  it('tells the server how long ago each chunk was made, also one restored from an earlier page', async () => {
+    const ages: (string | null)[] = [];
+    let clock = 10_000;
+    const queue = new ChunkQueue({
+      source: 'webcam',
+      upload: (form) => {
+        const age = form.get('age_ms');
+        ages.push(typeof age === 'string' ? age : null);
+        return Promise.resolve({ next_sequence: Number(form.get('sequence')) + 1 });
+      },
+      pause: noPause,
+      now: () => clock,
+    });
+    queue.restore([
+      { key: 1, blob: new Blob(['old']), sequence: null, madeAt: 4_000 },
+      { key: 2, blob: new Blob(['older page']), sequence: null },
+    ]);
+    queue.push(new Blob(['new']));
+    clock = 12_500;
+    queue.startAt(0);
+    await queue.drain();
+    assert.deepEqual(ages, ['8500', null, '2500']);
+  });
+
   it('keeps each chunk before sending it and forgets it once acknowledged', async () => {
     const server = fakeServer();
     const device = fakeKeeper();

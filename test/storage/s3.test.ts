@@ -6,9 +6,10 @@ import { after, before, describe, it } from 'node:test';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { loadConfig } from '../../src/config/config.ts';
 import { PayloadTooLarge } from '../../src/domain/errors.ts';
-import { createStorage } from '../../src/storage/index.ts';
+import { createObjectStore, createStorage } from '../../src/storage/index.ts';
 import { createS3Storage } from '../../src/storage/s3.ts';
-import { type Storage, StorageMissing } from '../../src/storage/storage.ts';
+import { type ObjectStore, StorageMissing } from '../../src/storage/storage.ts';
+import { fetchAddress } from '../helpers/files.ts';
 import { type HttpAnswer, httpRequest } from '../helpers/http.ts';
 import { v3Multipart } from '../helpers/multipart.ts';
 import { DIALECTS, startTestServer, type TestServer } from '../helpers/server.ts';
@@ -63,7 +64,7 @@ async function keysInBucket(): Promise<string[]> {
 }
 
 describe('S3 storage (against s3rver)', () => {
-  let storage: Storage;
+  let storage: ObjectStore;
 
   before(() => {
     storage = createS3Storage({ bucket: s3.bucket, endpoint: s3.endpoint, region: 'us-east-1' });
@@ -176,10 +177,12 @@ describe('S3 storage (against s3rver)', () => {
     });
   });
 
-  it('is what createStorage builds for STORAGE_URL=s3://BUCKET?endpoint=URL&region=R', async () => {
+  it('is what createObjectStore builds for STORAGE_URL=s3://BUCKET?endpoint=URL&region=R', async () => {
     const config = loadConfig({ STORAGE_URL: s3.storageUrl, DATA_DIR: '/nonexistent-invigil-data' });
-    const configured = await createStorage(config);
+    const configured = await createObjectStore(config.storage);
     assert.equal(typeof configured.presign, 'function');
+    // The services' storage seals every object, so it hands out no presigned (ciphertext) address.
+    assert.equal((await createStorage(config)).presign, undefined);
     const stored = await configured.put(Readable.from([Buffer.from('through the configuration')]), {});
     assert.deepEqual(
       await buffer(await storage.get(stored.key)),
@@ -210,7 +213,7 @@ for (const dialect of DIALECTS) {
       return body[key] as Json;
     }
 
-    it('uploads an attachment to the bucket, serves it through a presigned url byte for byte, and deletes it', async () => {
+    it('uploads an attachment to the bucket sealed, serves it decrypted through a signed /files url byte for byte, and deletes it', async () => {
       const created = await teacher.client.v3('POST', '/exams', {
         name: 'Exam on S3',
         type: 'classroom',
@@ -239,11 +242,18 @@ for (const dialect of DIALECTS) {
         .where('storage_key', '=', newKeys[0] ?? '')
         .executeTakeFirstOrThrow();
       assert.equal(row.sha256, sha256(bytes));
+      const bucket = createS3Storage({ bucket: s3.bucket, endpoint: s3.endpoint, region: 'us-east-1' });
+      const inBucket = await buffer(await bucket.get(row.storage_key));
+      assert.equal(
+        inBucket.subarray(0, 8).toString('latin1'),
+        'INVGENC1',
+        'the bucket holds the sealed object',
+      );
+      assert.ok(!inBucket.includes(bytes.subarray(9, 64)), 'and none of the plaintext');
 
       const url = new URL(String(attachment.url));
-      assert.equal(url.origin, s3.endpoint, 'the address is presigned by S3, not served by the API');
-      assert.equal(url.searchParams.get('X-Amz-Expires'), '60', 'valid one minute, as the attachment url is');
-      const download = await httpRequest({ url: url.toString() });
+      assert.equal(url.pathname.startsWith('/files/'), true, 'the API serves it (decrypting), not S3');
+      const download = await fetchAddress(server, url.toString());
       assert.equal(download.status, 200, download.text);
       assert.ok(download.bytes.equals(bytes), 'the same bytes');
       assert.equal(download.headers['content-type'], 'application/pdf');
@@ -259,7 +269,7 @@ for (const dialect of DIALECTS) {
       assert.equal(destroyed.status, 200, destroyed.text);
       assert.deepEqual(destroyed.json, {});
       assert.deepEqual(await keysInBucket(), keysBefore, 'the object left the bucket');
-      assert.equal((await httpRequest({ url: url.toString() })).status, 404, 'the old address finds nothing');
+      assert.equal((await fetchAddress(server, url.toString())).status, 404, 'the old address finds nothing');
     });
   });
 }

@@ -1783,6 +1783,37 @@ export interface paths {
                                 /** @enum {string} */
                                 status: "not_paired" | "paired" | "streaming" | "lost";
                             };
+                            /** @description What the exam records, what stays on the device, who sees it, how long it is kept, whom to ask and how to contest a decision, generated from the exam’s and the institute’s settings */
+                            privacy: {
+                                /** @description Days after a final suspicious or violation verdict in which the candidate may contest it */
+                                appeal_period_days: number;
+                                institute: {
+                                    dpo_email: string | null;
+                                    dpo_name: string | null;
+                                    name: string;
+                                    privacy_contact: string | null;
+                                };
+                                /** @description What runs on the device only; of the detectors, only the flags leave it */
+                                on_device: ("flag_detectors" | "equipment_checks")[];
+                                /** @description What is recorded and sent to the server, for this candidate (exemptions left out) */
+                                recorded: ("camera" | "microphone" | "screen" | "phone_camera" | "id_photo" | "face_photo" | "uploads" | "flags" | "events")[];
+                                /** @description How long each kind this exam keeps is kept, from the institute’s retention per kind (docs/retention.md) */
+                                retention: {
+                                    /** @description Days after the session ended; null: no period */
+                                    days: number | null;
+                                    /** @enum {string} */
+                                    kind: "id_photo" | "face_photo" | "recordings" | "uploads" | "incidents";
+                                    /**
+                                     * @description after_session_end: days after the session ended; after_verdict_or_session_end (the ID photo): 24 hours after the final verdict, or days after the session ended if sooner; kept: until the institute deletes it
+                                     * @enum {string}
+                                     */
+                                    rule: "after_session_end" | "after_verdict_or_session_end" | "kept";
+                                }[];
+                                /** @description Changes whenever any fact here or the exam’s terms change; POST start sends it as privacy_version */
+                                version: string;
+                                /** @description The institute roles that may see the recordings, photos and reviews */
+                                viewers: ("teacher" | "proctor" | "reviewer" | "administrator" | "auditor")[];
+                            };
                             /** Format: date-time */
                             server_time: string;
                             session: {
@@ -2022,6 +2053,37 @@ export interface paths {
                                 next_sequence: number;
                                 /** @enum {string} */
                                 status: "not_paired" | "paired" | "streaming" | "lost";
+                            };
+                            /** @description What the exam records, what stays on the device, who sees it, how long it is kept, whom to ask and how to contest a decision, generated from the exam’s and the institute’s settings */
+                            privacy: {
+                                /** @description Days after a final suspicious or violation verdict in which the candidate may contest it */
+                                appeal_period_days: number;
+                                institute: {
+                                    dpo_email: string | null;
+                                    dpo_name: string | null;
+                                    name: string;
+                                    privacy_contact: string | null;
+                                };
+                                /** @description What runs on the device only; of the detectors, only the flags leave it */
+                                on_device: ("flag_detectors" | "equipment_checks")[];
+                                /** @description What is recorded and sent to the server, for this candidate (exemptions left out) */
+                                recorded: ("camera" | "microphone" | "screen" | "phone_camera" | "id_photo" | "face_photo" | "uploads" | "flags" | "events")[];
+                                /** @description How long each kind this exam keeps is kept, from the institute’s retention per kind (docs/retention.md) */
+                                retention: {
+                                    /** @description Days after the session ended; null: no period */
+                                    days: number | null;
+                                    /** @enum {string} */
+                                    kind: "id_photo" | "face_photo" | "recordings" | "uploads" | "incidents";
+                                    /**
+                                     * @description after_session_end: days after the session ended; after_verdict_or_session_end (the ID photo): 24 hours after the final verdict, or days after the session ended if sooner; kept: until the institute deletes it
+                                     * @enum {string}
+                                     */
+                                    rule: "after_session_end" | "after_verdict_or_session_end" | "kept";
+                                }[];
+                                /** @description Changes whenever any fact here or the exam’s terms change; POST start sends it as privacy_version */
+                                version: string;
+                                /** @description The institute roles that may see the recordings, photos and reviews */
+                                viewers: ("teacher" | "proctor" | "reviewer" | "administrator" | "auditor")[];
                             };
                             /** Format: date-time */
                             server_time: string;
@@ -2275,6 +2337,37 @@ export interface paths {
                                 /** @enum {string} */
                                 status: "not_paired" | "paired" | "streaming" | "lost";
                             };
+                            /** @description What the exam records, what stays on the device, who sees it, how long it is kept, whom to ask and how to contest a decision, generated from the exam’s and the institute’s settings */
+                            privacy: {
+                                /** @description Days after a final suspicious or violation verdict in which the candidate may contest it */
+                                appeal_period_days: number;
+                                institute: {
+                                    dpo_email: string | null;
+                                    dpo_name: string | null;
+                                    name: string;
+                                    privacy_contact: string | null;
+                                };
+                                /** @description What runs on the device only; of the detectors, only the flags leave it */
+                                on_device: ("flag_detectors" | "equipment_checks")[];
+                                /** @description What is recorded and sent to the server, for this candidate (exemptions left out) */
+                                recorded: ("camera" | "microphone" | "screen" | "phone_camera" | "id_photo" | "face_photo" | "uploads" | "flags" | "events")[];
+                                /** @description How long each kind this exam keeps is kept, from the institute’s retention per kind (docs/retention.md) */
+                                retention: {
+                                    /** @description Days after the session ended; null: no period */
+                                    days: number | null;
+                                    /** @enum {string} */
+                                    kind: "id_photo" | "face_photo" | "recordings" | "uploads" | "incidents";
+                                    /**
+                                     * @description after_session_end: days after the session ended; after_verdict_or_session_end (the ID photo): 24 hours after the final verdict, or days after the session ended if sooner; kept: until the institute deletes it
+                                     * @enum {string}
+                                     */
+                                    rule: "after_session_end" | "after_verdict_or_session_end" | "kept";
+                                }[];
+                                /** @description Changes whenever any fact here or the exam’s terms change; POST start sends it as privacy_version */
+                                version: string;
+                                /** @description The institute roles that may see the recordings, photos and reviews */
+                                viewers: ("teacher" | "proctor" | "reviewer" | "administrator" | "auditor")[];
+                            };
                             /** Format: date-time */
                             server_time: string;
                             session: {
@@ -2512,6 +2605,37 @@ export interface paths {
                                 next_sequence: number;
                                 /** @enum {string} */
                                 status: "not_paired" | "paired" | "streaming" | "lost";
+                            };
+                            /** @description What the exam records, what stays on the device, who sees it, how long it is kept, whom to ask and how to contest a decision, generated from the exam’s and the institute’s settings */
+                            privacy: {
+                                /** @description Days after a final suspicious or violation verdict in which the candidate may contest it */
+                                appeal_period_days: number;
+                                institute: {
+                                    dpo_email: string | null;
+                                    dpo_name: string | null;
+                                    name: string;
+                                    privacy_contact: string | null;
+                                };
+                                /** @description What runs on the device only; of the detectors, only the flags leave it */
+                                on_device: ("flag_detectors" | "equipment_checks")[];
+                                /** @description What is recorded and sent to the server, for this candidate (exemptions left out) */
+                                recorded: ("camera" | "microphone" | "screen" | "phone_camera" | "id_photo" | "face_photo" | "uploads" | "flags" | "events")[];
+                                /** @description How long each kind this exam keeps is kept, from the institute’s retention per kind (docs/retention.md) */
+                                retention: {
+                                    /** @description Days after the session ended; null: no period */
+                                    days: number | null;
+                                    /** @enum {string} */
+                                    kind: "id_photo" | "face_photo" | "recordings" | "uploads" | "incidents";
+                                    /**
+                                     * @description after_session_end: days after the session ended; after_verdict_or_session_end (the ID photo): 24 hours after the final verdict, or days after the session ended if sooner; kept: until the institute deletes it
+                                     * @enum {string}
+                                     */
+                                    rule: "after_session_end" | "after_verdict_or_session_end" | "kept";
+                                }[];
+                                /** @description Changes whenever any fact here or the exam’s terms change; POST start sends it as privacy_version */
+                                version: string;
+                                /** @description The institute roles that may see the recordings, photos and reviews */
+                                viewers: ("teacher" | "proctor" | "reviewer" | "administrator" | "auditor")[];
                             };
                             /** Format: date-time */
                             server_time: string;
@@ -2917,6 +3041,37 @@ export interface paths {
                                 next_sequence: number;
                                 /** @enum {string} */
                                 status: "not_paired" | "paired" | "streaming" | "lost";
+                            };
+                            /** @description What the exam records, what stays on the device, who sees it, how long it is kept, whom to ask and how to contest a decision, generated from the exam’s and the institute’s settings */
+                            privacy: {
+                                /** @description Days after a final suspicious or violation verdict in which the candidate may contest it */
+                                appeal_period_days: number;
+                                institute: {
+                                    dpo_email: string | null;
+                                    dpo_name: string | null;
+                                    name: string;
+                                    privacy_contact: string | null;
+                                };
+                                /** @description What runs on the device only; of the detectors, only the flags leave it */
+                                on_device: ("flag_detectors" | "equipment_checks")[];
+                                /** @description What is recorded and sent to the server, for this candidate (exemptions left out) */
+                                recorded: ("camera" | "microphone" | "screen" | "phone_camera" | "id_photo" | "face_photo" | "uploads" | "flags" | "events")[];
+                                /** @description How long each kind this exam keeps is kept, from the institute’s retention per kind (docs/retention.md) */
+                                retention: {
+                                    /** @description Days after the session ended; null: no period */
+                                    days: number | null;
+                                    /** @enum {string} */
+                                    kind: "id_photo" | "face_photo" | "recordings" | "uploads" | "incidents";
+                                    /**
+                                     * @description after_session_end: days after the session ended; after_verdict_or_session_end (the ID photo): 24 hours after the final verdict, or days after the session ended if sooner; kept: until the institute deletes it
+                                     * @enum {string}
+                                     */
+                                    rule: "after_session_end" | "after_verdict_or_session_end" | "kept";
+                                }[];
+                                /** @description Changes whenever any fact here or the exam’s terms change; POST start sends it as privacy_version */
+                                version: string;
+                                /** @description The institute roles that may see the recordings, photos and reviews */
+                                viewers: ("teacher" | "proctor" | "reviewer" | "administrator" | "auditor")[];
                             };
                             /** Format: date-time */
                             server_time: string;
@@ -3525,6 +3680,37 @@ export interface paths {
                                 /** @enum {string} */
                                 status: "not_paired" | "paired" | "streaming" | "lost";
                             };
+                            /** @description What the exam records, what stays on the device, who sees it, how long it is kept, whom to ask and how to contest a decision, generated from the exam’s and the institute’s settings */
+                            privacy: {
+                                /** @description Days after a final suspicious or violation verdict in which the candidate may contest it */
+                                appeal_period_days: number;
+                                institute: {
+                                    dpo_email: string | null;
+                                    dpo_name: string | null;
+                                    name: string;
+                                    privacy_contact: string | null;
+                                };
+                                /** @description What runs on the device only; of the detectors, only the flags leave it */
+                                on_device: ("flag_detectors" | "equipment_checks")[];
+                                /** @description What is recorded and sent to the server, for this candidate (exemptions left out) */
+                                recorded: ("camera" | "microphone" | "screen" | "phone_camera" | "id_photo" | "face_photo" | "uploads" | "flags" | "events")[];
+                                /** @description How long each kind this exam keeps is kept, from the institute’s retention per kind (docs/retention.md) */
+                                retention: {
+                                    /** @description Days after the session ended; null: no period */
+                                    days: number | null;
+                                    /** @enum {string} */
+                                    kind: "id_photo" | "face_photo" | "recordings" | "uploads" | "incidents";
+                                    /**
+                                     * @description after_session_end: days after the session ended; after_verdict_or_session_end (the ID photo): 24 hours after the final verdict, or days after the session ended if sooner; kept: until the institute deletes it
+                                     * @enum {string}
+                                     */
+                                    rule: "after_session_end" | "after_verdict_or_session_end" | "kept";
+                                }[];
+                                /** @description Changes whenever any fact here or the exam’s terms change; POST start sends it as privacy_version */
+                                version: string;
+                                /** @description The institute roles that may see the recordings, photos and reviews */
+                                viewers: ("teacher" | "proctor" | "reviewer" | "administrator" | "auditor")[];
+                            };
                             /** Format: date-time */
                             server_time: string;
                             session: {
@@ -3702,6 +3888,435 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/room/{token}/appeal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The appeal state of the session: whether a final verdict may be appealed, and the appeal */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The session’s room token (32 hex characters) */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            appeal: {
+                                appeal: {
+                                    /** @description The second reviewer's comment, once decided */
+                                    comment: string | null;
+                                    /** Format: date-time */
+                                    decided_at: string | null;
+                                    files: {
+                                        file_name: string;
+                                        size: number;
+                                    }[];
+                                    statement: string;
+                                    /** @enum {string} */
+                                    status: "open" | "upheld" | "overturned";
+                                    /** Format: date-time */
+                                    submitted_at: string | null;
+                                } | null;
+                                /**
+                                 * Format: date-time
+                                 * @description The last instant an appeal is accepted
+                                 */
+                                deadline: string | null;
+                                /** @description True while an appeal would be accepted */
+                                open: boolean;
+                                /** @description The verdict that may be or was appealed: suspicious or violation */
+                                verdict: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description `Couldn't find the exam room` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Too many requests for this token */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Appeal a final suspicious or violation verdict
+         * @description Multipart: `statement` (1 to 10000 characters) and up to 5 files (field `files`; PDF, images, office documents, as answer files). 201 while the verdict is final and the institute's appeal period open; 409 otherwise, and once an appeal was made.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The session’s room token (32 hex characters) */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "multipart/form-data": {
+                        files?: string[];
+                        statement: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            appeal: {
+                                appeal: {
+                                    /** @description The second reviewer's comment, once decided */
+                                    comment: string | null;
+                                    /** Format: date-time */
+                                    decided_at: string | null;
+                                    files: {
+                                        file_name: string;
+                                        size: number;
+                                    }[];
+                                    statement: string;
+                                    /** @enum {string} */
+                                    status: "open" | "upheld" | "overturned";
+                                    /** Format: date-time */
+                                    submitted_at: string | null;
+                                } | null;
+                                /**
+                                 * Format: date-time
+                                 * @description The last instant an appeal is accepted
+                                 */
+                                deadline: string | null;
+                                /** @description True while an appeal would be accepted */
+                                open: boolean;
+                                /** @description The verdict that may be or was appealed: suspicious or violation */
+                                verdict: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description `Couldn't find the exam room` */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No final verdict to appeal, the period is over, or already appealed */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description File type not accepted */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The statement is missing or too long, or too many files */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Too many requests for this token */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -3905,6 +4520,37 @@ export interface paths {
                                 pin_code: string | null;
                                 /** @enum {string} */
                                 status: "not_paired" | "paired" | "streaming" | "lost";
+                            };
+                            /** @description What the exam records, what stays on the device, who sees it, how long it is kept, whom to ask and how to contest a decision, generated from the exam’s and the institute’s settings */
+                            privacy: {
+                                /** @description Days after a final suspicious or violation verdict in which the candidate may contest it */
+                                appeal_period_days: number;
+                                institute: {
+                                    dpo_email: string | null;
+                                    dpo_name: string | null;
+                                    name: string;
+                                    privacy_contact: string | null;
+                                };
+                                /** @description What runs on the device only; of the detectors, only the flags leave it */
+                                on_device: ("flag_detectors" | "equipment_checks")[];
+                                /** @description What is recorded and sent to the server, for this candidate (exemptions left out) */
+                                recorded: ("camera" | "microphone" | "screen" | "phone_camera" | "id_photo" | "face_photo" | "uploads" | "flags" | "events")[];
+                                /** @description How long each kind this exam keeps is kept, from the institute’s retention per kind (docs/retention.md) */
+                                retention: {
+                                    /** @description Days after the session ended; null: no period */
+                                    days: number | null;
+                                    /** @enum {string} */
+                                    kind: "id_photo" | "face_photo" | "recordings" | "uploads" | "incidents";
+                                    /**
+                                     * @description after_session_end: days after the session ended; after_verdict_or_session_end (the ID photo): 24 hours after the final verdict, or days after the session ended if sooner; kept: until the institute deletes it
+                                     * @enum {string}
+                                     */
+                                    rule: "after_session_end" | "after_verdict_or_session_end" | "kept";
+                                }[];
+                                /** @description Changes whenever any fact here or the exam’s terms change; POST start sends it as privacy_version */
+                                version: string;
+                                /** @description The institute roles that may see the recordings, photos and reviews */
+                                viewers: ("teacher" | "proctor" | "reviewer" | "administrator" | "auditor")[];
                             };
                             /** Format: date-time */
                             server_time: string;
@@ -4330,6 +4976,37 @@ export interface paths {
                                 pin_code: string | null;
                                 /** @enum {string} */
                                 status: "not_paired" | "paired" | "streaming" | "lost";
+                            };
+                            /** @description What the exam records, what stays on the device, who sees it, how long it is kept, whom to ask and how to contest a decision, generated from the exam’s and the institute’s settings */
+                            privacy: {
+                                /** @description Days after a final suspicious or violation verdict in which the candidate may contest it */
+                                appeal_period_days: number;
+                                institute: {
+                                    dpo_email: string | null;
+                                    dpo_name: string | null;
+                                    name: string;
+                                    privacy_contact: string | null;
+                                };
+                                /** @description What runs on the device only; of the detectors, only the flags leave it */
+                                on_device: ("flag_detectors" | "equipment_checks")[];
+                                /** @description What is recorded and sent to the server, for this candidate (exemptions left out) */
+                                recorded: ("camera" | "microphone" | "screen" | "phone_camera" | "id_photo" | "face_photo" | "uploads" | "flags" | "events")[];
+                                /** @description How long each kind this exam keeps is kept, from the institute’s retention per kind (docs/retention.md) */
+                                retention: {
+                                    /** @description Days after the session ended; null: no period */
+                                    days: number | null;
+                                    /** @enum {string} */
+                                    kind: "id_photo" | "face_photo" | "recordings" | "uploads" | "incidents";
+                                    /**
+                                     * @description after_session_end: days after the session ended; after_verdict_or_session_end (the ID photo): 24 hours after the final verdict, or days after the session ended if sooner; kept: until the institute deletes it
+                                     * @enum {string}
+                                     */
+                                    rule: "after_session_end" | "after_verdict_or_session_end" | "kept";
+                                }[];
+                                /** @description Changes whenever any fact here or the exam’s terms change; POST start sends it as privacy_version */
+                                version: string;
+                                /** @description The institute roles that may see the recordings, photos and reviews */
+                                viewers: ("teacher" | "proctor" | "reviewer" | "administrator" | "auditor")[];
                             };
                             /** Format: date-time */
                             server_time: string;
@@ -4776,6 +5453,37 @@ export interface paths {
                                 /** @enum {string} */
                                 status: "not_paired" | "paired" | "streaming" | "lost";
                             };
+                            /** @description What the exam records, what stays on the device, who sees it, how long it is kept, whom to ask and how to contest a decision, generated from the exam’s and the institute’s settings */
+                            privacy: {
+                                /** @description Days after a final suspicious or violation verdict in which the candidate may contest it */
+                                appeal_period_days: number;
+                                institute: {
+                                    dpo_email: string | null;
+                                    dpo_name: string | null;
+                                    name: string;
+                                    privacy_contact: string | null;
+                                };
+                                /** @description What runs on the device only; of the detectors, only the flags leave it */
+                                on_device: ("flag_detectors" | "equipment_checks")[];
+                                /** @description What is recorded and sent to the server, for this candidate (exemptions left out) */
+                                recorded: ("camera" | "microphone" | "screen" | "phone_camera" | "id_photo" | "face_photo" | "uploads" | "flags" | "events")[];
+                                /** @description How long each kind this exam keeps is kept, from the institute’s retention per kind (docs/retention.md) */
+                                retention: {
+                                    /** @description Days after the session ended; null: no period */
+                                    days: number | null;
+                                    /** @enum {string} */
+                                    kind: "id_photo" | "face_photo" | "recordings" | "uploads" | "incidents";
+                                    /**
+                                     * @description after_session_end: days after the session ended; after_verdict_or_session_end (the ID photo): 24 hours after the final verdict, or days after the session ended if sooner; kept: until the institute deletes it
+                                     * @enum {string}
+                                     */
+                                    rule: "after_session_end" | "after_verdict_or_session_end" | "kept";
+                                }[];
+                                /** @description Changes whenever any fact here or the exam’s terms change; POST start sends it as privacy_version */
+                                version: string;
+                                /** @description The institute roles that may see the recordings, photos and reviews */
+                                viewers: ("teacher" | "proctor" | "reviewer" | "administrator" | "auditor")[];
+                            };
                             /** Format: date-time */
                             server_time: string;
                             session: {
@@ -5004,6 +5712,410 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/room/{token}/data/access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange the code for the data download address
+         * @description A right code (used once) answers the expiring address of the zip (15 minutes). 422 `'code':['is wrong or has expired']` for a wrong, used or expired code; a code stops working after 5 wrong tries.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The session’s room token */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The 8 digits from the email */
+                        code?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            expires_at: string;
+                            /** @description The zip’s address (relative to the service) */
+                            url: string;
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Unknown token, or the session’s data was purged (the message says which) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The session has not ended yet */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The code is missing, wrong or expired */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Too many requests or codes */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/room/{token}/data/code": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Email a one-time code for the candidate’s data
+         * @description Sends an 8-digit code, valid 15 minutes, to the session’s own address (docs/candidate-data.md). Only once the session has ended; at most 5 codes an hour per session (429 beyond).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The session’s room token */
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Accepted */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            expires_at: string;
+                            /** @description The address, masked */
+                            sent_to: string;
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Unknown token, or the session’s data was purged (the message says which) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The session has not ended yet */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Too many requests or codes */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/room/{token}/enter": {
         parameters: {
             query?: never;
@@ -5201,6 +6313,37 @@ export interface paths {
                                 pin_code: string | null;
                                 /** @enum {string} */
                                 status: "not_paired" | "paired" | "streaming" | "lost";
+                            };
+                            /** @description What the exam records, what stays on the device, who sees it, how long it is kept, whom to ask and how to contest a decision, generated from the exam’s and the institute’s settings */
+                            privacy: {
+                                /** @description Days after a final suspicious or violation verdict in which the candidate may contest it */
+                                appeal_period_days: number;
+                                institute: {
+                                    dpo_email: string | null;
+                                    dpo_name: string | null;
+                                    name: string;
+                                    privacy_contact: string | null;
+                                };
+                                /** @description What runs on the device only; of the detectors, only the flags leave it */
+                                on_device: ("flag_detectors" | "equipment_checks")[];
+                                /** @description What is recorded and sent to the server, for this candidate (exemptions left out) */
+                                recorded: ("camera" | "microphone" | "screen" | "phone_camera" | "id_photo" | "face_photo" | "uploads" | "flags" | "events")[];
+                                /** @description How long each kind this exam keeps is kept, from the institute’s retention per kind (docs/retention.md) */
+                                retention: {
+                                    /** @description Days after the session ended; null: no period */
+                                    days: number | null;
+                                    /** @enum {string} */
+                                    kind: "id_photo" | "face_photo" | "recordings" | "uploads" | "incidents";
+                                    /**
+                                     * @description after_session_end: days after the session ended; after_verdict_or_session_end (the ID photo): 24 hours after the final verdict, or days after the session ended if sooner; kept: until the institute deletes it
+                                     * @enum {string}
+                                     */
+                                    rule: "after_session_end" | "after_verdict_or_session_end" | "kept";
+                                }[];
+                                /** @description Changes whenever any fact here or the exam’s terms change; POST start sends it as privacy_version */
+                                version: string;
+                                /** @description The institute roles that may see the recordings, photos and reviews */
+                                viewers: ("teacher" | "proctor" | "reviewer" | "administrator" | "auditor")[];
                             };
                             /** Format: date-time */
                             server_time: string;
@@ -5854,6 +6997,37 @@ export interface paths {
                                 /** @enum {string} */
                                 status: "not_paired" | "paired" | "streaming" | "lost";
                             };
+                            /** @description What the exam records, what stays on the device, who sees it, how long it is kept, whom to ask and how to contest a decision, generated from the exam’s and the institute’s settings */
+                            privacy: {
+                                /** @description Days after a final suspicious or violation verdict in which the candidate may contest it */
+                                appeal_period_days: number;
+                                institute: {
+                                    dpo_email: string | null;
+                                    dpo_name: string | null;
+                                    name: string;
+                                    privacy_contact: string | null;
+                                };
+                                /** @description What runs on the device only; of the detectors, only the flags leave it */
+                                on_device: ("flag_detectors" | "equipment_checks")[];
+                                /** @description What is recorded and sent to the server, for this candidate (exemptions left out) */
+                                recorded: ("camera" | "microphone" | "screen" | "phone_camera" | "id_photo" | "face_photo" | "uploads" | "flags" | "events")[];
+                                /** @description How long each kind this exam keeps is kept, from the institute’s retention per kind (docs/retention.md) */
+                                retention: {
+                                    /** @description Days after the session ended; null: no period */
+                                    days: number | null;
+                                    /** @enum {string} */
+                                    kind: "id_photo" | "face_photo" | "recordings" | "uploads" | "incidents";
+                                    /**
+                                     * @description after_session_end: days after the session ended; after_verdict_or_session_end (the ID photo): 24 hours after the final verdict, or days after the session ended if sooner; kept: until the institute deletes it
+                                     * @enum {string}
+                                     */
+                                    rule: "after_session_end" | "after_verdict_or_session_end" | "kept";
+                                }[];
+                                /** @description Changes whenever any fact here or the exam’s terms change; POST start sends it as privacy_version */
+                                version: string;
+                                /** @description The institute roles that may see the recordings, photos and reviews */
+                                viewers: ("teacher" | "proctor" | "reviewer" | "administrator" | "auditor")[];
+                            };
                             /** Format: date-time */
                             server_time: string;
                             session: {
@@ -6278,6 +7452,37 @@ export interface paths {
                                 pin_code: string | null;
                                 /** @enum {string} */
                                 status: "not_paired" | "paired" | "streaming" | "lost";
+                            };
+                            /** @description What the exam records, what stays on the device, who sees it, how long it is kept, whom to ask and how to contest a decision, generated from the exam’s and the institute’s settings */
+                            privacy: {
+                                /** @description Days after a final suspicious or violation verdict in which the candidate may contest it */
+                                appeal_period_days: number;
+                                institute: {
+                                    dpo_email: string | null;
+                                    dpo_name: string | null;
+                                    name: string;
+                                    privacy_contact: string | null;
+                                };
+                                /** @description What runs on the device only; of the detectors, only the flags leave it */
+                                on_device: ("flag_detectors" | "equipment_checks")[];
+                                /** @description What is recorded and sent to the server, for this candidate (exemptions left out) */
+                                recorded: ("camera" | "microphone" | "screen" | "phone_camera" | "id_photo" | "face_photo" | "uploads" | "flags" | "events")[];
+                                /** @description How long each kind this exam keeps is kept, from the institute’s retention per kind (docs/retention.md) */
+                                retention: {
+                                    /** @description Days after the session ended; null: no period */
+                                    days: number | null;
+                                    /** @enum {string} */
+                                    kind: "id_photo" | "face_photo" | "recordings" | "uploads" | "incidents";
+                                    /**
+                                     * @description after_session_end: days after the session ended; after_verdict_or_session_end (the ID photo): 24 hours after the final verdict, or days after the session ended if sooner; kept: until the institute deletes it
+                                     * @enum {string}
+                                     */
+                                    rule: "after_session_end" | "after_verdict_or_session_end" | "kept";
+                                }[];
+                                /** @description Changes whenever any fact here or the exam’s terms change; POST start sends it as privacy_version */
+                                version: string;
+                                /** @description The institute roles that may see the recordings, photos and reviews */
+                                viewers: ("teacher" | "proctor" | "reviewer" | "administrator" | "auditor")[];
                             };
                             /** Format: date-time */
                             server_time: string;
@@ -7191,6 +8396,37 @@ export interface paths {
                                 /** @enum {string} */
                                 status: "not_paired" | "paired" | "streaming" | "lost";
                             };
+                            /** @description What the exam records, what stays on the device, who sees it, how long it is kept, whom to ask and how to contest a decision, generated from the exam’s and the institute’s settings */
+                            privacy: {
+                                /** @description Days after a final suspicious or violation verdict in which the candidate may contest it */
+                                appeal_period_days: number;
+                                institute: {
+                                    dpo_email: string | null;
+                                    dpo_name: string | null;
+                                    name: string;
+                                    privacy_contact: string | null;
+                                };
+                                /** @description What runs on the device only; of the detectors, only the flags leave it */
+                                on_device: ("flag_detectors" | "equipment_checks")[];
+                                /** @description What is recorded and sent to the server, for this candidate (exemptions left out) */
+                                recorded: ("camera" | "microphone" | "screen" | "phone_camera" | "id_photo" | "face_photo" | "uploads" | "flags" | "events")[];
+                                /** @description How long each kind this exam keeps is kept, from the institute’s retention per kind (docs/retention.md) */
+                                retention: {
+                                    /** @description Days after the session ended; null: no period */
+                                    days: number | null;
+                                    /** @enum {string} */
+                                    kind: "id_photo" | "face_photo" | "recordings" | "uploads" | "incidents";
+                                    /**
+                                     * @description after_session_end: days after the session ended; after_verdict_or_session_end (the ID photo): 24 hours after the final verdict, or days after the session ended if sooner; kept: until the institute deletes it
+                                     * @enum {string}
+                                     */
+                                    rule: "after_session_end" | "after_verdict_or_session_end" | "kept";
+                                }[];
+                                /** @description Changes whenever any fact here or the exam’s terms change; POST start sends it as privacy_version */
+                                version: string;
+                                /** @description The institute roles that may see the recordings, photos and reviews */
+                                viewers: ("teacher" | "proctor" | "reviewer" | "administrator" | "auditor")[];
+                            };
                             /** Format: date-time */
                             server_time: string;
                             session: {
@@ -7814,6 +9050,37 @@ export interface paths {
                                 pin_code: string | null;
                                 /** @enum {string} */
                                 status: "not_paired" | "paired" | "streaming" | "lost";
+                            };
+                            /** @description What the exam records, what stays on the device, who sees it, how long it is kept, whom to ask and how to contest a decision, generated from the exam’s and the institute’s settings */
+                            privacy: {
+                                /** @description Days after a final suspicious or violation verdict in which the candidate may contest it */
+                                appeal_period_days: number;
+                                institute: {
+                                    dpo_email: string | null;
+                                    dpo_name: string | null;
+                                    name: string;
+                                    privacy_contact: string | null;
+                                };
+                                /** @description What runs on the device only; of the detectors, only the flags leave it */
+                                on_device: ("flag_detectors" | "equipment_checks")[];
+                                /** @description What is recorded and sent to the server, for this candidate (exemptions left out) */
+                                recorded: ("camera" | "microphone" | "screen" | "phone_camera" | "id_photo" | "face_photo" | "uploads" | "flags" | "events")[];
+                                /** @description How long each kind this exam keeps is kept, from the institute’s retention per kind (docs/retention.md) */
+                                retention: {
+                                    /** @description Days after the session ended; null: no period */
+                                    days: number | null;
+                                    /** @enum {string} */
+                                    kind: "id_photo" | "face_photo" | "recordings" | "uploads" | "incidents";
+                                    /**
+                                     * @description after_session_end: days after the session ended; after_verdict_or_session_end (the ID photo): 24 hours after the final verdict, or days after the session ended if sooner; kept: until the institute deletes it
+                                     * @enum {string}
+                                     */
+                                    rule: "after_session_end" | "after_verdict_or_session_end" | "kept";
+                                }[];
+                                /** @description Changes whenever any fact here or the exam’s terms change; POST start sends it as privacy_version */
+                                version: string;
+                                /** @description The institute roles that may see the recordings, photos and reviews */
+                                viewers: ("teacher" | "proctor" | "reviewer" | "administrator" | "auditor")[];
                             };
                             /** Format: date-time */
                             server_time: string;
@@ -8619,6 +9886,37 @@ export interface paths {
                                 pin_code: string | null;
                                 /** @enum {string} */
                                 status: "not_paired" | "paired" | "streaming" | "lost";
+                            };
+                            /** @description What the exam records, what stays on the device, who sees it, how long it is kept, whom to ask and how to contest a decision, generated from the exam’s and the institute’s settings */
+                            privacy: {
+                                /** @description Days after a final suspicious or violation verdict in which the candidate may contest it */
+                                appeal_period_days: number;
+                                institute: {
+                                    dpo_email: string | null;
+                                    dpo_name: string | null;
+                                    name: string;
+                                    privacy_contact: string | null;
+                                };
+                                /** @description What runs on the device only; of the detectors, only the flags leave it */
+                                on_device: ("flag_detectors" | "equipment_checks")[];
+                                /** @description What is recorded and sent to the server, for this candidate (exemptions left out) */
+                                recorded: ("camera" | "microphone" | "screen" | "phone_camera" | "id_photo" | "face_photo" | "uploads" | "flags" | "events")[];
+                                /** @description How long each kind this exam keeps is kept, from the institute’s retention per kind (docs/retention.md) */
+                                retention: {
+                                    /** @description Days after the session ended; null: no period */
+                                    days: number | null;
+                                    /** @enum {string} */
+                                    kind: "id_photo" | "face_photo" | "recordings" | "uploads" | "incidents";
+                                    /**
+                                     * @description after_session_end: days after the session ended; after_verdict_or_session_end (the ID photo): 24 hours after the final verdict, or days after the session ended if sooner; kept: until the institute deletes it
+                                     * @enum {string}
+                                     */
+                                    rule: "after_session_end" | "after_verdict_or_session_end" | "kept";
+                                }[];
+                                /** @description Changes whenever any fact here or the exam’s terms change; POST start sends it as privacy_version */
+                                version: string;
+                                /** @description The institute roles that may see the recordings, photos and reviews */
+                                viewers: ("teacher" | "proctor" | "reviewer" | "administrator" | "auditor")[];
                             };
                             /** Format: date-time */
                             server_time: string;
@@ -10971,6 +12269,8 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description The privacy.version the candidate accepted with the terms; stored with the acceptance. 422 `'privacy_version'` when it is not the version in force (the page shows the panel again) */
+                        privacy_version?: string;
                         /** @description true: the candidate accepted exam.terms (needed only when the exam has terms) */
                         terms_accepted?: boolean;
                     };
@@ -11149,6 +12449,37 @@ export interface paths {
                                 pin_code: string | null;
                                 /** @enum {string} */
                                 status: "not_paired" | "paired" | "streaming" | "lost";
+                            };
+                            /** @description What the exam records, what stays on the device, who sees it, how long it is kept, whom to ask and how to contest a decision, generated from the exam’s and the institute’s settings */
+                            privacy: {
+                                /** @description Days after a final suspicious or violation verdict in which the candidate may contest it */
+                                appeal_period_days: number;
+                                institute: {
+                                    dpo_email: string | null;
+                                    dpo_name: string | null;
+                                    name: string;
+                                    privacy_contact: string | null;
+                                };
+                                /** @description What runs on the device only; of the detectors, only the flags leave it */
+                                on_device: ("flag_detectors" | "equipment_checks")[];
+                                /** @description What is recorded and sent to the server, for this candidate (exemptions left out) */
+                                recorded: ("camera" | "microphone" | "screen" | "phone_camera" | "id_photo" | "face_photo" | "uploads" | "flags" | "events")[];
+                                /** @description How long each kind this exam keeps is kept, from the institute’s retention per kind (docs/retention.md) */
+                                retention: {
+                                    /** @description Days after the session ended; null: no period */
+                                    days: number | null;
+                                    /** @enum {string} */
+                                    kind: "id_photo" | "face_photo" | "recordings" | "uploads" | "incidents";
+                                    /**
+                                     * @description after_session_end: days after the session ended; after_verdict_or_session_end (the ID photo): 24 hours after the final verdict, or days after the session ended if sooner; kept: until the institute deletes it
+                                     * @enum {string}
+                                     */
+                                    rule: "after_session_end" | "after_verdict_or_session_end" | "kept";
+                                }[];
+                                /** @description Changes whenever any fact here or the exam’s terms change; POST start sends it as privacy_version */
+                                version: string;
+                                /** @description The institute roles that may see the recordings, photos and reviews */
+                                viewers: ("teacher" | "proctor" | "reviewer" | "administrator" | "auditor")[];
                             };
                             /** Format: date-time */
                             server_time: string;
@@ -15712,7 +17043,7 @@ export interface paths {
         };
         /**
          * An exam's review queue: its finished sessions with verdict, incident count and suspicion score
-         * @description Default order: suspicion_score descending, then incidents_count descending, then id. Filter/sort fields: id, name, email, attempt, start_time, end_time, incidents_count, suspicion_score, verdict, second_review, reviewed, reviewer_id, reviewed_at. verdict=passed,suspicious is a shortcut for a verdict filter.
+         * @description Default order: open appeals first, then suspicion_score descending, then incidents_count descending, then id. Filter/sort fields: id, name, email, attempt, start_time, end_time, incidents_count, suspicion_score, verdict, second_review, reviewed, reviewer_id, reviewed_at, appeal_status, appeal_open (1 while an appeal is open). verdict=passed,suspicious is a shortcut for a verdict filter.
          */
         get: {
             parameters: {
@@ -15746,6 +17077,11 @@ export interface paths {
                     content: {
                         "application/json": {
                             review_queue: {
+                                /**
+                                 * @description The candidate's appeal (docs/appeals.md); open appeals come first in the default order
+                                 * @enum {string}
+                                 */
+                                appeal_status: "none" | "open" | "upheld" | "overturned";
                                 attempt: number;
                                 comment: string | null;
                                 confirmed: boolean;
@@ -23634,6 +24970,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             institutes: {
+                                /** @description Days after a final suspicious or violation verdict in which the candidate may contest it */
+                                appeal_period_days: number;
                                 /** @description An http(s) address */
                                 callback_url: string | null;
                                 check_requirements_emails_enabled: boolean;
@@ -23641,12 +24979,18 @@ export interface paths {
                                 created_at: string | null;
                                 /** @description A language tag such as en or de-CH */
                                 default_language: string;
+                                /** @description The data protection officer's email address */
+                                dpo_email: string | null;
+                                /** @description The data protection officer */
+                                dpo_name: string | null;
                                 exam_changed_emails_enabled: boolean;
                                 exam_finalized_emails_enabled: boolean;
                                 exam_link_emails_enabled: boolean;
                                 id: number;
                                 /** @description Unique */
                                 name: string;
+                                /** @description How candidates reach the institute about their data (the room's privacy panel shows it) */
+                                privacy_contact: string | null;
                                 reminder_emails_enabled: boolean;
                                 /** @description Administrators must enrol and use a second factor (TOTP) to use the console */
                                 require_second_factor_for_administrators: boolean;
@@ -23815,12 +25159,20 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /**
+                         * @description Days
+                         * @default 14
+                         */
+                        appeal_period_days?: number;
                         /** Format: uri */
                         callback_url?: string | null;
                         /** @default true */
                         check_requirements_emails_enabled?: boolean;
                         /** @default en */
                         default_language?: string;
+                        /** @description An email address */
+                        dpo_email?: string | null;
+                        dpo_name?: string | null;
                         /** @default true */
                         exam_changed_emails_enabled?: boolean;
                         /** @default true */
@@ -23828,6 +25180,8 @@ export interface paths {
                         /** @default true */
                         exam_link_emails_enabled?: boolean;
                         name: string;
+                        /** @description Blank or null clears it */
+                        privacy_contact?: string | null;
                         /** @default true */
                         reminder_emails_enabled?: boolean;
                         /** @default false */
@@ -23849,6 +25203,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             institute: {
+                                /** @description Days after a final suspicious or violation verdict in which the candidate may contest it */
+                                appeal_period_days: number;
                                 /** @description An http(s) address */
                                 callback_url: string | null;
                                 check_requirements_emails_enabled: boolean;
@@ -23856,12 +25212,18 @@ export interface paths {
                                 created_at: string | null;
                                 /** @description A language tag such as en or de-CH */
                                 default_language: string;
+                                /** @description The data protection officer's email address */
+                                dpo_email: string | null;
+                                /** @description The data protection officer */
+                                dpo_name: string | null;
                                 exam_changed_emails_enabled: boolean;
                                 exam_finalized_emails_enabled: boolean;
                                 exam_link_emails_enabled: boolean;
                                 id: number;
                                 /** @description Unique */
                                 name: string;
+                                /** @description How candidates reach the institute about their data (the room's privacy panel shows it) */
+                                privacy_contact: string | null;
                                 reminder_emails_enabled: boolean;
                                 /** @description Administrators must enrol and use a second factor (TOTP) to use the console */
                                 require_second_factor_for_administrators: boolean;
@@ -24051,6 +25413,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             institute: {
+                                /** @description Days after a final suspicious or violation verdict in which the candidate may contest it */
+                                appeal_period_days: number;
                                 /** @description An http(s) address */
                                 callback_url: string | null;
                                 check_requirements_emails_enabled: boolean;
@@ -24058,12 +25422,18 @@ export interface paths {
                                 created_at: string | null;
                                 /** @description A language tag such as en or de-CH */
                                 default_language: string;
+                                /** @description The data protection officer's email address */
+                                dpo_email: string | null;
+                                /** @description The data protection officer */
+                                dpo_name: string | null;
                                 exam_changed_emails_enabled: boolean;
                                 exam_finalized_emails_enabled: boolean;
                                 exam_link_emails_enabled: boolean;
                                 id: number;
                                 /** @description Unique */
                                 name: string;
+                                /** @description How candidates reach the institute about their data (the room's privacy panel shows it) */
+                                privacy_contact: string | null;
                                 reminder_emails_enabled: boolean;
                                 /** @description Administrators must enrol and use a second factor (TOTP) to use the console */
                                 require_second_factor_for_administrators: boolean;
@@ -24233,12 +25603,20 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /**
+                         * @description Days
+                         * @default 14
+                         */
+                        appeal_period_days?: number;
                         /** Format: uri */
                         callback_url?: string | null;
                         /** @default true */
                         check_requirements_emails_enabled?: boolean;
                         /** @default en */
                         default_language?: string;
+                        /** @description An email address */
+                        dpo_email?: string | null;
+                        dpo_name?: string | null;
                         /** @default true */
                         exam_changed_emails_enabled?: boolean;
                         /** @default true */
@@ -24246,6 +25624,8 @@ export interface paths {
                         /** @default true */
                         exam_link_emails_enabled?: boolean;
                         name?: string;
+                        /** @description Blank or null clears it */
+                        privacy_contact?: string | null;
                         /** @default true */
                         reminder_emails_enabled?: boolean;
                         /** @default false */
@@ -24267,6 +25647,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             institute: {
+                                /** @description Days after a final suspicious or violation verdict in which the candidate may contest it */
+                                appeal_period_days: number;
                                 /** @description An http(s) address */
                                 callback_url: string | null;
                                 check_requirements_emails_enabled: boolean;
@@ -24274,12 +25656,18 @@ export interface paths {
                                 created_at: string | null;
                                 /** @description A language tag such as en or de-CH */
                                 default_language: string;
+                                /** @description The data protection officer's email address */
+                                dpo_email: string | null;
+                                /** @description The data protection officer */
+                                dpo_name: string | null;
                                 exam_changed_emails_enabled: boolean;
                                 exam_finalized_emails_enabled: boolean;
                                 exam_link_emails_enabled: boolean;
                                 id: number;
                                 /** @description Unique */
                                 name: string;
+                                /** @description How candidates reach the institute about their data (the room's privacy panel shows it) */
+                                privacy_contact: string | null;
                                 reminder_emails_enabled: boolean;
                                 /** @description Administrators must enrol and use a second factor (TOTP) to use the console */
                                 require_second_factor_for_administrators: boolean;
@@ -24664,12 +26052,20 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /**
+                         * @description Days
+                         * @default 14
+                         */
+                        appeal_period_days?: number;
                         /** Format: uri */
                         callback_url?: string | null;
                         /** @default true */
                         check_requirements_emails_enabled?: boolean;
                         /** @default en */
                         default_language?: string;
+                        /** @description An email address */
+                        dpo_email?: string | null;
+                        dpo_name?: string | null;
                         /** @default true */
                         exam_changed_emails_enabled?: boolean;
                         /** @default true */
@@ -24677,6 +26073,8 @@ export interface paths {
                         /** @default true */
                         exam_link_emails_enabled?: boolean;
                         name?: string;
+                        /** @description Blank or null clears it */
+                        privacy_contact?: string | null;
                         /** @default true */
                         reminder_emails_enabled?: boolean;
                         /** @default false */
@@ -24698,6 +26096,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             institute: {
+                                /** @description Days after a final suspicious or violation verdict in which the candidate may contest it */
+                                appeal_period_days: number;
                                 /** @description An http(s) address */
                                 callback_url: string | null;
                                 check_requirements_emails_enabled: boolean;
@@ -24705,12 +26105,18 @@ export interface paths {
                                 created_at: string | null;
                                 /** @description A language tag such as en or de-CH */
                                 default_language: string;
+                                /** @description The data protection officer's email address */
+                                dpo_email: string | null;
+                                /** @description The data protection officer */
+                                dpo_name: string | null;
                                 exam_changed_emails_enabled: boolean;
                                 exam_finalized_emails_enabled: boolean;
                                 exam_link_emails_enabled: boolean;
                                 id: number;
                                 /** @description Unique */
                                 name: string;
+                                /** @description How candidates reach the institute about their data (the room's privacy panel shows it) */
+                                privacy_contact: string | null;
                                 reminder_emails_enabled: boolean;
                                 /** @description Administrators must enrol and use a second factor (TOTP) to use the console */
                                 require_second_factor_for_administrators: boolean;
@@ -25166,6 +26572,639 @@ export interface paths {
                                 /** @description The user who saved it; null without one */
                                 updated_by: number | null;
                             };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v3/institutes/{id}/record_of_processing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download the institute’s record of processing as PDF
+         * @description The record of processing for the data protection officer (docs/data-protection.md), generated from the institute’s settings at the moment of the request: the controller and its privacy contact and data protection officer, the purposes, which kinds of data its exams use (webcam, photos, screen, phone, uploads, automated flags, live proctoring), the staff roles that read them, the processors the service is configured with (file storage, mail server, live media engine, LMS platforms, identity providers, webhook receiver), transfers, the retention of each kind, legal holds and the safeguards. Answered as `application/pdf` with `Content-Disposition: attachment; filename="institute-<id>-record-of-processing-<language>.pdf"`. For the institute’s administrators and superusers: 403 for any other member, 404 `Couldn't find Institute with 'id'=ID` for another institute or a missing one. Written in the institute’s `default_language` unless `language` names another (Arabic is laid out right to left); 422 naming `language` for a language the service does not speak. Each download is recorded in the audit log as `record_of_processing_downloaded`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The language of the record; the institute’s default language when absent. */
+                    language?: "en" | "nl" | "de" | "fr" | "es" | "it" | "ar";
+                };
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The record of processing */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/pdf": string;
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/pdf": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/pdf": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/pdf": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/pdf": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/pdf": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/pdf": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/pdf": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v3/institutes/{id}/retention_policies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show an institute's retention per kind of session data (administrators)
+         * @description Defaults (days; null follows session_retention_period): id_photo 30, face_photo null, recording null, upload null, incident null. A legal hold keeps every kind. Superusers and administrators of the institute; other members 403.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            retention_policies: {
+                                /** @description id_photo: it also goes this many hours after the verdict is final, whichever is first */
+                                after_final_verdict_hours: number | null;
+                                /** @description Days after the session ended it is kept, as applied now; null: not purged by time */
+                                days: number | null;
+                                /** @description The default (null: follow session_retention_period) */
+                                default_days: number | null;
+                                follows_session_period: boolean;
+                                /** @description The institute set nothing: default_days applies */
+                                is_default: boolean;
+                                /**
+                                 * @description id_photo (the ID card photo), face_photo, recording (recordings and their chunks), upload (handed-in files and the exam document), incident (the written details of incidents and flags)
+                                 * @enum {string}
+                                 */
+                                kind: "id_photo" | "face_photo" | "recording" | "upload" | "incident";
+                                /** @enum {string} */
+                                rule: "period" | "final_verdict_or_period";
+                                /** @description The institute's own setting: days, or null to follow session_retention_period */
+                                setting: number | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        /**
+         * Set an institute's retention per kind of session data (administrators)
+         * @description Send any of <kind>_days: whole days 1 to 36500 after the session ended, or null (or empty) to follow session_retention_period. Kinds not sent keep their setting. Audit-logged as the request.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Days */
+                        face_photo_days?: number | null;
+                        /** @description Days */
+                        id_photo_days?: number | null;
+                        /** @description Days */
+                        incident_days?: number | null;
+                        /** @description Days */
+                        recording_days?: number | null;
+                        /** @description Days */
+                        upload_days?: number | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            retention_policies: {
+                                /** @description id_photo: it also goes this many hours after the verdict is final, whichever is first */
+                                after_final_verdict_hours: number | null;
+                                /** @description Days after the session ended it is kept, as applied now; null: not purged by time */
+                                days: number | null;
+                                /** @description The default (null: follow session_retention_period) */
+                                default_days: number | null;
+                                follows_session_period: boolean;
+                                /** @description The institute set nothing: default_days applies */
+                                is_default: boolean;
+                                /**
+                                 * @description id_photo (the ID card photo), face_photo, recording (recordings and their chunks), upload (handed-in files and the exam document), incident (the written details of incidents and flags)
+                                 * @enum {string}
+                                 */
+                                kind: "id_photo" | "face_photo" | "recording" | "upload" | "incident";
+                                /** @enum {string} */
+                                rule: "period" | "final_verdict_or_period";
+                                /** @description The institute's own setting: days, or null to follow session_retention_period */
+                                setting: number | null;
+                            }[];
                         };
                     };
                 };
@@ -28949,7 +30988,7 @@ export interface paths {
         };
         /**
          * List the purge log: media removed by retention (an administrator's institute; superusers all)
-         * @description Filter/sort fields: id, institute_id, exam_id, student_session_id, kind, files, bytes, reason, purged_at. Without a sort, the newest entry comes first. Other roles are refused (403).
+         * @description Filter/sort fields: id, institute_id, exam_id, student_session_id, kind, files, bytes, reason, rule, purged_at. Without a sort, the newest entry comes first. Other roles are refused (403).
          */
         get: {
             parameters: {
@@ -28990,13 +31029,18 @@ export interface paths {
                                  * @description recording (finalised files), recording_chunk (webcam and screen chunks), photo (ID card, face), upload (handed-in files and the exam document)
                                  * @enum {string}
                                  */
-                                kind: "recording" | "recording_chunk" | "photo" | "upload";
+                                kind: "recording" | "recording_chunk" | "id_photo" | "face_photo" | "photo" | "upload" | "incident";
                                 /** Format: date-time */
                                 purged_at: string;
                                 /** @enum {string} */
                                 reason: "retention";
-                                /** @description The institute's session_retention_period (days) applied */
+                                /** @description The kind's retention period (days) applied */
                                 retention_period: number | null;
+                                /**
+                                 * @description period (days after the end) or final_verdict (the ID photo); null before per-kind retention
+                                 * @enum {string|null}
+                                 */
+                                rule: "period" | "final_verdict" | null;
                                 student_session_id: number;
                             }[];
                         };
@@ -31392,6 +33436,451 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v3/student_sessions/{id}/appeal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show a student session's appeal against its verdict
+         * @description Anyone who may see the session reads it (docs/appeals.md); 404 when the candidate made none.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            appeal: {
+                                /** @description The history entry appealed */
+                                appealed_review_id: number;
+                                /** @description The verdict appealed: suspicious or violation */
+                                appealed_verdict: string | null;
+                                /** @description The second reviewer's comment */
+                                comment: string | null;
+                                /** Format: date-time */
+                                decided_at: string | null;
+                                /** @description The second reviewer; null while open */
+                                decided_by: {
+                                    id: number;
+                                    name: string | null;
+                                } | null;
+                                /** @description The history entry an overturned appeal recorded (verdict passed) */
+                                decision_review_id: number | null;
+                                files: {
+                                    content_type: string;
+                                    /** Format: date-time */
+                                    expires_at: string | null;
+                                    file_name: string;
+                                    size: number;
+                                    /** @description A download address, valid until expires_at */
+                                    url: string | null;
+                                }[];
+                                /** @description The candidate's statement */
+                                statement: string;
+                                /** @enum {string} */
+                                status: "open" | "upheld" | "overturned";
+                                student_session_id: number;
+                                /** Format: date-time */
+                                submitted_at: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        /**
+         * Decide an appeal: upheld keeps the verdict, overturned records the verdict passed
+         * @description Reviewers and the exam managers, except the reviewer who gave the appealed verdict (422 naming `decision`). 409 once decided; 404 when there is no appeal.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        comment?: string;
+                        /** @enum {string} */
+                        decision: "upheld" | "overturned";
+                    };
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            appeal: {
+                                /** @description The history entry appealed */
+                                appealed_review_id: number;
+                                /** @description The verdict appealed: suspicious or violation */
+                                appealed_verdict: string | null;
+                                /** @description The second reviewer's comment */
+                                comment: string | null;
+                                /** Format: date-time */
+                                decided_at: string | null;
+                                /** @description The second reviewer; null while open */
+                                decided_by: {
+                                    id: number;
+                                    name: string | null;
+                                } | null;
+                                /** @description The history entry an overturned appeal recorded (verdict passed) */
+                                decision_review_id: number | null;
+                                files: {
+                                    content_type: string;
+                                    /** Format: date-time */
+                                    expires_at: string | null;
+                                    file_name: string;
+                                    size: number;
+                                    /** @description A download address, valid until expires_at */
+                                    url: string | null;
+                                }[];
+                                /** @description The candidate's statement */
+                                statement: string;
+                                /** @enum {string} */
+                                status: "open" | "upheld" | "overturned";
+                                student_session_id: number;
+                                /** Format: date-time */
+                                submitted_at: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v3/student_sessions/{id}/assign_proctor": {
         parameters: {
             query?: never;
@@ -32574,7 +35063,7 @@ export interface paths {
         };
         /**
          * Get an expiring address of the face photo of a student session
-         * @description The address downloads the photo without credentials for 5 minutes (`expires_at`); after that, or altered, it is refused (403). With S3 storage it is an S3 presigned address. Readable by whoever may read the session. 404 `Couldn't find the face photo` when the session has none; 404 `Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope.
+         * @description The address downloads the photo without credentials for 5 minutes (`expires_at`); after that, or altered, it is refused (403). It is always the service's own `/files/...` address. Readable by whoever may read the session. 404 `Couldn't find the face photo` when the session has none; 404 `Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope.
          */
         get: {
             parameters: {
@@ -33123,7 +35612,7 @@ export interface paths {
         };
         /**
          * List the files the candidate room stored for a student session
-         * @description An Invigil addition beyond api.md: the answer files the student uploaded (`upload`) and the chunks of the webcam (`recording`), screen (`screen_recording`) and phone (`mobile_recording`) recordings, ordered by kind in that order, then by `sequence`. Each `url` downloads its file without credentials for 5 minutes (`expires_at`); after that, or altered, it is refused (403). With S3 storage it is an S3 presigned address. Readable by whoever may read the session. 404 `Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope; 422 `'kind':['is not included in the list']` for an unknown `kind`.
+         * @description An Invigil addition beyond api.md: the answer files the student uploaded (`upload`) and the chunks of the webcam (`recording`), screen (`screen_recording`) and phone (`mobile_recording`) recordings, ordered by kind in that order, then by `sequence`. Each `url` downloads its file without credentials for 5 minutes (`expires_at`); after that, or altered, it is refused (403). It is always the service's own `/files/...` address (the service decrypts what it stores, on disk or on S3). Readable by whoever may read the session. 404 `Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope; 422 `'kind':['is not included in the list']` for an unknown `kind`.
          */
         get: {
             parameters: {
@@ -34796,9 +37285,27 @@ export interface paths {
                                 held: boolean;
                                 /**
                                  * Format: date-time
-                                 * @description When the retention sweep removed the session's recordings, photos and uploads
+                                 * @description When the retention sweep removed the last of the session media (both photos, recordings, uploads)
                                  */
                                 media_purged_at: string | null;
+                                /** @description What retention purged of the session, kind by kind (docs/retention.md) */
+                                purged_kinds: {
+                                    /** @description The period in force (days) */
+                                    days: number | null;
+                                    /** @description id_photo: a final verdict was recorded over the ID */
+                                    id_checked: boolean;
+                                    /** Format: date-time */
+                                    id_checked_at: string | null;
+                                    /** @description The reviewer (a user id) of that verdict */
+                                    id_checked_by: number | null;
+                                    id_checked_by_name: string | null;
+                                    /** @enum {string} */
+                                    kind: "id_photo" | "face_photo" | "recording" | "upload" | "incident";
+                                    /** Format: date-time */
+                                    purged_at: string;
+                                    /** @enum {string} */
+                                    rule: "period" | "final_verdict";
+                                }[];
                                 /** @description The reason given with the last set or clear */
                                 reason: string | null;
                                 /**
@@ -34991,9 +37498,27 @@ export interface paths {
                                 held: boolean;
                                 /**
                                  * Format: date-time
-                                 * @description When the retention sweep removed the session's recordings, photos and uploads
+                                 * @description When the retention sweep removed the last of the session media (both photos, recordings, uploads)
                                  */
                                 media_purged_at: string | null;
+                                /** @description What retention purged of the session, kind by kind (docs/retention.md) */
+                                purged_kinds: {
+                                    /** @description The period in force (days) */
+                                    days: number | null;
+                                    /** @description id_photo: a final verdict was recorded over the ID */
+                                    id_checked: boolean;
+                                    /** Format: date-time */
+                                    id_checked_at: string | null;
+                                    /** @description The reviewer (a user id) of that verdict */
+                                    id_checked_by: number | null;
+                                    id_checked_by_name: string | null;
+                                    /** @enum {string} */
+                                    kind: "id_photo" | "face_photo" | "recording" | "upload" | "incident";
+                                    /** Format: date-time */
+                                    purged_at: string;
+                                    /** @enum {string} */
+                                    rule: "period" | "final_verdict";
+                                }[];
                                 /** @description The reason given with the last set or clear */
                                 reason: string | null;
                                 /**
@@ -36019,7 +38544,7 @@ export interface paths {
         };
         /**
          * List what retention purged of a student session (administrators)
-         * @description Filter/sort fields: id, institute_id, exam_id, student_session_id, kind, files, bytes, reason, purged_at. Without a sort, the newest entry comes first.
+         * @description Filter/sort fields: id, institute_id, exam_id, student_session_id, kind, files, bytes, reason, rule, purged_at. Without a sort, the newest entry comes first.
          */
         get: {
             parameters: {
@@ -36062,13 +38587,18 @@ export interface paths {
                                  * @description recording (finalised files), recording_chunk (webcam and screen chunks), photo (ID card, face), upload (handed-in files and the exam document)
                                  * @enum {string}
                                  */
-                                kind: "recording" | "recording_chunk" | "photo" | "upload";
+                                kind: "recording" | "recording_chunk" | "id_photo" | "face_photo" | "photo" | "upload" | "incident";
                                 /** Format: date-time */
                                 purged_at: string;
                                 /** @enum {string} */
                                 reason: "retention";
-                                /** @description The institute's session_retention_period (days) applied */
+                                /** @description The kind's retention period (days) applied */
                                 retention_period: number | null;
+                                /**
+                                 * @description period (days after the end) or final_verdict (the ID photo); null before per-kind retention
+                                 * @enum {string|null}
+                                 */
+                                rule: "period" | "final_verdict" | null;
                                 student_session_id: number;
                             }[];
                         };
@@ -36256,7 +38786,7 @@ export interface paths {
         };
         /**
          * List the finalised recordings of a student session
-         * @description The webcam, screen and phone (`mobile`, in exams with `mobile_cam`) recordings of a finished session, listed in that order, each assembled by a background job into one seekable WebM file whose time is the exam time, the same for every source (video time 0 is `started_at`; stretches without recording are kept as `gaps`). `status` moves `queued` → `processing` → `completed` or `failed`. A completed recording has a `url` that plays or downloads it without credentials for four hours (`expires_at`); it answers byte ranges, so a player can seek. With S3 storage it is an S3 presigned address. A session with no recording chunks lists none. Readable by whoever may read the session. 404 `Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope.
+         * @description The webcam, screen and phone (`mobile`, in exams with `mobile_cam`) recordings of a finished session, listed in that order, each assembled by a background job into one seekable WebM file whose time is the exam time, the same for every source (video time 0 is `started_at`; stretches without recording are kept as `gaps`). `status` moves `queued` → `processing` → `completed` or `failed`. A completed recording has a `url` that plays or downloads it without credentials for four hours (`expires_at`); it answers byte ranges, so a player can seek. It is always the service's own `/files/...` address (the service decrypts what it stores). A session with no recording chunks lists none. Readable by whoever may read the session. 404 `Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope.
          */
         get: {
             parameters: {
@@ -37073,6 +39603,205 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v3/student_sessions/{id}/retention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show what retention purged of a student session, kind by kind
+         * @description Anyone who may read the session (the review shows "deleted on <date>" instead of a missing file). For id_photo it keeps that the ID was checked: by whom and when.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            purged_kinds: {
+                                /** @description The period in force (days) */
+                                days: number | null;
+                                /** @description id_photo: a final verdict was recorded over the ID */
+                                id_checked: boolean;
+                                /** Format: date-time */
+                                id_checked_at: string | null;
+                                /** @description The reviewer (a user id) of that verdict */
+                                id_checked_by: number | null;
+                                id_checked_by_name: string | null;
+                                /** @enum {string} */
+                                kind: "id_photo" | "face_photo" | "recording" | "upload" | "incident";
+                                /** Format: date-time */
+                                purged_at: string;
+                                /** @enum {string} */
+                                rule: "period" | "final_verdict";
+                            }[];
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v3/student_sessions/{id}/review": {
         parameters: {
             query?: never;
@@ -37791,6 +40520,198 @@ export interface paths {
                                 /** @enum {string} */
                                 webcam_check: "not_started" | "not_completed" | "succeeded" | "failed" | "skipped";
                             };
+                        };
+                    };
+                };
+                /** @description The body cannot be read (malformed JSON, or JSON whose top level is not an object) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Not authorized (any signature, token or scope failure) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description No such record, or one outside the caller’s scope */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Accept does not name V3 */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The body is larger than the service accepts */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The database is unavailable: retry after Retry-After seconds */
+                503: {
+                    headers: {
+                        /** @description Seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v3/student_sessions/{id}/staff_views": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who of the staff looked at a student session’s data
+         * @description Every staff view or download of the session’s recordings (finalised files and chunks), photos, handed-in files and report, and of its exam’s documents zip, oldest first: one entry per user, session and kind per 10 minutes (docs/candidate-data.md). The candidate’s own data download lists the same entries. Readable by whoever may read the session.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            staff_views: {
+                                /** Format: date-time */
+                                at: string;
+                                /** @description The user’s name as it is now; null once the account is gone */
+                                name: string | null;
+                                role: string | null;
+                                user_id: number | null;
+                                /** @enum {string} */
+                                what: "recordings" | "photos" | "uploads" | "report" | "exam_zip";
+                            }[];
                         };
                     };
                 };
@@ -42882,6 +45803,70 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/candidate-data/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download the candidate’s data (zip)
+         * @description The expiring address the code gave: a zip of the session’s recordings, photos, uploads, `manifest.json` and `summary.txt`, built as it streams. 404 with a sentence once the address expired, or once the session’s data was purged.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    key: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The zip archive (application/zip), streamed */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string;
+                    };
+                };
+                /** @description The address expired or is unknown, or the data was purged */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong */
+                            error: string;
+                            /**
+                             * @description The refused field and the rule it broke
+                             * @example {
+                             *       "name": [
+                             *         "can't be blank"
+                             *       ]
+                             *     }
+                             */
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;

@@ -58,6 +58,8 @@ export type LanguageAnswer = Answer<'/api/room/{token}/language', 'put', 200>;
 export type RoomView = Answer<'/api/room/{token}', 'get', 200>;
 export type RoomSession = RoomView['session'];
 export type RoomExam = RoomView['exam'];
+/** The privacy panel both candidate pages show before a camera is used (docs/room.md "Privacy panel"). */
+export type PrivacyFacts = RoomView['privacy'];
 export type RoomLive = RoomView['live'];
 /** The exam's document while it is started; RoomView.document is null before and after. */
 export type RoomDocument = NonNullable<RoomView['document']>;

@@ -128,7 +128,7 @@ export function createAttachmentsService(deps: {
       const context = await resolve(actor, owner, 'manage');
       // An empty file part is what a browser form sends when no file was chosen.
       if (upload === undefined || upload.size === 0) throw new ParamMissing(field);
-      const file = await files.keep(upload, ATTACHMENT_TYPES);
+      const file = await files.keep(upload, ATTACHMENT_TYPES, context.exam.instituteId);
       let attachment: Attachment;
       try {
         attachment = await record(context, owner, file);

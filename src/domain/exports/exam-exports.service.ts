@@ -4,7 +4,8 @@ import type { JobContext, JobQueue } from '../ports/jobs.ts';
 import { StorageMissing } from '../../storage/storage.ts';
 import type { Actor } from '../access.ts';
 import type { Clock } from '../clock.ts';
-import { NotFoundMessage } from '../errors.ts';
+import { NotFound, NotFoundMessage } from '../errors.ts';
+import { instituteOfExam } from '../data-keys/data-keys.repository.ts';
 import type { Params } from '../input.ts';
 import { createSessionReportsService } from '../reports/session-report.service.ts';
 import { findManageableExam } from '../exams/exam-access.ts';
@@ -243,7 +244,13 @@ export function createExamExportsService(deps: {
         await job.progress(`${index}/${entries.length} files`);
       },
     });
-    return files.keepStream(body, { originalName: zipFileName(examId), contentType: 'application/zip' });
+    const instituteId = await instituteOfExam(db, examId);
+    if (instituteId === undefined) throw new NotFound('Exam', examId);
+    return files.keepStream(body, {
+      originalName: zipFileName(examId),
+      contentType: 'application/zip',
+      instituteId,
+    });
   }
 
   return {

@@ -14,13 +14,17 @@ import { deleteFiles, findFile, insertFile } from './files.repository.ts';
 export interface FilesService {
   /**
    * Keeps an upload for good: recognises its type from its content, checks it against `allowed`,
-   * stores the bytes and records the file. Returns the record; throws UnsupportedMediaType.
+   * stores the bytes sealed under the data key of `instituteId` (the institute whose data it is) and
+   * records the file. Returns the record; throws UnsupportedMediaType, DataKeyUnavailable.
    */
-  keep(upload: Upload, allowed: readonly string[]): Promise<StoredFile>;
-  /** Stores a generated stream (an export, a recording chunk) under a known type. Returns the record. */
+  keep(upload: Upload, allowed: readonly string[], instituteId: number): Promise<StoredFile>;
+  /**
+   * Stores a generated stream (an export, a recording chunk) under a known type, sealed under the data
+   * key of `meta.instituteId`. Returns the record.
+   */
   keepStream(
     body: Readable,
-    meta: { originalName: string; contentType: string; maxBytes?: number },
+    meta: { originalName: string; contentType: string; maxBytes?: number; instituteId: number },
   ): Promise<StoredFile>;
   /** The record of a file, or undefined. */
   find(id: number): Promise<StoredFile | undefined>;
@@ -38,10 +42,13 @@ export interface FilesService {
   remove(ids: readonly (number | null)[]): Promise<void>;
   /**
    * An expiring address of a file, valid `seconds` from now: the storage's own presigned address
-   * when it has them (S3), otherwise `{PUBLIC_URL}/files/<id>?expires=...&signature=...`. Returns it
+   * when it has them (the sealing storage has none: its objects are decrypted on the way out), otherwise
+   * `{PUBLIC_URL}/files/<id>?expires=...&signature=...`. Returns it
    * with its expiry (epoch ms); throws StorageMissing when presigning for a file that has no record.
    */
   address(fileId: number, seconds: number): Promise<ExpiringAddress>;
+  /** True when `address` gives the storage's own presigned addresses (never for the sealing storage). */
+  readonly presigns: boolean;
   /**
    * Each item with an expiring address of its `fileId` (as `address` gives), in order, leaving out
    * the items whose file was removed after they were read. Returns them with `url` and
@@ -66,7 +73,7 @@ export function createFilesService(deps: {
 }): FilesService {
   const { db, clock, storage, signer, logger } = deps;
   const service: FilesService = {
-    async keep(upload, allowed) {
+    async keep(upload, allowed, instituteId) {
       const contentType = sniffContentType(upload.head, upload.fileName);
       if (contentType === undefined || !allowed.includes(contentType)) {
         // Named by what the content is, never by what the client declared (which may be an allowed type).
@@ -74,7 +81,7 @@ export function createFilesService(deps: {
           contentType === undefined ? 'File type not allowed' : `File type not allowed: ${contentType}`,
         );
       }
-      const stored = await storage.put(fs.createReadStream(upload.path), {});
+      const stored = await storage.put(fs.createReadStream(upload.path), { institute: instituteId });
       return insertFile(db, {
         storageKey: stored.key,
         originalName: upload.fileName,
@@ -86,7 +93,12 @@ export function createFilesService(deps: {
     },
 
     async keepStream(body, meta) {
-      const stored = await storage.put(body, meta.maxBytes === undefined ? {} : { maxBytes: meta.maxBytes });
+      const stored = await storage.put(
+        body,
+        meta.maxBytes === undefined
+          ? { institute: meta.instituteId }
+          : { institute: meta.instituteId, maxBytes: meta.maxBytes },
+      );
       return insertFile(db, {
         storageKey: stored.key,
         originalName: meta.originalName,
@@ -98,6 +110,8 @@ export function createFilesService(deps: {
     },
 
     find: (id) => findFile(db, id),
+
+    presigns: storage.presign !== undefined,
 
     open: (file) => storage.get(file.storageKey),
 

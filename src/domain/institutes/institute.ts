@@ -19,6 +19,13 @@ export interface Institute {
   readonly requireSecondFactorForAdministrators: boolean;
   /** A `violation` verdict waits for a second, different reviewer (docs/review.md, "Second review"). */
   readonly secondReviewRequired: boolean;
+  /** How candidates reach the institute about their data (shown in the room's privacy panel); null until set. */
+  readonly privacyContact: string | null;
+  /** The institute's data protection officer: name and address; null until set. */
+  readonly dpoName: string | null;
+  readonly dpoEmail: string | null;
+  /** Days after a final `suspicious` or `violation` verdict in which the candidate may contest it. */
+  readonly appealPeriodDays: number;
   readonly createdAt: number;
   readonly updatedAt: number;
 }
@@ -42,6 +49,10 @@ export type InstituteAttributes = {
   readonly defaultLanguage: string;
   readonly requireSecondFactorForAdministrators: boolean;
   readonly secondReviewRequired: boolean;
+  readonly privacyContact: string | null;
+  readonly dpoName: string | null;
+  readonly dpoEmail: string | null;
+  readonly appealPeriodDays: number;
 } & { readonly [K in InstituteEmailSwitch]: boolean };
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -64,6 +75,13 @@ export const INSTITUTE_LIST_FIELDS: ListFields = {
   created_at: { column: 'created_at', type: 'time', notNull: true },
   updated_at: { column: 'updated_at', type: 'time', notNull: true },
 };
+
+/** The longest appeal period an institute may set (days); 0 means no appeal after a final verdict. */
+export const MAX_APPEAL_PERIOD_DAYS = 365;
+/** The appeal period of a new institute (days), as the migration gives existing ones. */
+export const DEFAULT_APPEAL_PERIOD_DAYS = 14;
+/** The longest privacy contact, DPO name or DPO address accepted (characters). */
+export const PRIVACY_TEXT_MAX = 500;
 
 /** The largest retention period the integer column holds (days). */
 const MAX_RETENTION_DAYS = 2_147_483_647;
@@ -93,6 +111,39 @@ function readCallbackUrl(params: Params): string | null | undefined {
   return text;
 }
 
+/** An optional short text: blank clears it (null). Throws Invalid when it is too long. */
+function readShortText(params: Params, field: string): string | null | undefined {
+  const value = optionalString(params, field);
+  if (value === undefined || value === null) return value;
+  const text = value.trim();
+  if (text === '') return null;
+  if (text.length > PRIVACY_TEXT_MAX) {
+    throw new Invalid(field, `is too long (maximum is ${PRIVACY_TEXT_MAX} characters)`);
+  }
+  return text;
+}
+
+/** The data protection officer's address: blank clears it. Throws Invalid unless it looks like one. */
+function readDpoEmail(params: Params): string | null | undefined {
+  const value = readShortText(params, 'dpo_email');
+  if (value === undefined || value === null) return value;
+  if (!/^[^\s@]+@[^\s@]+$/.test(value)) throw new Invalid('dpo_email', 'is invalid');
+  return value;
+}
+
+/** What the room's privacy panel says about the institute (step 19), from a request. */
+function readPrivacySettings(params: Params, changes: InstituteChanges): void {
+  const contact = readShortText(params, 'privacy_contact');
+  if (contact !== undefined) changes.privacyContact = contact;
+  const dpoName = readShortText(params, 'dpo_name');
+  if (dpoName !== undefined) changes.dpoName = dpoName;
+  const dpoEmail = readDpoEmail(params);
+  if (dpoEmail !== undefined) changes.dpoEmail = dpoEmail;
+  const appeal = optionalInteger(params, 'appeal_period_days', 0, MAX_APPEAL_PERIOD_DAYS);
+  if (appeal === null) throw new Invalid('appeal_period_days', 'is not a number');
+  if (appeal !== undefined) changes.appealPeriodDays = appeal;
+}
+
 /**
  * Reads the institute settings a create or update request carries. Returns only what was sent;
  * throws ParamMissing (a blank or, on create, absent `name` or `short_name`) or Invalid naming the
@@ -118,6 +169,7 @@ export function readInstituteChanges(params: Params, mode: 'create' | 'update'):
   if (requireSecondFactor !== undefined) changes.requireSecondFactorForAdministrators = requireSecondFactor;
   const secondReview = optionalBoolean(params, 'second_review_required');
   if (secondReview !== undefined) changes.secondReviewRequired = secondReview;
+  readPrivacySettings(params, changes);
   return changes;
 }
 
@@ -134,5 +186,9 @@ export function newInstituteDefaults(): Omit<InstituteAttributes, 'name' | 'shor
     defaultLanguage: 'en',
     requireSecondFactorForAdministrators: false,
     secondReviewRequired: false,
+    privacyContact: null,
+    dpoName: null,
+    dpoEmail: null,
+    appealPeriodDays: DEFAULT_APPEAL_PERIOD_DAYS,
   };
 }

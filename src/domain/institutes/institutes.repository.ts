@@ -28,6 +28,10 @@ function instituteFromRow(row: InstituteRow): Institute {
     defaultLanguage: row.default_language,
     requireSecondFactorForAdministrators: Boolean(row.require_second_factor_for_administrators),
     secondReviewRequired: Boolean(row.second_review_required),
+    privacyContact: row.privacy_contact,
+    dpoName: row.dpo_name,
+    dpoEmail: row.dpo_email,
+    appealPeriodDays: Number(row.appeal_period_days),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -45,6 +49,10 @@ function columnsFrom(changes: InstituteChanges): Updateable<InstitutesTable> {
     values.require_second_factor_for_administrators = changes.requireSecondFactorForAdministrators;
   if (changes.secondReviewRequired !== undefined)
     values.second_review_required = changes.secondReviewRequired;
+  if (changes.privacyContact !== undefined) values.privacy_contact = changes.privacyContact;
+  if (changes.dpoName !== undefined) values.dpo_name = changes.dpoName;
+  if (changes.dpoEmail !== undefined) values.dpo_email = changes.dpoEmail;
+  if (changes.appealPeriodDays !== undefined) values.appeal_period_days = changes.appealPeriodDays;
   for (const [key, column] of Object.entries(INSTITUTE_EMAIL_SWITCHES) as [
     InstituteEmailSwitch,
     (typeof INSTITUTE_EMAIL_SWITCHES)[InstituteEmailSwitch],
@@ -76,6 +84,10 @@ export async function insertInstitute(
       default_language: attributes.defaultLanguage,
       require_second_factor_for_administrators: attributes.requireSecondFactorForAdministrators,
       second_review_required: attributes.secondReviewRequired,
+      privacy_contact: attributes.privacyContact,
+      dpo_name: attributes.dpoName,
+      dpo_email: attributes.dpoEmail,
+      appeal_period_days: attributes.appealPeriodDays,
       created_at: now,
       updated_at: now,
     })

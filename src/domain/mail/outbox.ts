@@ -60,6 +60,8 @@ export const MAIL_KINDS = [
   'staff_invitation',
   'password_reset',
   'practice_reminder',
+  'verdict_notice',
+  'candidate_data_code',
 ] as const;
 export type MailKind = (typeof MAIL_KINDS)[number];
 

@@ -245,6 +245,9 @@ export function examLinkMail(content: ExamLinkContent, t: Translator = translato
 
   const practiceUrl = content.practiceUrl ?? `${content.roomUrl}/practice`;
   const practice = check === undefined ? undefined : t.t('email.examLink.practice');
+  // The candidate's own data (docs/candidate-data.md): the public request page beside the room.
+  const myDataUrl = new URL('/my-data', content.roomUrl).href;
+  const yourData = t.t('email.examLink.yourData');
 
   const text = [
     greeting,
@@ -263,6 +266,9 @@ export function examLinkMail(content: ExamLinkContent, t: Translator = translato
     ...(infoText === null || infoText === '' ? [] : ['', infoHeading, infoText]),
     '',
     personal,
+    '',
+    yourData,
+    myDataUrl,
     '',
   ].join('\n');
 
@@ -292,6 +298,7 @@ export function examLinkMail(content: ExamLinkContent, t: Translator = translato
       `${escapeHtml(content.roomUrl)}</p>`,
       ...(infoHtml === null ? [] : [`<p>${escapeHtml(infoHeading)}</p>`, `<div>${infoHtml}</div>`]),
       `<p>${escapeHtml(personal)}</p>`,
+      `<p>${escapeHtml(yourData)}<br>\n<a href="${escapeHtml(myDataUrl)}">${escapeHtml(myDataUrl)}</a></p>`,
     ].join('\n'),
   );
   return { subject, text, html };
@@ -315,6 +322,56 @@ export function examEndedMail(content: ExamEndedContent, t: Translator = transla
     t,
     subject,
     [`<p>${escapeHtml(greeting)}</p>`, `<p>${ended.html}</p>`, `<p>${escapeHtml(stopped)}</p>`].join('\n'),
+  );
+  return { subject, text, html };
+}
+
+/** What the verdict notice says (docs/appeals.md). Times are epoch milliseconds. */
+export interface VerdictNoticeContent {
+  readonly studentName: string;
+  readonly examName: string;
+  /** `suspicious` or `violation`. */
+  readonly verdict: string;
+  /** The last instant an appeal is accepted. */
+  readonly appealUntil: number;
+  /** `{PUBLIC_URL}/room/<token>`: where the candidate appeals. */
+  readonly roomUrl: string;
+  readonly timeZone?: string | null;
+}
+
+/**
+ * The notice of a final `suspicious` or `violation` verdict: what the review found, and that the
+ * candidate may appeal until a date through their room link, in `t`'s language (the institute's
+ * wording on top). Returns the rendered message; throws nothing.
+ */
+export function verdictNoticeMail(
+  content: VerdictNoticeContent,
+  t: Translator = translator('en'),
+): RenderedMail {
+  const subject = oneLine(t.t('email.verdictNotice.subject', { exam: content.examName }));
+  const greeting = t.t('email.common.greeting', { name: content.studentName });
+  const found = namingSentence(
+    t,
+    content.verdict === 'violation' ? 'email.verdictNotice.violation' : 'email.verdictNotice.suspicious',
+    { exam: content.examName },
+  );
+  const appeal = t.t('email.verdictNotice.appealUntil', {
+    time: mailTime(t, content.appealUntil, content.timeZone),
+  });
+  const open = t.t('email.verdictNotice.openRoom');
+  const personal = t.t('email.examLink.personal');
+  const text = [greeting, '', found.text, '', appeal, open, content.roomUrl, '', personal, ''].join('\n');
+  const html = page(
+    t,
+    subject,
+    [
+      `<p>${escapeHtml(greeting)}</p>`,
+      `<p>${found.html}</p>`,
+      `<p>${escapeHtml(appeal)}</p>`,
+      `<p><a href="${escapeHtml(content.roomUrl)}">${escapeHtml(open)}</a><br>`,
+      `${escapeHtml(content.roomUrl)}</p>`,
+      `<p>${escapeHtml(personal)}</p>`,
+    ].join('\n'),
   );
   return { subject, text, html };
 }

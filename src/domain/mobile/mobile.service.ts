@@ -32,8 +32,13 @@ import {
   updateChosenLanguage,
   updateRoomChecks,
 } from '../room/room.repository.ts';
+import { privacyNotice, type PrivacyNotice } from '../room/privacy.ts';
+import { findInstitute } from '../institutes/institutes.repository.ts';
+import { effectiveRetention } from '../retention/retention.ts';
+import { findRetentionSettings } from '../retention/retention.repository.ts';
 import {
   deadlineOf,
+  examTerms,
   MOBILE_RECORDING_KIND,
   NO_ROOM,
   RECORDING_TYPES,
@@ -85,6 +90,8 @@ export interface PhoneView {
   readonly languageFacts: LanguageFacts;
   /** The institute's own wording of the page messages, by locale (docs/languages.md). */
   readonly messageOverrides: PageOverrides;
+  /** The room's privacy panel, which the phone shows before its camera is used (docs/room.md). */
+  readonly privacy: PrivacyNotice;
 }
 
 /** The outcome of a PIN and email typed on the phone: the pairing token to continue with. */
@@ -278,6 +285,15 @@ export function createMobileService(deps: {
     return languageFacts(session, exam, (await instituteLanguage(db, exam.instituteId)) ?? null);
   }
 
+  /** The privacy panel of the session's exam, as the room shows it (src/domain/room/privacy.ts). */
+  async function privacyOf(session: Session, exam: Exam): Promise<PrivacyNotice> {
+    const institute = await findInstitute(db, exam.instituteId);
+    const retention = await findRetentionSettings(db, exam.instituteId);
+    if (institute === undefined || retention === undefined) throw new NotFoundMessage(NO_ROOM);
+    const kinds = effectiveRetention(retention.settings, retention.sessionPeriod);
+    return privacyNotice(exam, session.accommodations, institute, kinds, examTerms(exam));
+  }
+
   async function viewOf(session: Session, exam: Exam): Promise<PhoneView> {
     const now = clock.now();
     const settled = await settle(session);
@@ -285,6 +301,7 @@ export function createMobileService(deps: {
     return {
       languageFacts: await factsOf(settled, exam),
       messageOverrides: await pageOverrides(db, exam.instituteId),
+      privacy: await privacyOf(settled, exam),
       session: settled,
       exam,
       status: settledStatus(settled, now).status,

@@ -1,3 +1,4 @@
+import type { DataKeysService } from '../data-keys/data-keys.service.ts';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -175,8 +176,10 @@ export function createPracticeService(deps: {
   storage: Storage;
   /** Where the storage lives, for the child process that assembles the test recordings. */
   storageConfig: StorageConfig;
+  /** The data keys the child process opens the chunks with (they are sealed like any object). */
+  dataKeys: Pick<DataKeysService, 'snapshot'>;
 }): PracticeService {
-  const { db, clock, storage, storageConfig } = deps;
+  const { db, clock, storage, storageConfig, dataKeys } = deps;
   let lastSweep = Number.NEGATIVE_INFINITY;
 
   async function open(token: string): Promise<Opened> {
@@ -278,7 +281,7 @@ export function createPracticeService(deps: {
    * process as the recordings service does (assembleInChild), so a run's megabytes never hold the
    * event loop; then deletes what it stored. Returns the seconds it plays, 0 when nothing plays.
    */
-  async function finalise(chunks: readonly PracticeChunk[]): Promise<number> {
+  async function finalise(chunks: readonly PracticeChunk[], instituteId: number): Promise<number> {
     if (chunks.length === 0) return 0;
     const sorted = [...chunks].sort((a, b) => a.sequence - b.sequence);
     const outcome = await assembleInChild(
@@ -294,6 +297,7 @@ export function createPracticeService(deps: {
         gapThresholdMs: GAP_THRESHOLD_MS,
         outputPath: path.join(os.tmpdir(), `invigil-practice-${crypto.randomUUID()}.webm`),
         storage: storageConfig,
+        keys: await dataKeys.snapshot(instituteId),
       },
       AbortSignal.timeout(FINALISE_TIMEOUT_MS),
       () => Promise.resolve(),
@@ -377,6 +381,7 @@ export function createPracticeService(deps: {
         }
       }
       const stored: StoredObject = await storage.put(fs.createReadStream(upload.path), {
+        institute: exam.instituteId,
         maxBytes: RECORDING_CHUNK_MAX_BYTES,
       });
       const chunk: PracticeChunk = {
@@ -409,7 +414,10 @@ export function createPracticeService(deps: {
       const recorded: Partial<Record<PracticeSource, number>> = {};
       try {
         for (const source of sources) {
-          const seconds = await finalise(run.record.chunks.filter((chunk) => chunk.source === source));
+          const seconds = await finalise(
+            run.record.chunks.filter((chunk) => chunk.source === source),
+            opened.exam.instituteId,
+          );
           recorded[source] = seconds;
           outcomes[RECORDING_CHECK[source]] = seconds >= PRACTICE_MIN_SECONDS ? 'succeeded' : 'failed';
         }

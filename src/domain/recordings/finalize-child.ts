@@ -7,11 +7,15 @@
  * Reads a FinalizeRequest as JSON on stdin; writes one JSON line per report on stdout: `progress`
  * every few chunks, then one `done` (the stored file and the assembly's result), or `unplayable`
  * (NoPlayableRecording: nothing worth a retry). Anything else exits with code 1 and the error on
- * stderr. It imports only the assembly and the storage: no database, no other service.
+ * stderr. It imports only the assembly and the storage: no database, no other service. The data keys
+ * of the session's institute come with the request (on stdin, never on disk): the chunks are opened
+ * with them and the recording is sealed with the current one.
  */
 import fs from 'node:fs';
 import type { StorageConfig } from '../../config/config.ts';
-import type { Storage, StoredObject } from '../../storage/storage.ts';
+import { type KeyringSnapshot, keyringOf } from '../../storage/keyring.ts';
+import { createSealingStorage } from '../../storage/sealing.ts';
+import type { ObjectStore, Storage, StoredObject } from '../../storage/storage.ts';
 import { StorageMissing } from '../../storage/storage.ts';
 import { type AssembleResult, assembleRecording, type ChunkRef, NoPlayableRecording } from './assemble.ts';
 
@@ -23,6 +27,8 @@ export interface FinalizeRequest {
   readonly gapThresholdMs: number;
   readonly outputPath: string;
   readonly storage: StorageConfig;
+  /** The data keys of the session's institute (DataKeysService.snapshot). */
+  readonly keys: KeyringSnapshot;
 }
 
 /** What the child reports, one per stdout line. */
@@ -48,10 +54,12 @@ function peakRss(): number {
   return process.memoryUsage().rss;
 }
 
-async function storageFor(config: StorageConfig): Promise<Storage> {
-  if (config.kind === 'local')
-    return (await import('../../storage/local.ts')).createLocalStorage(config.root);
-  return (await import('../../storage/s3.ts')).createS3Storage(config);
+async function storageFor(config: StorageConfig, keys: KeyringSnapshot): Promise<Storage> {
+  const store: ObjectStore =
+    config.kind === 'local'
+      ? (await import('../../storage/local.ts')).createLocalStorage(config.root)
+      : (await import('../../storage/s3.ts')).createS3Storage(config);
+  return createSealingStorage(store, keyringOf(keys));
 }
 
 /** A whole chunk in the pieces the storage gives, or undefined when its object is gone. */
@@ -82,7 +90,7 @@ async function readRequest(): Promise<FinalizeRequest> {
 
 async function main(): Promise<void> {
   const request = await readRequest();
-  const storage = await storageFor(request.storage);
+  const storage = await storageFor(request.storage, request.keys);
   try {
     let result: AssembleResult;
     try {
@@ -100,7 +108,9 @@ async function main(): Promise<void> {
       await report({ type: 'unplayable', message: error.message, peakRss: peakRss() });
       return;
     }
-    const stored = await storage.put(fs.createReadStream(request.outputPath), {});
+    const stored = await storage.put(fs.createReadStream(request.outputPath), {
+      institute: request.keys.institute,
+    });
     await report({ type: 'done', result, stored, peakRss: peakRss() });
   } finally {
     await fs.promises.rm(request.outputPath, { force: true });

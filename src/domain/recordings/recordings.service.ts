@@ -1,3 +1,5 @@
+import { instituteOfSession } from '../data-keys/data-keys.repository.ts';
+import type { DataKeysService } from '../data-keys/data-keys.service.ts';
 import { MOBILE_FINISH_GRACE_MS } from '../mobile/mobile.ts';
 import { emitRecordingReady } from '../webhooks/emit.ts';
 import { spawn } from 'node:child_process';
@@ -12,6 +14,7 @@ import type { Db } from '../../db/database.ts';
 import { type Storage, StorageMissing } from '../../storage/storage.ts';
 import type { Actor } from '../access.ts';
 import type { Clock } from '../clock.ts';
+import { NotFound } from '../errors.ts';
 import type { JobContext, JobQueue } from '../ports/jobs.ts';
 import { insertFile } from '../files/files.repository.ts';
 import type { FilesService } from '../files/files.service.ts';
@@ -179,8 +182,17 @@ export function createRecordingsService(deps: {
   keepChunks: boolean;
   /** Where the assembling child process stores the files (the same storage as `storage`). */
   storageConfig: StorageConfig;
+  /** The data keys the child process opens the chunks and seals the recording with. */
+  dataKeys: Pick<DataKeysService, 'snapshot'>;
 }): RecordingsService {
-  const { db, clock, storage, files, jobs, logger, keepChunks, storageConfig } = deps;
+  const { db, clock, storage, files, jobs, logger, keepChunks, storageConfig, dataKeys } = deps;
+
+  /** The institute whose data key seals the session's recording. Throws NotFound for no such session. */
+  async function sessionInstitute(sessionId: number): Promise<number> {
+    const institute = await instituteOfSession(db, sessionId);
+    if (institute === undefined) throw new NotFound('Student Session', sessionId);
+    return institute;
+  }
 
   /** Assembles and stores one stream; a stream already completed is left as it is. */
   async function finalizeStream(
@@ -224,6 +236,7 @@ export function createRecordingsService(deps: {
           gapThresholdMs: GAP_THRESHOLD_MS,
           outputPath,
           storage: storageConfig,
+          keys: await dataKeys.snapshot(await sessionInstitute(sessionId)),
         },
         ctx.signal,
         (done) => ctx.progress(`${source}: ${done}/${chunks.length} chunks`),

@@ -1,14 +1,27 @@
 /**
- * The report renderer's thread (report-renderer.ts): renders each session report it is sent and
- * answers its bytes, moved rather than copied. One report at a time; the fonts are read once.
+ * The report renderer's thread (report-renderer.ts): renders each document it is sent (a session
+ * report, an institute's record of processing) and answers its bytes, moved rather than copied. One
+ * document at a time; the fonts are read once.
  */
 import { parentPort } from 'node:worker_threads';
+import { type ProcessingRecordData, renderProcessingRecord } from '../processing-record/processing-record.ts';
 import { renderSessionReport, type SessionReportData } from './session-report.ts';
 
-/** What the service sends: a job number and the report's data. */
+/** A document the thread renders: which one, and its data. */
+export type RenderDocument =
+  | { readonly kind: 'session_report'; readonly data: SessionReportData }
+  | { readonly kind: 'processing_record'; readonly data: ProcessingRecordData };
+
+/** What the service sends: a job number and the document. */
 export interface RenderRequest {
   readonly job: number;
-  readonly data: SessionReportData;
+  readonly document: RenderDocument;
+}
+
+function renderDocument(document: RenderDocument): Promise<Uint8Array> {
+  return document.kind === 'session_report'
+    ? renderSessionReport(document.data)
+    : renderProcessingRecord(document.data);
 }
 
 /** What the thread answers: the PDF, or the message of what the PDF library threw. */
@@ -16,7 +29,7 @@ export type RenderAnswer =
   { readonly job: number; readonly bytes: Uint8Array } | { readonly job: number; readonly error: string };
 
 parentPort?.on('message', (request: RenderRequest) => {
-  renderSessionReport(request.data).then(
+  renderDocument(request.document).then(
     (bytes) => {
       const answer: RenderAnswer = { job: request.job, bytes };
       parentPort?.postMessage(answer, [bytes.buffer as ArrayBuffer]);

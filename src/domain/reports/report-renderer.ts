@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { ServiceUnavailable } from '../errors.ts';
-import type { RenderAnswer, RenderRequest } from './report-render-worker.ts';
+import type { ProcessingRecordData } from '../processing-record/processing-record.ts';
+import type { RenderAnswer, RenderDocument, RenderRequest } from './report-render-worker.ts';
 import type { SessionReportData } from './session-report.ts';
 
 /** How long one report may take in its thread before it is abandoned (docs/security.md, "H1"). */
@@ -21,13 +22,18 @@ export interface ReportRenderer {
    * with the PDF library's message when that failed.
    */
   render(data: SessionReportData): Promise<Uint8Array>;
+  /**
+   * Renders an institute's record of processing (docs/data-protection.md) in the same thread, in
+   * turn with the reports. Returns the PDF; throws what `render` throws.
+   */
+  renderProcessingRecord(data: ProcessingRecordData): Promise<Uint8Array>;
   /** Ends the thread (a later render starts a new one). */
   close(): Promise<void>;
 }
 
 interface Job {
   readonly job: number;
-  readonly data: SessionReportData;
+  readonly document: RenderDocument;
   readonly resolve: (bytes: Uint8Array) => void;
   readonly reject: (error: Error) => void;
 }
@@ -70,7 +76,7 @@ export function createReportRenderer(
       if (current === undefined || current.job.job !== answer.job) return;
       const job = finish();
       if ('bytes' in answer) job?.resolve(answer.bytes);
-      else job?.reject(new Error(`the session report could not be rendered: ${answer.error}`));
+      else job?.reject(new Error(`the PDF could not be rendered: ${answer.error}`));
       next();
     });
     // A thread that died (out of memory, a bug) fails its report; the next report starts another.
@@ -105,18 +111,26 @@ export function createReportRenderer(
     }, budgetMs);
     timer.unref();
     current = { job, timer };
-    const request: RenderRequest = { job: job.job, data: job.data };
+    const request: RenderRequest = { job: job.job, document: job.document };
     worker.postMessage(request);
+  }
+
+  function enqueue(document: RenderDocument): Promise<Uint8Array> {
+    if (waiting.length >= queueLimit) return Promise.reject(new ServiceUnavailable());
+    return new Promise<Uint8Array>((resolve, reject) => {
+      sequence += 1;
+      waiting.push({ job: sequence, document, resolve, reject });
+      next();
+    });
   }
 
   return {
     render(data) {
-      if (waiting.length >= queueLimit) return Promise.reject(new ServiceUnavailable());
-      return new Promise<Uint8Array>((resolve, reject) => {
-        sequence += 1;
-        waiting.push({ job: sequence, data, resolve, reject });
-        next();
-      });
+      return enqueue({ kind: 'session_report', data });
+    },
+
+    renderProcessingRecord(data) {
+      return enqueue({ kind: 'processing_record', data });
     },
 
     async close() {

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Db } from '../../db/database.ts';
+import { findAppealOfSession } from '../appeals/appeals.repository.ts';
 import { translator } from '../../i18n/catalogues.ts';
 import { isPageLocale, type PageLocale } from '../../i18n/locales.ts';
 import type { Translator } from '../../i18n/translate.ts';
@@ -165,12 +166,13 @@ export function createSessionReportsService(deps: {
     const institute = await findInstitute(db, exam.instituteId);
     const locale = reportLocale(language, institute?.defaultLanguage);
     const t = translator(locale);
-    const [incidents, history, recordings, idCard, face] = await Promise.all([
+    const [incidents, history, recordings, idCard, face, appeal] = await Promise.all([
       listReportIncidents(db, session.id),
       listReviewEntries(db, session.id),
       listRecordings(db, session.id),
       photoOf(t, 'id_card', session.idCardFileId),
       photoOf(t, 'face_photo', session.facePhotoFileId),
+      findAppealOfSession(db, session.id),
     ]);
     const verdicts = history.map(verdictOf);
     return {
@@ -225,6 +227,21 @@ export function createSessionReportsService(deps: {
       incidents,
       verdict: verdicts.at(-1),
       history: verdicts,
+      ...(appeal === undefined
+        ? {}
+        : {
+            appeal: {
+              status: appeal.status,
+              appealedVerdict: history.find((entry) => entry.id === appeal.reviewId)?.verdict ?? 'violation',
+              statement: appeal.statement,
+              submittedAt: appeal.submittedAt,
+              fileNames: appeal.files.map((file) => file.fileName),
+              decidedByName: appeal.decidedByName,
+              decidedById: appeal.decidedBy,
+              decidedAt: appeal.decidedAt,
+              comment: appeal.comment,
+            },
+          }),
     };
   }
 

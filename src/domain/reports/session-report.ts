@@ -1,7 +1,9 @@
 /**
  * The session report (docs/reports.md): one student session as a PDF for a misconduct committee,
  * rendered from a plain data object. Pure apart from the PDF library: no database, no storage, no
- * clock (the moment of generation is part of the data).
+ * clock (the moment of generation is part of the data). Its fonts, bidi layout and page writer
+ * (Face, Writer, embedFace, ...) are exported for the institute's record of processing
+ * (src/domain/processing-record), which the same worker thread renders.
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -126,6 +128,23 @@ export interface SessionReportData {
   readonly verdict: ReportVerdict | undefined;
   /** Every verdict recorded, oldest first. */
   readonly history: readonly ReportVerdict[];
+  /** The candidate's appeal against the verdict (docs/appeals.md); absent: none was made. */
+  readonly appeal?: ReportAppeal;
+}
+
+/** An appeal as the report shows it. Times are epoch milliseconds. */
+export interface ReportAppeal {
+  /** `open`, `upheld` or `overturned`. */
+  readonly status: string;
+  /** The verdict appealed. */
+  readonly appealedVerdict: string;
+  readonly statement: string;
+  readonly submittedAt: number;
+  readonly fileNames: readonly string[];
+  readonly decidedByName: string | null;
+  readonly decidedById: number | null;
+  readonly decidedAt: number | null;
+  readonly comment: string | null;
 }
 
 /**
@@ -358,7 +377,7 @@ export function showableText(text: string, covered: (codePoint: number) => boole
 }
 
 /** The base direction of a line of text: its paragraph's, as the Bidirectional Algorithm names it. */
-type Direction = 'ltr' | 'rtl';
+export type Direction = 'ltr' | 'rtl';
 
 /**
  * The invisible marks that steer the Bidirectional Algorithm (LRM, RLM, ALM, embeddings, overrides,
@@ -381,8 +400,8 @@ const RIGHT_TO_LEFT_LETTER = /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]/u;
 const ARABIC_ALEF = 0x0627;
 
 /** First strong isolate and pop directional isolate: text placed inside RTL text keeps its own order. */
-const FSI = '\u2068';
-const PDI = '\u2069';
+export const FSI = '\u2068';
+export const PDI = '\u2069';
 /** Left-to-right isolate: a signed duration stays `+00:01:02` inside RTL text. */
 const LRI = '\u2066';
 
@@ -458,7 +477,7 @@ const NO_GLYPH: GlyphSource = { font: -1, width: 0 };
  * measured once per character, so measuring a text costs a lookup per character (docs/security.md,
  * "H1"); Arabic, whose letters change shape with their neighbours, is measured once per word.
  */
-class Face {
+export class Face {
   readonly #fonts: readonly PDFFont[];
   readonly #covers: readonly ReadonlySet<number>[];
   /** Per font: whether it shapes its text (Arabic joining forms) rather than drawing letter by letter. */
@@ -621,8 +640,11 @@ interface FontFiles {
 
 /** The font files, read once per thread: Noto Sans (Latin) and Noto Sans SC, regular and bold. */
 let fontFiles: FontFiles | undefined;
-/** Whether any text of the report's data is Arabic (photos' bytes are skipped). Linear in the data. */
-function holdsArabic(data: SessionReportData): boolean {
+/**
+ * Whether any text of a document's data is Arabic (photos' bytes are skipped). Linear in the data.
+ * Shared with the record of processing (src/domain/processing-record).
+ */
+export function holdsArabic(data: unknown): boolean {
   const text = JSON.stringify(data, (_key, value: unknown) =>
     value instanceof Uint8Array ? undefined : value,
   );
@@ -639,7 +661,7 @@ let arabicFontFiles: FontFiles | undefined;
 
 const readFont = (file: string) => new Uint8Array(fs.readFileSync(requirePackage.resolve(file)));
 
-function readFontFiles(): FontFiles {
+export function readFontFiles(): FontFiles {
   fontFiles ??= {
     regular: [
       readFont('@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf'),
@@ -653,7 +675,7 @@ function readFontFiles(): FontFiles {
   return fontFiles;
 }
 
-function readArabicFontFiles(): FontFiles {
+export function readArabicFontFiles(): FontFiles {
   arabicFontFiles ??= {
     regular: [
       readFont('@expo-google-fonts/ibm-plex-sans-arabic/400Regular/IBMPlexSansArabic_400Regular.ttf'),
@@ -698,7 +720,7 @@ function visuallyMapped(glyph: FontkitGlyph): FontkitGlyph {
  * only through shaping. It is laid out as Arabic, right to left: fontkit hands the glyphs back in
  * visual order, and each keeps the characters it stands for (the PDF's ToUnicode map).
  */
-const reportFontkit: Fontkit = {
+export const reportFontkit: Fontkit = {
   create(buffer, postscriptName) {
     // This fontkit recognises a font by Buffer methods: hand it the bytes as a Buffer (no copy).
     const bytes = Buffer.from(buffer.buffer, buffer.byteOffset, buffer.byteLength);
@@ -741,7 +763,7 @@ const reportFontkit: Fontkit = {
  * Embeds one weight, each font subset (only the glyphs drawn are written). What is measured is
  * what is drawn: character by character, Arabic word by word as shaped. Returns the face.
  */
-async function embedFace(doc: PDFDocument, files: readonly Uint8Array[]): Promise<Face> {
+export async function embedFace(doc: PDFDocument, files: readonly Uint8Array[]): Promise<Face> {
   const fonts = await Promise.all(files.map((bytes) => doc.embedFont(bytes, { subset: true })));
   return new Face(fonts);
 }
@@ -751,7 +773,7 @@ async function embedFace(doc: PDFDocument, files: readonly Uint8Array[]): Promis
  * an exam's name, a time) is isolated (FSI … PDI), so it keeps its own order and the sentence
  * around it stays right to left, as HTML's `<bdi>` does. A bare number needs none. Returns it.
  */
-function isolatingTranslator(t: Translator, direction: Direction): Translator {
+export function isolatingTranslator(t: Translator, direction: Direction): Translator {
   if (direction === 'ltr') return t;
   const plain = t.t.bind(t);
   t.t = (key: string, values?: MessageValues) => {
@@ -766,16 +788,16 @@ function isolatingTranslator(t: Translator, direction: Direction): Translator {
 
 // ---- Layout ----
 
-const PAGE_WIDTH = 595.28;
+export const PAGE_WIDTH = 595.28;
 const PAGE_HEIGHT = 841.89;
-const MARGIN = 50;
+export const MARGIN = 50;
 const FOOTER_SPACE = 40;
 const CONTENT_WIDTH = PAGE_WIDTH - 2 * MARGIN;
 const BODY_SIZE = 10;
 const LINE = 13;
 const LABEL_WIDTH = 150;
 const PHOTO_BOX = { width: 240, height: 180 };
-const GREY = rgb(0.4, 0.4, 0.4);
+export const GREY = rgb(0.4, 0.4, 0.4);
 const BLACK = rgb(0, 0, 0);
 const RULE = rgb(0.75, 0.75, 0.75);
 
@@ -790,7 +812,7 @@ interface Line {
  * are given from the page's start edge: the left in a left-to-right report, the right in a
  * right-to-left one, whose layout is the mirror image (labels on the right, text right-aligned).
  */
-class Writer {
+export class Writer {
   readonly #doc: PDFDocument;
   readonly regular: Face;
   readonly bold: Face;
@@ -1268,6 +1290,27 @@ export async function renderSessionReport(data: SessionReportData): Promise<Uint
     const line = verdictLine(t, entry, zone);
     out.field(`${index + 1}.`, entry.comment === null ? line : `${line}\n${entry.comment}`);
     out.space(3);
+  }
+
+  const { appeal } = data;
+  if (appeal !== undefined) {
+    out.heading(t.t('pdf.appeal.heading'));
+    const status =
+      appeal.status === 'upheld'
+        ? t.t('pdf.appeal.upheld')
+        : appeal.status === 'overturned'
+          ? t.t('pdf.appeal.overturned')
+          : t.t('pdf.appeal.open');
+    out.field(t.t('pdf.appeal.status'), status);
+    out.field(t.t('pdf.appeal.appealed'), words(appeal.appealedVerdict));
+    out.field(t.t('pdf.appeal.submitted'), when(appeal.submittedAt));
+    out.field(t.t('pdf.appeal.statement'), appeal.statement);
+    out.field(t.t('pdf.appeal.files'), appeal.fileNames.length === 0 ? '-' : appeal.fileNames.join('\n'));
+    if (appeal.decidedAt !== null) {
+      out.field(t.t('pdf.appeal.decidedBy'), reviewerText(t, appeal.decidedByName, appeal.decidedById, '-'));
+      out.field(t.t('pdf.appeal.decidedAt'), when(appeal.decidedAt));
+      out.field(t.t('pdf.verdict.comment'), appeal.comment ?? '-');
+    }
   }
 
   const pages = doc.getPages();

@@ -1,32 +1,81 @@
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database.ts';
 import type { Storage } from '../../storage/storage.ts';
-import { type Actor, auditLogScope } from '../access.ts';
+import { type Actor, auditLogScope, instituteStanding } from '../access.ts';
 import type { Clock } from '../clock.ts';
-import { Forbidden, Invalid, ParamMissing } from '../errors.ts';
-import { has, optionalBoolean, optionalString, type Params } from '../input.ts';
+import { Forbidden, Invalid, NotFound, ParamMissing } from '../errors.ts';
+import { parseId } from '../ids.ts';
+import { has, optionalBoolean, optionalInteger, optionalString, type Params } from '../input.ts';
 import { type ListQuery, type Page, parseListQuery } from '../listing.ts';
 import { findVisibleSession } from '../student-sessions/session-access.ts';
 import {
+  countIncidentDetails,
   findDueSessions,
+  findIdCheck,
+  findKindPurges,
   findLegalHold,
+  findRetentionSettings,
   findSessionMedia,
   forgetSessionMedia,
   isStillDue,
   listPurges,
   saveLegalHold,
+  saveRetentionSettings,
 } from './retention.repository.ts';
 import {
   DEFAULT_SESSION_RETENTION_BATCH,
   type DueSession,
+  effectiveRetention,
+  type KindPurge,
+  type KindRetention,
   LEGAL_HOLD_REASON_MAX,
   type LegalHold,
   type MediaItem,
+  type NewPurge,
   PURGE_LIST_FIELDS,
   type Purge,
+  RETENTION_KINDS,
+  RETENTION_MAX_DAYS,
+  type RetentionKind,
   type SessionRetentionResult,
   tallyByKind,
 } from './retention.ts';
+
+/**
+ * The retention of every kind of session data at the institute, as the sweep applies it now (the
+ * privacy panel and the record of processing read it). Returns them in RETENTION_KINDS order;
+ * throws NotFound (Institute) when there is no such institute.
+ */
+export async function retentionFor(db: Db, instituteId: number): Promise<KindRetention[]> {
+  const found = await findRetentionSettings(db, instituteId);
+  if (found === undefined) throw new NotFound('Institute', instituteId);
+  return effectiveRetention(found.settings, found.sessionPeriod);
+}
+
+/** What retention purged of the session, kind by kind (the review and the room show it). Returns them. */
+export async function purgedKindsOf(db: Db, sessionId: number): Promise<KindPurge[]> {
+  return findKindPurges(db, sessionId);
+}
+
+/** The setting name of a kind in a request: `id_photo_days`. */
+export function retentionParamName(kind: RetentionKind): string {
+  return `${kind}_days`;
+}
+
+/**
+ * Reads a retention settings change: for each kind sent, `<kind>_days` a whole number of days
+ * (1 to RETENTION_MAX_DAYS) or null/empty to follow the session period. Returns the changes;
+ * throws ParamMissing when no kind is sent, Invalid naming the field.
+ */
+export function readRetentionChanges(params: Params): Map<RetentionKind, number | null> {
+  const changes = new Map<RetentionKind, number | null>();
+  for (const kind of RETENTION_KINDS) {
+    const days = optionalInteger(params, retentionParamName(kind), 1, RETENTION_MAX_DAYS);
+    if (days !== undefined) changes.set(kind, days);
+  }
+  if (changes.size === 0) throw new ParamMissing(retentionParamName('id_photo'));
+  return changes;
+}
 
 /** How a sweep is run. */
 export interface SweepOptions {
@@ -76,6 +125,25 @@ export interface RetentionService {
    * throws.
    */
   sweep(options?: SweepOptions): Promise<SweepOutcome>;
+  /**
+   * The institute's retention per kind, for a superuser or its administrator. Returns it; throws
+   * NotFound (Institute) when missing or another institute, Forbidden for any other member.
+   */
+  policies(actor: Actor, instituteId: string | number): Promise<KindRetention[]>;
+  /**
+   * Saves the sent `<kind>_days` settings (readRetentionChanges) as the actor, now. Returns the
+   * retention as saved; throws as `policies` does, and ParamMissing or Invalid for bad input.
+   */
+  setPolicies(actor: Actor, instituteId: string | number, params: Params): Promise<KindRetention[]>;
+  /** What retention purged of the session, kind by kind; access as `legalHold`. */
+  purgedKinds(actor: Actor, sessionId: string | number): Promise<KindPurge[]>;
+  /**
+   * What retention purged of the session, kind by kind, for anyone who may see the session (the
+   * review shows it). Returns them; throws NotFound (Student Session) when missing or out of sight.
+   */
+  sessionRetention(actor: Actor, sessionId: string | number): Promise<KindPurge[]>;
+  /** retentionFor, with the service's database. */
+  retentionFor(instituteId: number): Promise<KindRetention[]>;
 }
 
 /** The actor may manage legal holds and read the purge log (superusers, administrators); else Forbidden. */
@@ -129,48 +197,75 @@ export function createRetentionService(deps: {
     return hold;
   }
 
+  /** The institute when the actor may manage it; NotFound or Forbidden otherwise. */
+  function managedInstitute(actor: Actor, instituteId: string | number): number {
+    const id = parseId(instituteId);
+    if (id === undefined) throw new NotFound('Institute', instituteId);
+    const standing = instituteStanding(actor, id);
+    if (standing === 'hidden') throw new NotFound('Institute', instituteId);
+    if (standing !== 'manage') throw new Forbidden();
+    return id;
+  }
+
   /**
-   * Purges one due session. Returns what went (undefined when it was no longer due or another sweep
-   * finished it first); throws what the storage or database throws, rows then untouched.
+   * Purges one kind of one due session. Returns what went (undefined when it was no longer due or
+   * another sweep finished it first); throws what the storage or database throws, rows then untouched.
    */
   async function purgeSession(due: DueSession): Promise<{ files: number; bytes: number } | undefined> {
-    if (!(await isStillDue(db, due.id))) return undefined;
-    const items = distinct(await findSessionMedia(db, due.id));
+    if (!(await isStillDue(db, due.id, due.kind))) return undefined;
+    const items = distinct(await findSessionMedia(db, due.id, due.kind));
     for (const item of items) await storage.delete(item.storageKey);
     const now = clock.now();
-    const tally = tallyByKind(items);
+    const entry = (kind: Purge['kind'], files: number, bytes: number): NewPurge => ({
+      instituteId: due.instituteId,
+      examId: due.examId,
+      studentSessionId: due.id,
+      kind,
+      files,
+      bytes,
+      reason: 'retention',
+      retentionPeriod: due.retentionPeriod,
+      rule: due.rule,
+      purgedAt: now,
+    });
+    const log = tallyByKind(items).map((tally) => entry(tally.kind, tally.files, tally.bytes));
+    if (due.kind === 'incident') {
+      const incidents = await countIncidentDetails(db, due.id);
+      if (incidents > 0) log.push(entry('incident', incidents, 0));
+    }
+    const idCheck =
+      due.kind === 'id_photo' && items.length > 0 ? ((await findIdCheck(db, due.id)) ?? null) : null;
+    const mark: KindPurge = {
+      studentSessionId: due.id,
+      kind: due.kind,
+      rule: due.rule,
+      days: due.retentionPeriod,
+      purgedAt: now,
+      idCheck,
+    };
     const done = await db.transaction().execute((trx) =>
       forgetSessionMedia(
         trx,
-        due.id,
+        mark,
         items.flatMap((item) => (item.fileId === null ? [] : [item.fileId])),
-        tally.map((entry) => ({
-          instituteId: due.instituteId,
-          examId: due.examId,
-          studentSessionId: due.id,
-          kind: entry.kind,
-          files: entry.files,
-          bytes: entry.bytes,
-          reason: 'retention',
-          retentionPeriod: due.retentionPeriod,
-          purgedAt: now,
-        })),
-        now,
+        log,
       ),
     );
     if (!done) return undefined;
     const files = items.length;
     const bytes = items.reduce((sum, item) => sum + item.size, 0);
-    if (files > 0) {
+    if (log.length > 0) {
       logger.info(
         {
           studentSessionId: due.id,
           instituteId: due.instituteId,
+          kind: due.kind,
+          rule: due.rule,
           retentionPeriod: due.retentionPeriod,
           files,
           bytes,
         },
-        'session media past retention purged',
+        'session data past retention purged',
       );
     }
     return { files, bytes };
@@ -209,39 +304,68 @@ export function createRetentionService(deps: {
       const now = clock.now();
       // Sessions passed over in this sweep (a hold set meanwhile, a storage failure) are not asked for again.
       const passedOver = new Set<number>();
-      let sessions = 0;
+      const purgedSessions = new Set<number>();
       let files = 0;
       let bytes = 0;
       let skipped = 0;
       let failed = 0;
       const stopped = (): boolean => options.signal?.aborted === true;
-      while (!stopped()) {
-        const due = await findDueSessions(db, { now, limit, excludeIds: [...passedOver] });
-        for (const session of due) {
-          if (stopped()) break;
-          try {
-            const purged = await purgeSession(session);
-            if (purged === undefined) {
-              skipped += 1;
+      for (const kind of RETENTION_KINDS) {
+        const passedOverKind = new Set<number>();
+        while (!stopped()) {
+          const excludeIds = [...new Set([...passedOver, ...passedOverKind])];
+          const due = await findDueSessions(db, kind, { now, limit, excludeIds });
+          for (const session of due) {
+            if (stopped()) break;
+            try {
+              const purged = await purgeSession(session);
+              if (purged === undefined) {
+                skipped += 1;
+                passedOverKind.add(session.id);
+              } else {
+                purgedSessions.add(session.id);
+                files += purged.files;
+                bytes += purged.bytes;
+              }
+            } catch (error) {
+              failed += 1;
               passedOver.add(session.id);
-            } else {
-              sessions += 1;
-              files += purged.files;
-              bytes += purged.bytes;
+              logger.warn(
+                { err: error, studentSessionId: session.id, kind },
+                'session data not purged; next sweep tries again',
+              );
             }
-          } catch (error) {
-            failed += 1;
-            passedOver.add(session.id);
-            logger.warn(
-              { err: error, studentSessionId: session.id },
-              'session media not purged; next sweep tries again',
-            );
+            await options.progress?.(`${purgedSessions.size} sessions purged, ${failed} failed`);
           }
-          await options.progress?.(`${sessions} sessions purged, ${failed} failed`);
+          if (due.length < limit) break;
         }
-        if (due.length < limit) break;
       }
+      const sessions = purgedSessions.size;
       return { sessions, files, bytes, skipped, failed };
     },
+
+    async policies(actor, instituteId) {
+      return retentionFor(db, managedInstitute(actor, instituteId));
+    },
+
+    async setPolicies(actor, instituteId, params) {
+      const id = managedInstitute(actor, instituteId);
+      const changes = readRetentionChanges(params);
+      await retentionFor(db, id); // NotFound for a missing institute, before anything is saved
+      await saveRetentionSettings(db, id, changes, actor.id, clock.now());
+      return retentionFor(db, id);
+    },
+
+    async purgedKinds(actor, sessionId) {
+      const hold = await heldSession(actor, sessionId);
+      return findKindPurges(db, hold.studentSessionId);
+    },
+
+    async sessionRetention(actor, sessionId) {
+      const { session } = await findVisibleSession(db, actor, sessionId);
+      return findKindPurges(db, session.id);
+    },
+
+    retentionFor: (instituteId) => retentionFor(db, instituteId),
   };
 }

@@ -1,8 +1,9 @@
 /**
- * Retention of session media (docs/retention.md): a session's recordings, photos and uploads are
- * purged `session_retention_period` days (an institute setting) after the session ended, unless an
- * administrator holds the session (legal hold). The session record itself stays; the purge log says
- * what went.
+ * Retention of session data (docs/retention.md): each kind of a session's data (the ID photo, the
+ * face photo, recordings, uploads, incident details) is purged a number of days after the session
+ * ended, set per institute and kind (null follows the institute's `session_retention_period`); the
+ * ID photo also goes 24 hours after a final verdict, whichever comes first. A legal hold keeps every
+ * kind. The session record itself stays; it and the purge log say what went, when, by which rule.
  */
 import type { ListFields } from '../listing.ts';
 
@@ -20,16 +21,123 @@ export const SESSION_RETENTION_DEDUPE_KEY = 'sweep';
 export const LEGAL_HOLD_REASON_MAX = 1000;
 
 /**
- * The kinds of media a purge removes, one purge-log row per session and kind:
- * - `recording`: finalised recordings (the `recordings` rows and their WebM files);
- * - `recording_chunk`: the room's webcam and screen chunks not (yet) assembled or kept by setting;
- * - `photo`: the ID card and face photo;
- * - `upload`: files the candidate handed in, the session's exam document included.
+ * The kinds of a session's data with a retention period of their own (docs/retention.md):
+ * - `id_photo`: the ID card photo (the fact that the ID was checked, by whom and when, stays);
+ * - `face_photo`: the face photo taken in the room;
+ * - `recording`: finalised recordings and the room's recording chunks;
+ * - `upload`: files the candidate handed in, the session's exam document included;
+ * - `incident`: the written details (comments) of incidents and flags; the rows stay, so their
+ *   kinds, times and counts still serve the review.
  */
-export const PURGE_KINDS = ['recording', 'recording_chunk', 'photo', 'upload'] as const;
+export const RETENTION_KINDS = ['id_photo', 'face_photo', 'recording', 'upload', 'incident'] as const;
+export type RetentionKind = (typeof RETENTION_KINDS)[number];
+
+/**
+ * Each kind's period in days after the session ended when the institute set none; null follows the
+ * institute's session_retention_period (and, when that is null too, keeps the kind until the
+ * session is deleted). The ID photo's 30 days are its review period.
+ */
+export const RETENTION_DEFAULT_DAYS: Readonly<Record<RetentionKind, number | null>> = {
+  id_photo: 30,
+  face_photo: null,
+  recording: null,
+  upload: null,
+  incident: null,
+};
+
+/** The ID photo also goes this many hours after the session's verdict became final. */
+export const ID_PHOTO_AFTER_VERDICT_HOURS = 24;
+
+/** Verdicts that settle a review (a `violation` waiting for its second review does not). */
+export const FINAL_VERDICTS: readonly string[] = ['passed', 'suspicious', 'violation'];
+
+/** The longest period an institute may set for a kind: 100 years. */
+export const RETENTION_MAX_DAYS = 36_500;
+
+/**
+ * How a kind is purged: `period` (days after the session ended) or `final_verdict_or_period` (the
+ * ID photo: 24 hours after the verdict became final, or the period, whichever comes first).
+ */
+export type RetentionRule = 'period' | 'final_verdict_or_period';
+
+/** Which rule purged a kind of one session. */
+export type PurgeRule = 'period' | 'final_verdict';
+
+/** The retention of one kind at one institute, as the sweep applies it now. */
+export interface KindRetention {
+  readonly kind: RetentionKind;
+  /** Days after the session ended it is kept (the setting, or the session period it follows); null: not purged by time. */
+  readonly days: number | null;
+  /** What the institute set: a number of days, null to follow the session period, undefined when it set nothing (the default applies). */
+  readonly setting: number | null | undefined;
+  /** The kind's default (RETENTION_DEFAULT_DAYS). */
+  readonly defaultDays: number | null;
+  /** True when `days` is the institute's session_retention_period. */
+  readonly followsSessionPeriod: boolean;
+  /** Hours after a final verdict it goes (the ID photo), else null. */
+  readonly afterFinalVerdictHours: number | null;
+  readonly rule: RetentionRule;
+}
+
+/**
+ * The retention of every kind, in RETENTION_KINDS order, from the institute's settings (`settings`,
+ * a kind absent when it set nothing) and its session_retention_period. Returns them.
+ */
+export function effectiveRetention(
+  settings: ReadonlyMap<RetentionKind, number | null>,
+  sessionPeriod: number | null,
+): KindRetention[] {
+  return RETENTION_KINDS.map((kind) => {
+    const setting = settings.has(kind) ? (settings.get(kind) ?? null) : undefined;
+    const own = setting === undefined ? RETENTION_DEFAULT_DAYS[kind] : setting;
+    const isIdPhoto = kind === 'id_photo';
+    return {
+      kind,
+      days: own ?? sessionPeriod,
+      setting,
+      defaultDays: RETENTION_DEFAULT_DAYS[kind],
+      followsSessionPeriod: own === null,
+      afterFinalVerdictHours: isIdPhoto ? ID_PHOTO_AFTER_VERDICT_HOURS : null,
+      rule: isIdPhoto ? 'final_verdict_or_period' : 'period',
+    };
+  });
+}
+
+/** What the sweep removed of one kind of one session, and when (the session's record of it). */
+export interface KindPurge {
+  readonly studentSessionId: number;
+  readonly kind: RetentionKind;
+  readonly rule: PurgeRule;
+  /** The period (days) in force when it went; null when the final-verdict rule purged it without one. */
+  readonly days: number | null;
+  readonly purgedAt: number;
+  /** For the ID photo: the ID was checked (a final verdict was recorded over it), by whom and when. */
+  readonly idCheck: {
+    readonly checkedBy: number | null;
+    readonly checkedByName: string | null;
+    readonly checkedAt: number;
+  } | null;
+}
+
+/**
+ * The entries a purge log holds, one per session and kind that had anything:
+ * - `recording`, `recording_chunk`: finalised recordings, the room's webcam and screen chunks;
+ * - `id_photo`, `face_photo`: the two photos (`photo`: both, in entries written before 0031);
+ * - `upload`: files the candidate handed in, the session's exam document included;
+ * - `incident`: incident comments erased (`files` counts the incidents).
+ */
+export const PURGE_KINDS = [
+  'recording',
+  'recording_chunk',
+  'id_photo',
+  'face_photo',
+  'photo',
+  'upload',
+  'incident',
+] as const;
 export type PurgeKind = (typeof PURGE_KINDS)[number];
 
-/** Why media went: the sweep (the only cause so far). */
+/** Why data went: the sweep (the only cause so far). */
 export type PurgeReason = 'retention';
 
 /** A session's legal hold as it stands: the last set or clear, who did it and when. */
@@ -58,6 +166,8 @@ export interface Purge {
   readonly reason: PurgeReason;
   /** The retention period (days) in force when the media went. */
   readonly retentionPeriod: number | null;
+  /** The rule that purged it; null for entries written before 0031_retention_per_kind. */
+  readonly rule: PurgeRule | null;
   readonly purgedAt: number;
 }
 
@@ -75,6 +185,7 @@ export const PURGE_LIST_FIELDS: ListFields = {
   bytes: { column: 'bytes', type: 'integer', notNull: true },
   reason: { column: 'reason', type: 'string', notNull: true },
   purged_at: { column: 'purged_at', type: 'time', notNull: true },
+  rule: { column: 'rule', type: 'string' },
 };
 
 /** A stored object of a session that a purge removes, and the row that names it. */
@@ -86,17 +197,20 @@ export interface MediaItem {
   readonly size: number;
 }
 
-/** A session the sweep is due to purge. */
+/** A session one kind of whose data the sweep is due to purge. */
 export interface DueSession {
   readonly id: number;
   readonly examId: number;
   readonly instituteId: number;
-  readonly retentionPeriod: number;
+  readonly kind: RetentionKind;
+  /** The kind's period in force (days); null when only the final-verdict rule applies. */
+  readonly retentionPeriod: number | null;
+  readonly rule: PurgeRule;
 }
 
 /** What one sweep did. */
 export interface SessionRetentionResult {
-  /** Sessions whose media went (those that had none are counted too: they are done). */
+  /** Sessions some kind of whose data went (those that had none of it are counted too: they are done). */
   readonly sessions: number;
   readonly files: number;
   readonly bytes: number;

@@ -253,6 +253,8 @@ export interface QueueEntry {
   readonly reviewerId: number | null;
   readonly reviewerName: string | null;
   readonly reviewedAt: number | null;
+  /** The candidate's appeal: `none`, `open`, `upheld` or `overturned` (docs/appeals.md). */
+  readonly appealStatus: string;
 }
 
 /** What the review queue filters and sorts on (columns of the queue's own select). */
@@ -270,6 +272,9 @@ export const REVIEW_QUEUE_LIST_FIELDS: ListFields = {
   reviewed: { column: 'reviewed', type: 'string', notNull: true },
   reviewer_id: { column: 'reviewer_id', type: 'integer' },
   reviewed_at: { column: 'reviewed_at', type: 'time' },
+  appeal_status: { column: 'appeal_status', type: 'string', notNull: true },
+  /** 1 while the candidate's appeal is open, else 0: `sort=[{"appeal_open":"desc"}]` puts them first. */
+  appeal_open: { column: 'appeal_open', type: 'integer', notNull: true },
 };
 
 /**

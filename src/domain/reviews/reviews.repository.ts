@@ -170,6 +170,16 @@ export async function listReviewQueue(
         .as('incidents_count'),
       // Written in SQL so the queue can sort and filter on it (src/domain/flags/score.ts).
       suspicionScoreSql(dialect, 's.id').as('suspicion_score'),
+      // The candidate's appeal (docs/appeals.md): `none` without one; open ones lead the queue.
+      eb.fn
+        .coalesce(
+          eb.selectFrom('appeals as a').select('a.status').whereRef('a.student_session_id', '=', 's.id'),
+          sql<string>`'none'`,
+        )
+        .as('appeal_status'),
+      sql<number>`case when exists (select 1 from appeals o where o.student_session_id = s.id and o.status = 'open') then 1 else 0 end`.as(
+        'appeal_open',
+      ),
     ])
     .where('s.exam_id', '=', examId)
     .where('s.status', '=', 'exam_finished')
@@ -196,6 +206,7 @@ export async function listReviewQueue(
       reviewerId: row.reviewer_id,
       reviewerName: row.reviewer_name,
       reviewedAt: numberOrNull(row.reviewed_at),
+      appealStatus: row.appeal_status,
     })),
     total: Number(countRow.count),
     page: list.page,

@@ -175,6 +175,8 @@ export function createReviewsService(deps: {
       const sort = has(params, 'sort')
         ? parsed.sort
         : [
+            // Open appeals first (docs/appeals.md): a candidate waits on them.
+            { column: 'appeal_open', direction: 'desc' as const, notNull: true },
             { column: 'suspicion_score', direction: 'desc' as const, notNull: true },
             { column: 'incidents_count', direction: 'desc' as const, notNull: true },
             { column: 'id', direction: 'asc' as const, notNull: true },

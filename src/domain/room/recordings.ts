@@ -4,7 +4,14 @@ import type { Db } from '../../db/database.ts';
 import { sniffContentType } from '../../storage/content-type.ts';
 import type { Storage, StoredObject } from '../../storage/storage.ts';
 import type { Clock } from '../clock.ts';
-import { ParamMissing, PayloadTooLarge, StateConflictMessage, UnsupportedMediaType } from '../errors.ts';
+import { instituteOfSession } from '../data-keys/data-keys.repository.ts';
+import {
+  NotFound,
+  ParamMissing,
+  PayloadTooLarge,
+  StateConflictMessage,
+  UnsupportedMediaType,
+} from '../errors.ts';
 import type { Params } from '../input.ts';
 import { type ChunkLedger, createChunkLedger, nextSequence, sessionFileType } from './room.repository.ts';
 import {
@@ -22,7 +29,8 @@ import {
  * - the token and the session's state are judged before a byte of the body is read, from a short
  *   cache of started sessions (the database stays the judge: see ChunkLedger);
  * - the chunk streams from the request straight into the storage (no spool file), its type judged
- *   by its first bytes as they arrive;
+ *   by its first bytes as they arrive, sealed under the institute's data key on the way (one cipher
+ *   per chunk held in memory; the session's institute and the key are remembered, so no query);
  * - its two rows are written in grouped transactions, and the request answers once they commit.
  */
 
@@ -141,10 +149,13 @@ export function createRecordingIntake(deps: { db: Db; clock: Clock; storage: Sto
   const ledger: ChunkLedger = createChunkLedger(db);
   const sessions = new Map<string, Remembered>();
   const recordings = new Map<string, RecordingState>();
+  /** The institute of each session (whose data key seals its chunks): it never changes. */
+  const owners = new Map<number, number>();
 
-  /** Keeps both memories bounded: expired sessions go, and the recordings' hints are only hints. */
+  /** Keeps the memories bounded: expired sessions go, and the recordings' hints are only hints. */
   function sweep(now: number): void {
     if (recordings.size > 2 * SWEEP_ABOVE) recordings.clear();
+    if (owners.size > 2 * SWEEP_ABOVE) owners.clear();
     if (sessions.size <= SWEEP_ABOVE) return;
     for (const [token, remembered] of sessions) {
       if (remembered.until <= now) sessions.delete(token);
@@ -167,6 +178,16 @@ export function createRecordingIntake(deps: { db: Db; clock: Clock; storage: Sto
     sessions.set(token, { session, until: now + SESSION_TRUST_MS });
     sweep(now);
     return session;
+  }
+
+  /** The institute a session's data belongs to: remembered, else read. Throws NotFound for none. */
+  async function ownerOf(sessionId: number): Promise<number> {
+    const known = owners.get(sessionId);
+    if (known !== undefined) return known;
+    const institute = await instituteOfSession(db, sessionId);
+    if (institute === undefined) throw new NotFound('Student Session', sessionId);
+    owners.set(sessionId, institute);
+    return institute;
   }
 
   /** The remembered state of a session's recording of `kind`, read from the database when absent or `fresh`. */
@@ -208,13 +229,15 @@ export function createRecordingIntake(deps: { db: Db; clock: Clock; storage: Sto
    * Stores the file part (when `keep`), counting every byte: held in memory and written at once
    * (Storage.putBytes) while it stays within HOLD_BYTES, else streamed (Storage.put). Once the chunk
    * is refused (too large, not a video) the rest is only counted. Returns what became of it; throws
-   * only what the request or the storage throws (an aborted upload: nothing is left behind).
+   * only what the request or the storage throws (an aborted upload: nothing is left behind). The
+   * chunk is sealed under the data key of `institute`.
    */
   async function receive(
     data: AsyncIterable<Buffer>,
     fileName: string,
     keep: boolean,
     first: boolean,
+    institute: number,
   ): Promise<Received> {
     const received: Received = {
       stored: undefined,
@@ -237,7 +260,7 @@ export function createRecordingIntake(deps: { db: Db; clock: Clock; storage: Sto
       }
     };
     const { putBytes } = storage;
-    if (putBytes === undefined) return stream(data, received, inspect, []);
+    if (putBytes === undefined) return stream(data, received, inspect, [], institute);
     const pieces = data[Symbol.asyncIterator]();
     const held: Buffer[] = [];
     let inspected = false;
@@ -252,11 +275,11 @@ export function createRecordingIntake(deps: { db: Db; clock: Clock; storage: Sto
       if (received.size > HOLD_BYTES) {
         // Too large to hold: what is held goes first into the stream, then the rest.
         received.size = 0; // counted again as the stream takes them
-        return stream(rest(pieces), received, inspect, held);
+        return stream(rest(pieces), received, inspect, held, institute);
       }
     }
     if (!inspected && !inspectHeld(held, inspect)) return received;
-    received.stored = await putBytes(held);
+    received.stored = await putBytes(held, institute);
     return received;
   }
 
@@ -297,6 +320,7 @@ export function createRecordingIntake(deps: { db: Db; clock: Clock; storage: Sto
     received: Received,
     inspect: (head: Buffer) => void,
     held: readonly Buffer[],
+    institute: number,
   ): Promise<Received> {
     // The body's pieces are pushed into the storage's stream as they arrive (no stage between);
     // past its buffer, the next piece waits until the storage asks for more (`read`), or has failed.
@@ -314,7 +338,7 @@ export function createRecordingIntake(deps: { db: Db; clock: Clock; storage: Sto
     let failure: unknown;
     let settled = false;
     const putting = storage
-      .put(body, { maxBytes: RECORDING_CHUNK_MAX_BYTES, headBytes: SNIFF_BYTES, inspect })
+      .put(body, { institute, maxBytes: RECORDING_CHUNK_MAX_BYTES, headBytes: SNIFF_BYTES, inspect })
       .then(
         (stored) => {
           settled = true;
@@ -390,7 +414,7 @@ export function createRecordingIntake(deps: { db: Db; clock: Clock; storage: Sto
     started: (token: string) => Promise<StartedSession>,
     sources: readonly RecordingSource[] | undefined,
   ): Promise<RecordingAck> {
-    const { sequence, source } = readRecordingChunk(fields, sources);
+    const { sequence, source, ageMs } = readRecordingChunk(fields, sources);
     const kind = RECORDING_KINDS[source];
     if (received === undefined || received.size === 0) throw new ParamMissing('file');
     if (received.tooLarge) {
@@ -424,6 +448,7 @@ export function createRecordingIntake(deps: { db: Db; clock: Clock; storage: Sto
     const contentType =
       (sequence === 0 ? received.sniffed : state.contentType) ?? RECORDING_TYPES[0] ?? 'video/webm';
     const { stored } = received;
+    const now = clock.now();
     const recorded = await ledger.record({
       sessionId: session.id,
       kind,
@@ -433,7 +458,9 @@ export function createRecordingIntake(deps: { db: Db; clock: Clock; storage: Sto
       contentType,
       size: stored.size,
       sha256: stored.sha256,
-      now: clock.now(),
+      now,
+      // Placed when the page made it, not when it arrived (it may have waited on the device).
+      placedAt: now - ageMs,
     });
     if (recorded) {
       // Only the one expected next was recorded, so the state moves on (a twin may have moved it).
@@ -471,7 +498,8 @@ export function createRecordingIntake(deps: { db: Db; clock: Clock; storage: Sto
           // The first part named `file` is the chunk; any other file part is skipped by next().
           if (part.name !== 'file' || received !== undefined) continue;
           const { keep, first } = await worthKeeping(session.id, fields, sources);
-          received = await receive(body.fileData(), part.fileName, keep, first);
+          const institute = keep ? await ownerOf(session.id) : 0;
+          received = await receive(body.fileData(), part.fileName, keep, first, institute);
         }
         const ack = await settle(token, session, fields, received, started, sources);
         if (ack.stored) received = undefined;

@@ -318,6 +318,12 @@ export interface ChunkRow {
   readonly size: number;
   readonly sha256: string;
   readonly now: number;
+  /**
+   * Where the chunk is placed in time (its place's `created_at`): when the page made it, as far as
+   * the server can tell (`now` less the age the page reports), so a chunk that waited on the device
+   * is not placed at its late arrival. `now` judges the session's state and dates the file record.
+   */
+  readonly placedAt: number;
 }
 
 /**
@@ -372,6 +378,7 @@ const CHUNK_COLUMNS = [
   ['sha256', 'text'],
   ['sequence', 'integer'],
   ['now', 'bigint'],
+  ['placed_at', 'bigint'],
 ] as const;
 
 const chunkStatements = new Map<number, (db: Db, values: unknown[]) => Promise<{ storage_key: string }[]>>();
@@ -410,7 +417,7 @@ async function insertChunksOnPostgres(db: Db, rows: readonly ChunkRow[]): Promis
       ),
       placed as (
         insert into session_files (student_session_id, kind, file_id, sequence, created_at)
-        select session_id, kind, file_id, sequence, now from next
+        select session_id, kind, file_id, sequence, placed_at from next
         on conflict do nothing
         returning file_id
       )
@@ -433,6 +440,7 @@ async function insertChunksOnPostgres(db: Db, rows: readonly ChunkRow[]): Promis
       row.sha256,
       row.sequence,
       row.now,
+      row.placedAt,
     );
   }
   const recorded = await run(db, values);
@@ -481,9 +489,12 @@ async function writeChunksOnPostgres(db: Db, rows: readonly ChunkRow[]): Promise
 /** A chunk's file record, for the SQLite path (writeChunksOnSqlite). */
 const SQLITE_FILE_INSERT = `insert into files (storage_key, original_name, content_type, size, sha256, created_at)
   values (?, ?, ?, ?, ?, ?) returning id`;
-/** A chunk's place, on insertChunksOnPostgres' conditions: ?1 session, ?2 kind, ?3 file, ?4 sequence, ?5 now. */
+/**
+ * A chunk's place, on insertChunksOnPostgres' conditions: ?1 session, ?2 kind, ?3 file, ?4 sequence,
+ * ?5 now, ?6 placed at.
+ */
 const SQLITE_PLACE_INSERT = `insert into session_files (student_session_id, kind, file_id, sequence, created_at)
-  select s.id, ?2, ?3, ?4, ?5
+  select s.id, ?2, ?3, ?4, ?6
   from student_sessions s inner join exams e on e.id = s.exam_id
   where s.id = ?1 and ${recordingOpenSql('s', '?2', '?4', '?5')} and e.status <> 'deleted'
     and coalesce((select max(f.sequence) from session_files f
@@ -514,7 +525,8 @@ function writeChunksOnSqlite(statements: SqliteStatements, rows: readonly ChunkR
         row.now,
       );
       const fileId = Number(file?.id);
-      if (insertPlace.get(row.sessionId, row.kind, fileId, row.sequence, row.now) !== undefined) return true;
+      if (insertPlace.get(row.sessionId, row.kind, fileId, row.sequence, row.now, row.placedAt) !== undefined)
+        return true;
       statements.statement(SQLITE_FILE_DELETE).run(fileId);
       return false;
     });

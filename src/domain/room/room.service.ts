@@ -13,9 +13,12 @@ import { findDocumentOfExam } from '../documents/documents.repository.ts';
 import { DomainError, Invalid, NotFoundMessage, ParamMissing, StateConflictMessage } from '../errors.ts';
 import type { Exam } from '../exams/exam.ts';
 import { findExam, instituteLanguage } from '../exams/exams.repository.ts';
+import { findInstitute } from '../institutes/institutes.repository.ts';
+import { effectiveRetention } from '../retention/retention.ts';
+import { findRetentionSettings } from '../retention/retention.repository.ts';
 import { pageOverrides } from '../message-overrides/message-overrides.service.ts';
 import type { FilesService } from '../files/files.service.ts';
-import type { Params } from '../input.ts';
+import { optionalString, type Params } from '../input.ts';
 import { createLiveChat } from '../live/live-chat.ts';
 import { isClockPaused } from '../live/live-clock.ts';
 import type { LiveMessage } from '../live/live-message.ts';
@@ -89,6 +92,7 @@ import {
   termsDigest,
   UPLOAD_KIND,
 } from './room.ts';
+import { acceptanceRecord, PRIVACY_VERSION, privacyNotice, type PrivacyNotice } from './privacy.ts';
 
 /** A status move that keeps losing its race this many times is given up (never in practice). */
 const MAX_ROUNDS = 5;
@@ -397,6 +401,20 @@ export function createRoomService(deps: {
     };
   }
 
+  /** The institute's panel settings and its retention per kind; NotFoundMessage when it is gone. */
+  async function privacySettings(instituteId: number) {
+    const institute = await findInstitute(db, instituteId);
+    const retention = await findRetentionSettings(db, instituteId);
+    if (institute === undefined || retention === undefined) throw new NotFoundMessage(NO_ROOM);
+    return { institute, retention: effectiveRetention(retention.settings, retention.sessionPeriod) };
+  }
+
+  /** The privacy panel of the candidate's exam, from the institute's settings as they stand now. */
+  async function privacyOf(session: RoomSession, exam: Exam): Promise<PrivacyNotice> {
+    const { institute, retention } = await privacySettings(exam.instituteId);
+    return privacyNotice(exam, session.accommodations, institute, retention, examTerms(exam));
+  }
+
   async function viewOf({ session, exam }: Opened): Promise<RoomView> {
     const counts = await sessionFileCounts(db, session.id);
     const mobileChunks = counts.get(MOBILE_RECORDING_KIND) ?? 0;
@@ -425,6 +443,7 @@ export function createRoomService(deps: {
       ltiStartAssessment: await hasStartAssessment(db, session.id),
       languageFacts: languageFacts(session, exam, (await instituteLanguage(db, exam.instituteId)) ?? null),
       messageOverrides: await pageOverrides(db, exam.instituteId),
+      privacy: await privacyOf(session, exam),
     };
   }
 
@@ -584,27 +603,44 @@ export function createRoomService(deps: {
         },
       ),
 
-    start: (token, params) =>
-      transition(
+    async start(token, params) {
+      // The panel the candidate accepted (docs/room.md "Privacy panel"); absent from older pages.
+      const accepted = optionalString(params, PRIVACY_VERSION) ?? undefined;
+      const first = await open(token);
+      const { institute, retention } = await privacySettings(first.exam.instituteId);
+      const noticeOf = ({ session, exam }: Opened) =>
+        privacyNotice(exam, session.accommodations, institute, retention, examTerms(exam));
+      return transition(
         token,
         'exam_started',
-        (now, { exam }) => {
-          const terms = examTerms(exam);
+        (now, opened) => {
+          const terms = examTerms(opened.exam);
+          // The text hashed is the one the guard judged acceptance against, read in this round.
+          const termsSha256 = terms === null ? null : termsDigest(terms);
+          const record =
+            accepted === undefined ? termsSha256 : acceptanceRecord(termsSha256, noticeOf(opened).version);
           return {
             enteredRoom: true,
             inSetup: false,
             startTime: now,
             recordingStartedAt: now,
-            // The text hashed is the one the guard judged acceptance against, read in this round.
-            ...(terms === null ? {} : { termsAcceptedAt: now, termsSha256: termsDigest(terms) }),
+            // terms_accepted_at stays null for an exam without terms (the V3 record's contract): there
+            // the panel's acceptance is the start itself, and start_time its time.
+            ...(record === null ? {} : { termsSha256: record }),
+            ...(terms === null ? {} : { termsAcceptedAt: now }),
           };
         },
         (opened, now) => {
           assertNotVisitor(opened.session);
           assertCanStart(opened, now);
           if (examTerms(opened.exam) !== null) assertTermsAccepted(params);
+          // A panel changed since the page showed it (settings, terms): the candidate reads it again.
+          if (accepted !== undefined && accepted !== noticeOf(opened).version) {
+            throw new Invalid(PRIVACY_VERSION, 'is not the privacy notice in force; read it again');
+          }
         },
-      ),
+      );
+    },
 
     finish: (token) =>
       transition(token, 'exam_finished', (now) => ({
@@ -628,7 +664,7 @@ export function createRoomService(deps: {
         throw new Invalid('file', 'is not accepted: this exam takes no uploaded answers');
       assertStarted(session, 'Answer files');
       if (upload === undefined || upload.size === 0) throw new ParamMissing('file');
-      const file = await files.keep(upload, ATTACHMENT_TYPES);
+      const file = await files.keep(upload, ATTACHMENT_TYPES, exam.instituteId);
       for (let round = 0; round < MAX_ROUNDS; round += 1) {
         const sequence = await nextSequence(db, session.id, UPLOAD_KIND);
         const now = clock.now();

@@ -6,6 +6,7 @@ import { Invalid, ParamMissing } from '../errors.ts';
 import type { Exam } from '../exams/exam.ts';
 import type { RoomMobile } from '../mobile/mobile.ts';
 import type { LanguageFacts, PageOverrides } from './language.ts';
+import type { PrivacyNotice } from './privacy.ts';
 import {
   has,
   optionalBoolean,
@@ -151,6 +152,8 @@ export interface RoomView {
   readonly languageFacts: LanguageFacts;
   /** The institute's own wording of the page messages, by locale (docs/languages.md). */
   readonly messageOverrides: PageOverrides;
+  /** The privacy panel shown before the first check (privacy.ts, docs/room.md "Privacy panel"). */
+  readonly privacy: PrivacyNotice;
 }
 
 /** What `PUT checks` changes. */
@@ -355,21 +358,26 @@ export const RECORDING_KINDS: Readonly<Record<RecordingSource, SessionFileKind>>
 /** The sources the room (the computer) records; the phone's `mobile` comes only from the phone's own path. */
 export const ROOM_RECORDING_SOURCES: readonly RecordingSource[] = ['webcam', 'screen'];
 
+/** The oldest a chunk's reported age is taken to be (a day): older ones are placed a day back. */
+export const MAX_CHUNK_AGE_MS = 24 * 60 * 60 * 1000;
+
 /**
- * Reads a recording chunk's `sequence` (a whole number from 0, required) and `source` (one of
- * `sources`, by default the room's; absent or empty: the first of them). Throws ParamMissing or
- * Invalid naming the field.
+ * Reads a recording chunk's `sequence` (a whole number from 0, required), `source` (one of
+ * `sources`, by default the room's; absent or empty: the first of them) and `age_ms` (optional: how
+ * many milliseconds ago the page made the chunk, a whole number from 0, at most MAX_CHUNK_AGE_MS
+ * counted; absent: 0, made as it arrives). Throws ParamMissing or Invalid naming the field.
  */
 export function readRecordingChunk(
   params: Params,
   sources: readonly RecordingSource[] = ROOM_RECORDING_SOURCES,
-): { sequence: number; source: RecordingSource } {
+): { sequence: number; source: RecordingSource; ageMs: number } {
   const sequence = optionalInteger(params, 'sequence', 0, MAX_INT);
   if (sequence === undefined || sequence === null) throw new ParamMissing('sequence');
   const source = params.source === '' ? undefined : optionalEnum(params, 'source', sources);
   const fallback = sources[0];
   if (fallback === undefined) throw new Error('a recording chunk needs at least one source');
-  return { sequence, source: source ?? fallback };
+  const age = params.age_ms === '' ? undefined : optionalInteger(params, 'age_ms', 0, MAX_INT);
+  return { sequence, source: source ?? fallback, ageMs: Math.min(age ?? 0, MAX_CHUNK_AGE_MS) };
 }
 
 /**

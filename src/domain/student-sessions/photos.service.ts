@@ -5,6 +5,7 @@ import type { Upload } from '../../storage/upload.ts';
 import type { Actor } from '../access.ts';
 import type { Clock } from '../clock.ts';
 import { NotFound, NotFoundMessage, ParamMissing } from '../errors.ts';
+import { instituteOfSession } from '../data-keys/data-keys.repository.ts';
 import type { StoredFile } from '../files/file.ts';
 import type { FilesService } from '../files/files.service.ts';
 import { type PhotoKind, photoFileId, replacePhoto } from './photos.repository.ts';
@@ -132,7 +133,9 @@ export function createPhotosService(deps: { db: Db; clock: Clock; files: FilesSe
     async attachPhoto(sessionId, kind, upload) {
       // An empty file part is what a browser form sends when no file was chosen.
       if (upload === undefined || upload.size === 0) throw new ParamMissing(kind);
-      const file = await files.keep(upload, IMAGE_TYPES);
+      const instituteId = await instituteOfSession(db, sessionId);
+      if (instituteId === undefined) throw new NotFound('Student Session', sessionId);
+      const file = await files.keep(upload, IMAGE_TYPES, instituteId);
       let swapped: { replaced: number | null } | undefined;
       try {
         swapped = await swapPhoto(sessionId, kind, file);

@@ -134,7 +134,11 @@ export type StudentSession = {
   readonly mobileDevice: string | null;
   /** When the candidate accepted the exam's terms in the room (epoch ms); null before, or without terms. */
   readonly termsAcceptedAt: number | null;
-  /** The SHA-256 (hex) of the terms' text the candidate accepted; null with termsAcceptedAt. */
+  /**
+   * What the candidate accepted at the start: `terms:<SHA-256 of the terms>;privacy:<panel version>`,
+   * `privacy:<version>` for an exam without terms, or the bare SHA-256 (hex) for sessions started
+   * before the privacy panel; null before the start.
+   */
   readonly termsSha256: string | null;
   /** The student's language as the exam office or the LMS set it (a supported BCP 47 tag), or null. */
   readonly language: string | null;

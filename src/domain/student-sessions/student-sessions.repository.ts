@@ -397,8 +397,9 @@ export async function archiveStudentSession(db: Db, id: number, now: number): Pr
 }
 
 /**
- * Deletes the session with its incidents and session_files rows (both cascade). Returns the ids of
- * the files it referenced (exam document, id card, face photo, session files), now free to remove.
+ * Deletes the session with its incidents, session_files and appeal rows (all cascade). Returns the
+ * ids of the files it referenced (exam document, id card, face photo, session files, appeal files),
+ * now free to remove.
  * Run it in a transaction so the ids read are the ids released.
  */
 export async function deleteStudentSession(db: Db, id: number): Promise<number[]> {
@@ -413,12 +414,20 @@ export async function deleteStudentSession(db: Db, id: number): Promise<number[]
     .select('file_id')
     .where('student_session_id', '=', id)
     .execute();
+  // The files of the candidate's appeal (docs/appeals.md) go with it (appeal rows cascade).
+  const appealFiles = await db
+    .selectFrom('appeal_files')
+    .innerJoin('appeals', 'appeals.id', 'appeal_files.appeal_id')
+    .select('appeal_files.file_id')
+    .where('appeals.student_session_id', '=', id)
+    .execute();
   await db.deleteFrom('student_sessions').where('id', '=', id).execute();
   const ids = [
     row.exam_document_file_id,
     row.id_card_file_id,
     row.face_photo_file_id,
     ...sessionFiles.map((file) => file.file_id),
+    ...appealFiles.map((file) => file.file_id),
   ];
   return [...new Set(ids.filter((fileId): fileId is number => fileId !== null))];
 }

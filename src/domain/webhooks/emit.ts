@@ -173,3 +173,72 @@ export async function emitRecordingReady(
     },
   });
 }
+
+/** What an appeal tells the webhooks (docs/appeals.md). Times are epoch milliseconds. */
+export interface AppealFacts {
+  readonly studentSessionId: number;
+  readonly examId: number;
+  readonly instituteId: number;
+  /** The verdict appealed. */
+  readonly appealedVerdict: string;
+}
+
+/**
+ * Queues `student_session.appealed` for a new appeal. Call it in the appeal's transaction. Returns
+ * the event id, or undefined when skipped (no callback_url, or the session is gone).
+ */
+export async function emitStudentSessionAppealed(
+  jobs: JobQueue,
+  db: Db,
+  facts: AppealFacts & { readonly submittedAt: number; readonly filesCount: number },
+): Promise<string | undefined> {
+  const session = await findFinishedSessionFacts(db, facts.studentSessionId);
+  if (session === undefined) return undefined;
+  return emitWebhook(jobs, db, {
+    instituteId: facts.instituteId,
+    type: 'student_session.appealed',
+    now: facts.submittedAt,
+    data: {
+      student_session_id: facts.studentSessionId,
+      exam_id: facts.examId,
+      token: session.token,
+      verdict: facts.appealedVerdict,
+      appeal_status: 'open',
+      submitted_at: isoTime(facts.submittedAt),
+      files_count: facts.filesCount,
+    },
+  });
+}
+
+/**
+ * Queues `student_session.appeal_decided` for a decided appeal. Call it in the decision's
+ * transaction. Returns the event id, or undefined when skipped.
+ */
+export async function emitStudentSessionAppealDecided(
+  jobs: JobQueue,
+  db: Db,
+  facts: AppealFacts & {
+    readonly status: string;
+    readonly verdict: string;
+    readonly decidedBy: number;
+    readonly decidedAt: number;
+  },
+): Promise<string | undefined> {
+  const session = await findFinishedSessionFacts(db, facts.studentSessionId);
+  if (session === undefined) return undefined;
+  return emitWebhook(jobs, db, {
+    instituteId: facts.instituteId,
+    type: 'student_session.appeal_decided',
+    now: facts.decidedAt,
+    data: {
+      student_session_id: facts.studentSessionId,
+      exam_id: facts.examId,
+      token: session.token,
+      appeal_status: facts.status,
+      appealed_verdict: facts.appealedVerdict,
+      verdict: facts.verdict,
+      decided_by: facts.decidedBy,
+      decided_at: isoTime(facts.decidedAt),
+    },
+  });
+}

@@ -12,6 +12,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'recording.ready',
   'student_session.reviewed',
   'exam_documents_zip.ready',
+  'student_session.appealed',
+  'student_session.appeal_decided',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
@@ -55,6 +57,31 @@ export interface WebhookData {
     readonly verdict: string;
     readonly reviewer_id: number | null;
     readonly reviewed_at: string;
+  };
+  /** The candidate appealed a final verdict (`GET .../appeal` has the statement; docs/appeals.md). */
+  'student_session.appealed': {
+    readonly student_session_id: number;
+    readonly exam_id: number;
+    readonly token: string;
+    /** The verdict appealed: `suspicious` or `violation`. */
+    readonly verdict: string;
+    readonly appeal_status: string;
+    readonly submitted_at: string;
+    readonly files_count: number;
+  };
+  /** A second reviewer decided an appeal: `upheld` keeps the verdict, `overturned` sets `passed`. */
+  'student_session.appeal_decided': {
+    readonly student_session_id: number;
+    readonly exam_id: number;
+    readonly token: string;
+    /** `upheld` or `overturned`. */
+    readonly appeal_status: string;
+    /** The verdict appealed. */
+    readonly appealed_verdict: string;
+    /** The session's verdict after the decision. */
+    readonly verdict: string;
+    readonly decided_by: number;
+    readonly decided_at: string;
   };
   /** An exam's documents zip was built and can be downloaded. */
   'exam_documents_zip.ready': {

@@ -5,7 +5,7 @@ import type { Upload } from '../../storage/upload.ts';
 import { registerRecordingRoute } from '../room/recordings.routes.ts';
 import { registerRoomRateLimit } from '../room/rate-limit.ts';
 import { languageRequestOf } from '../room/candidate-language.ts';
-import { candidateTimeZone, presentCandidateLanguage } from '../room/room.presenter.ts';
+import { candidateTimeZone, presentCandidateLanguage, presentRoomPrivacy } from '../room/room.presenter.ts';
 import type { RouteDeps } from '../route-deps.ts';
 import { isoTime } from '../time.ts';
 import { breakEndsAt } from '../../domain/student-sessions/deadline.ts';
@@ -24,7 +24,7 @@ type TokenRoute = { Params: { token: string } };
 /**
  * The phone's view: `{mobile: {status, check, next_sequence, chunks_count}, session: {status,
  * student_name, start_time, end_time, ends_at, deadline_at, time_left_seconds, break}, exam: {name,
- * live_proctoring, timezone, record_during_breaks}, server_time, language: {current, available}, message_overrides}`. Nothing the phone
+ * live_proctoring, timezone, record_during_breaks}, server_time, language: {current, available}, message_overrides, privacy}`. Nothing the phone
  * does not need (no room token, PIN or email). `reader` is what the request says about the
  * language. Returns the JSON.
  */
@@ -64,6 +64,8 @@ export function presentPhoneView(view: PhoneView, reader: LanguageRequest): Reco
     server_time: isoTime(now),
     language: presentCandidateLanguage(resolveCandidateLanguage(view.languageFacts, reader)),
     message_overrides: view.messageOverrides,
+    // The room's privacy panel: the phone shows it before its camera is used.
+    privacy: presentRoomPrivacy(view.privacy),
   };
 }
 

@@ -5,6 +5,7 @@ import {
   examTimeZone,
   languageChoice,
   messageOverridesRecord,
+  privacyRecord,
   roomRecordingSchema,
 } from '../room/room.schemas.ts';
 
@@ -101,8 +102,9 @@ const phoneView = {
     server_time: { type: 'string', format: 'date-time' },
     language: candidateLanguageRecord,
     message_overrides: messageOverridesRecord,
+    privacy: privacyRecord,
   },
-  required: ['mobile', 'session', 'exam', 'server_time', 'language', 'message_overrides'],
+  required: ['mobile', 'session', 'exam', 'server_time', 'language', 'message_overrides', 'privacy'],
 } as const;
 
 function viewRoute(summary: string, description: string) {

@@ -16,6 +16,7 @@ import { breakEndsAt, timeAllowedSeconds } from '../../domain/student-sessions/d
 import { breaksLeft } from '../../domain/room/breaks.ts';
 import type { RoomSession } from '../../domain/room/room.ts';
 import { isoTime } from '../time.ts';
+import type { PrivacyNotice } from '../../domain/room/privacy.ts';
 import { flagModelsPath } from './flag-models.ts';
 
 /**
@@ -218,6 +219,29 @@ export function presentRoomView(view: RoomView, reader: LanguageRequest): Record
     ...(view.mobile === null ? {} : { mobile: presentRoomMobile(view.mobile) }),
     language: presentCandidateLanguage(resolveCandidateLanguage(view.languageFacts, reader)),
     message_overrides: view.messageOverrides,
+    privacy: presentRoomPrivacy(view.privacy),
+  };
+}
+
+/**
+ * The privacy panel (docs/room.md "Privacy panel"): `{version, recorded, on_device, viewers,
+ * retention: [{kind, days, rule}], institute: {name, privacy_contact, dpo_name, dpo_email},
+ * appeal_period_days}`. Returns the JSON object (the phone's view carries the same).
+ */
+export function presentRoomPrivacy(notice: PrivacyNotice): Record<string, unknown> {
+  return {
+    version: notice.version,
+    recorded: [...notice.recorded],
+    on_device: [...notice.onDevice],
+    viewers: [...notice.viewers],
+    retention: notice.retention.map((fact) => ({ kind: fact.kind, days: fact.days, rule: fact.rule })),
+    institute: {
+      name: notice.institute.name,
+      privacy_contact: notice.institute.privacyContact,
+      dpo_name: notice.institute.dpoName,
+      dpo_email: notice.institute.dpoEmail,
+    },
+    appeal_period_days: notice.appealPeriodDays,
   };
 }
 

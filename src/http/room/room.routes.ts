@@ -5,8 +5,10 @@ import type { Upload } from '../../storage/upload.ts';
 import type { RouteDeps } from '../route-deps.ts';
 import { pairingQrSvg } from '../mobile/qr.ts';
 import { languageRequestOf } from './candidate-language.ts';
+import { registerCandidateDataRoutes } from './candidate-data.routes.ts';
 import { registerRoomRateLimit } from './rate-limit.ts';
 import { registerRecordingRoute } from './recordings.routes.ts';
+import { registerRoomAppealRoutes } from './appeal.routes.ts';
 import {
   presentCandidateLanguage,
   presentRoomEvent,
@@ -54,6 +56,8 @@ export async function registerRoomRoutes(app: FastifyInstance, deps: RouteDeps):
   const readerOf = (request: FastifyRequest) => languageRequestOf(request, deps.config);
 
   registerRoomRateLimit(app, deps);
+  // Contesting a final verdict (docs/appeals.md).
+  registerRoomAppealRoutes(app, deps);
 
   app.get<TokenRoute>('/:token', { schema: roomViewSchema }, async (request) =>
     presentRoomView(await room.view(request.params.token), readerOf(request)),
@@ -160,4 +164,7 @@ export async function registerRoomRoutes(app: FastifyInstance, deps: RouteDeps):
     const message = await room.postMessage(request.params.token, request.input.values);
     return reply.code(201).send(liveMessageJson(message));
   });
+
+  // The candidate's own data (docs/candidate-data.md): a code by email, then the zip's address.
+  registerCandidateDataRoutes(app, deps);
 }

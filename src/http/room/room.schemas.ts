@@ -3,6 +3,13 @@
  * validates. The room is not signed: the token in the path is its only credential.
  */
 
+import {
+  ON_DEVICE_KINDS,
+  PRIVACY_RETENTION_KINDS,
+  RECORDED_KINDS,
+  RETENTION_RULES,
+  VIEWER_ROLES,
+} from '../../domain/room/privacy.ts';
 import { LOCALES, PSEUDO_LOCALE } from '../../i18n/locales.ts';
 import { MOBILE_STATUSES } from '../../domain/mobile/mobile.ts';
 import { FLAG_TYPES } from '../../domain/flags/flag-types.ts';
@@ -60,6 +67,72 @@ export const messageOverridesRecord = {
     example: { 'room.setup.heading': 'Voorbereiding' },
   },
   example: { nl: { 'room.setup.heading': 'Voorbereiding' } },
+} as const;
+
+/** The privacy panel shown before the first check (docs/room.md "Privacy panel"), in the room's and the phone's views. */
+export const privacyRecord = {
+  type: 'object',
+  description:
+    'What the exam records, what stays on the device, who sees it, how long it is kept, whom to ask ' +
+    'and how to contest a decision, generated from the exam’s and the institute’s settings',
+  properties: {
+    version: {
+      type: 'string',
+      description:
+        'Changes whenever any fact here or the exam’s terms change; POST start sends it as privacy_version',
+    },
+    recorded: {
+      type: 'array',
+      items: { type: 'string', enum: [...RECORDED_KINDS] },
+      description: 'What is recorded and sent to the server, for this candidate (exemptions left out)',
+    },
+    on_device: {
+      type: 'array',
+      items: { type: 'string', enum: [...ON_DEVICE_KINDS] },
+      description: 'What runs on the device only; of the detectors, only the flags leave it',
+    },
+    viewers: {
+      type: 'array',
+      items: { type: 'string', enum: [...VIEWER_ROLES] },
+      description: 'The institute roles that may see the recordings, photos and reviews',
+    },
+    retention: {
+      type: 'array',
+      description:
+        'How long each kind this exam keeps is kept, from the institute’s retention per kind (docs/retention.md)',
+      items: {
+        type: 'object',
+        properties: {
+          kind: { type: 'string', enum: [...PRIVACY_RETENTION_KINDS] },
+          days: { type: ['integer', 'null'], description: 'Days after the session ended; null: no period' },
+          rule: {
+            type: 'string',
+            enum: [...RETENTION_RULES],
+            description:
+              'after_session_end: days after the session ended; after_verdict_or_session_end (the ID photo): ' +
+              '24 hours after the final verdict, or days after the session ended if sooner; kept: until the ' +
+              'institute deletes it',
+          },
+        },
+        required: ['kind', 'days', 'rule'],
+      },
+    },
+    institute: {
+      type: 'object',
+      properties: {
+        name: { type: 'string' },
+        privacy_contact: { type: ['string', 'null'] },
+        dpo_name: { type: ['string', 'null'] },
+        dpo_email: { type: ['string', 'null'] },
+      },
+      required: ['name', 'privacy_contact', 'dpo_name', 'dpo_email'],
+    },
+    appeal_period_days: {
+      type: 'integer',
+      description: 'Days after a final suspicious or violation verdict in which the candidate may contest it',
+    },
+  },
+  required: ['version', 'recorded', 'on_device', 'viewers', 'retention', 'institute', 'appeal_period_days'],
 } as const;
 
 /** The body of a language pick, and its answer. */
@@ -363,6 +436,7 @@ const roomView = {
     mobile: mobileView,
     language: candidateLanguageRecord,
     message_overrides: messageOverridesRecord,
+    privacy: privacyRecord,
   },
   required: [
     'session',
@@ -373,6 +447,7 @@ const roomView = {
     'live',
     'language',
     'message_overrides',
+    'privacy',
   ],
 } as const;
 
@@ -480,6 +555,12 @@ export const roomStartSchema = {
       terms_accepted: {
         type: 'boolean',
         description: 'true: the candidate accepted exam.terms (needed only when the exam has terms)',
+      },
+      privacy_version: {
+        type: 'string',
+        description:
+          'The privacy.version the candidate accepted with the terms; stored with the acceptance. 422 ' +
+          "`'privacy_version'` when it is not the version in force (the page shows the panel again)",
       },
     },
   },

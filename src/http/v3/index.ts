@@ -26,6 +26,7 @@ import { registerRecordingRoutes } from './recordings.routes.ts';
 import { registerZipRoutes } from './zip.routes.ts';
 import { registerStudentSessionRoutes } from './student-sessions.routes.ts';
 import { registerAuditHook } from '../audit.ts';
+import { registerStaffViewRoutes } from './staff-views.routes.ts';
 import { registerAuditEventRoutes } from './audit-events.routes.ts';
 import { registerStudentImportRoutes } from './student-import.routes.ts';
 import { registerEmailPreviewRoutes } from './email-preview.routes.ts';
@@ -35,10 +36,12 @@ import { registerOutboxRoutes } from './outbox.routes.ts';
 import { registerUserInvitationRoutes } from './user-invitations.routes.ts';
 import { registerWebhookRoutes } from './webhooks.routes.ts';
 import { registerReviewRoutes } from './reviews.routes.ts';
+import { registerAppealRoutes } from './appeals.routes.ts';
 import { registerRetentionRoutes } from './retention.routes.ts';
 import { registerReportRoutes } from './reports.routes.ts';
 import { registerLiveRoutes } from './live.routes.ts';
 import { registerFlagRoutes } from './flags.routes.ts';
+import { registerProcessingRecordRoutes } from './processing-record.routes.ts';
 
 const V3_MEDIA_TYPES = ['application/vnd.service.v3', 'application/vnd.procwise.v3'];
 
@@ -127,6 +130,8 @@ export function registerV3(app: FastifyInstance, deps: RouteDeps): void {
   });
   // Successful writes of any authenticated caller, signed or cookie, go into the audit log.
   registerAuditHook(app, deps.services);
+  // Staff reads of a candidate's media and report are audit events too (docs/candidate-data.md).
+  registerStaffViewRoutes(app, deps);
   registerExamRoutes(app, deps);
   registerDeprecatedExamRoutes(app, deps);
   registerDocumentRoutes(app, deps);
@@ -155,8 +160,10 @@ export function registerV3(app: FastifyInstance, deps: RouteDeps): void {
   registerUserInvitationRoutes(app, deps);
   registerWebhookRoutes(app, deps);
   registerReviewRoutes(app, deps);
+  registerAppealRoutes(app, deps);
   registerRetentionRoutes(app, deps);
   registerReportRoutes(app, deps);
   registerLiveRoutes(app, deps);
   registerFlagRoutes(app, deps);
+  registerProcessingRecordRoutes(app, deps);
 }

@@ -17,6 +17,10 @@ export function presentInstituteV3(institute: Institute): Record<string, unknown
     default_language: institute.defaultLanguage,
     require_second_factor_for_administrators: institute.requireSecondFactorForAdministrators,
     second_review_required: institute.secondReviewRequired,
+    privacy_contact: institute.privacyContact,
+    dpo_name: institute.dpoName,
+    dpo_email: institute.dpoEmail,
+    appeal_period_days: institute.appealPeriodDays,
     created_at: isoTime(institute.createdAt),
     updated_at: isoTime(institute.updatedAt),
   };

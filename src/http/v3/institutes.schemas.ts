@@ -34,6 +34,16 @@ export const instituteRecord = {
       description:
         'A violation verdict waits for a second, different reviewer to confirm it (docs/review.md)',
     },
+    privacy_contact: {
+      ...nullableString,
+      description: "How candidates reach the institute about their data (the room's privacy panel shows it)",
+    },
+    dpo_name: { ...nullableString, description: 'The data protection officer' },
+    dpo_email: { ...nullableString, description: "The data protection officer's email address" },
+    appeal_period_days: {
+      type: 'integer',
+      description: 'Days after a final suspicious or violation verdict in which the candidate may contest it',
+    },
     created_at: nullableTime,
     updated_at: nullableTime,
   },
@@ -55,6 +65,10 @@ const instituteInput = {
     default_language: { type: 'string', default: 'en' },
     require_second_factor_for_administrators: { type: 'boolean', default: false },
     second_review_required: { type: 'boolean', default: false },
+    privacy_contact: { type: ['string', 'null'], maxLength: 500, description: 'Blank or null clears it' },
+    dpo_name: { type: ['string', 'null'], maxLength: 500 },
+    dpo_email: { type: ['string', 'null'], maxLength: 500, description: 'An email address' },
+    appeal_period_days: { type: 'integer', minimum: 0, maximum: 365, default: 14, description: 'Days' },
   },
 } as const;
 

@@ -38,7 +38,7 @@ export const facePhotoAddressSchema = {
   summary: 'Get an expiring address of the face photo of a student session',
   description:
     'The address downloads the photo without credentials for 5 minutes (`expires_at`); after that, or ' +
-    'altered, it is refused (403). With S3 storage it is an S3 presigned address. Readable by whoever ' +
+    "altered, it is refused (403). It is always the service's own `/files/...` address. Readable by whoever " +
     "may read the session. 404 `Couldn't find the face photo` when the session has none; 404 " +
     "`Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope.",
   headers: v3Headers,

@@ -51,8 +51,8 @@ export const listRecordingsSchema = {
     'whose time is the exam time, the same for every source (video time 0 is `started_at`; stretches ' +
     'without recording are kept as `gaps`). `status` moves `queued` → `processing` → `completed` or ' +
     '`failed`. A completed recording has a `url` that plays or downloads it without credentials for ' +
-    'four hours (`expires_at`); it answers byte ranges, so a player can seek. With S3 storage it is an ' +
-    'S3 presigned address. A session with no recording chunks lists none. Readable by whoever may read ' +
+    "four hours (`expires_at`); it answers byte ranges, so a player can seek. It is always the service's " +
+    'own `/files/...` address (the service decrypts what it stores). A session with no recording chunks lists none. Readable by whoever may read ' +
     "the session. 404 `Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope.",
   headers: v3Headers,
   params: idParam(),

@@ -3,12 +3,20 @@ import { actorOf } from '../actor.ts';
 import { auditClientOf } from '../audit.ts';
 import { setPaginationHeaders } from '../pagination.ts';
 import type { RouteDeps } from '../route-deps.ts';
-import { presentLegalHoldV3, presentPurgeV3 } from './retention.presenter.ts';
+import {
+  presentKindPurgeV3,
+  presentLegalHoldV3,
+  presentPurgeV3,
+  presentRetentionPolicyV3,
+} from './retention.presenter.ts';
 import {
   listPurgesSchema,
   listSessionPurgesSchema,
   putLegalHoldSchema,
+  putRetentionPoliciesSchema,
   showLegalHoldSchema,
+  showRetentionPoliciesSchema,
+  showSessionRetentionSchema,
 } from './retention.schemas.ts';
 
 type IdRoute = { Params: { id: string } };
@@ -21,9 +29,43 @@ export const LEGAL_HOLD_CLEARED = 'legal_hold_cleared';
 export function registerRetentionRoutes(app: FastifyInstance, { services }: RouteDeps): void {
   const { retention } = services;
 
-  app.get<IdRoute>('/student_sessions/:id/legal_hold', { schema: showLegalHoldSchema }, async (request) => ({
-    legal_hold: presentLegalHoldV3(await retention.legalHold(actorOf(request), request.params.id)),
-  }));
+  app.get<IdRoute>('/student_sessions/:id/legal_hold', { schema: showLegalHoldSchema }, async (request) => {
+    const actor = actorOf(request);
+    const hold = await retention.legalHold(actor, request.params.id);
+    return {
+      legal_hold: presentLegalHoldV3(hold, await retention.purgedKinds(actor, hold.studentSessionId)),
+    };
+  });
+
+  app.get<IdRoute>(
+    '/student_sessions/:id/retention',
+    { schema: showSessionRetentionSchema },
+    async (request) => ({
+      purged_kinds: (await retention.sessionRetention(actorOf(request), request.params.id)).map(
+        presentKindPurgeV3,
+      ),
+    }),
+  );
+
+  app.get<IdRoute>(
+    '/institutes/:id/retention_policies',
+    { schema: showRetentionPoliciesSchema },
+    async (request) => ({
+      retention_policies: (await retention.policies(actorOf(request), request.params.id)).map(
+        presentRetentionPolicyV3,
+      ),
+    }),
+  );
+
+  app.put<IdRoute>(
+    '/institutes/:id/retention_policies',
+    { schema: putRetentionPoliciesSchema },
+    async (request) => ({
+      retention_policies: (
+        await retention.setPolicies(actorOf(request), request.params.id, request.input.values)
+      ).map(presentRetentionPolicyV3),
+    }),
+  );
 
   app.put<IdRoute>('/student_sessions/:id/legal_hold', { schema: putLegalHoldSchema }, async (request) => {
     const actor = actorOf(request);
@@ -44,7 +86,9 @@ export function registerRetentionRoutes(app: FastifyInstance, { services }: Rout
         request.log.error({ err: error, action }, 'audit event not recorded');
       }
     }
-    return { legal_hold: presentLegalHoldV3(hold) };
+    return {
+      legal_hold: presentLegalHoldV3(hold, await retention.purgedKinds(actor, hold.studentSessionId)),
+    };
   });
 
   app.get<IdRoute>(

@@ -74,5 +74,6 @@ export function presentQueueEntryV3(entry: QueueEntry): Record<string, unknown> 
     comment: entry.comment,
     reviewer: presentReviewer(entry.reviewerId, entry.reviewerName),
     reviewed_at: isoTime(entry.reviewedAt),
+    appeal_status: entry.appealStatus,
   };
 }

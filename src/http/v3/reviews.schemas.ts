@@ -86,6 +86,11 @@ const queueRecord = {
     comment: nullableString,
     reviewer,
     reviewed_at: nullableTime,
+    appeal_status: {
+      type: 'string',
+      enum: ['none', 'open', 'upheld', 'overturned'],
+      description: "The candidate's appeal (docs/appeals.md); open appeals come first in the default order",
+    },
   },
 } as const;
 
@@ -142,9 +147,9 @@ const queueList = listRouteSchema(
     tags,
     summary: "An exam's review queue: its finished sessions with verdict, incident count and suspicion score",
     description:
-      'Default order: suspicion_score descending, then incidents_count descending, then id. Filter/sort ' +
+      'Default order: open appeals first, then suspicion_score descending, then incidents_count descending, then id. Filter/sort ' +
       'fields: id, name, email, attempt, start_time, end_time, incidents_count, suspicion_score, verdict, ' +
-      'second_review, reviewed, reviewer_id, reviewed_at. ' +
+      'second_review, reviewed, reviewer_id, reviewed_at, appeal_status, appeal_open (1 while an appeal is open). ' +
       'verdict=passed,suspicious is a shortcut for a verdict filter.',
   },
   'review_queue',

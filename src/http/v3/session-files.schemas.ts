@@ -25,8 +25,8 @@ export const listSessionFilesSchema = {
     'An Invigil addition beyond api.md: the answer files the student uploaded (`upload`) and the ' +
     'chunks of the webcam (`recording`), screen (`screen_recording`) and phone (`mobile_recording`) recordings, ordered by kind in ' +
     'that order, then by `sequence`. Each `url` downloads its file without credentials for 5 minutes ' +
-    '(`expires_at`); after that, or altered, it is refused (403). With S3 storage it is an S3 presigned ' +
-    'address. Readable by whoever may read the session. 404 ' +
+    "(`expires_at`); after that, or altered, it is refused (403). It is always the service's own `/files/...` " +
+    'address (the service decrypts what it stores, on disk or on S3). Readable by whoever may read the session. 404 ' +
     "`Couldn't find Student Session with 'id'=ID` when the session is missing or out of scope; 422 " +
     "`'kind':['is not included in the list']` for an unknown `kind`.",
   headers: v3Headers,

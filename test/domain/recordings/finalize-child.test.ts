@@ -6,14 +6,26 @@ import { after, before, describe, it } from 'node:test';
 import { ALL_FORMATS, FilePathSource, Input } from 'mediabunny';
 import type { FinalizeRequest } from '../../../src/domain/recordings/finalize-child.ts';
 import { assembleInChild } from '../../../src/domain/recordings/recordings.service.ts';
+import crypto from 'node:crypto';
+import { buffer } from 'node:stream/consumers';
+import { keyringOf, type KeyringSnapshot } from '../../../src/storage/keyring.ts';
 import { createLocalStorage } from '../../../src/storage/local.ts';
+import { createSealingStorage } from '../../../src/storage/sealing.ts';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../../fixtures/recordings');
 
 describe('the assembling child process', () => {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'invigil-finalize-child-'));
   const root = path.join(directory, 'files');
-  const storage = createLocalStorage(root);
+  const raw = createLocalStorage(root);
+  /** The data keys the parent hands the child: version 2 seals, version 1 sealed some chunks. */
+  const dataKeys: KeyringSnapshot = {
+    institute: 7,
+    current: 2,
+    keys: { 1: crypto.randomBytes(32).toString('base64'), 2: crypto.randomBytes(32).toString('base64') },
+  };
+  const storage = createSealingStorage(raw, keyringOf(dataKeys));
+  const olderKeys = createSealingStorage(raw, keyringOf({ ...dataKeys, current: 1 }));
   let keys: string[] = [];
   const startedAt = 1_700_000_000_000;
 
@@ -34,6 +46,7 @@ describe('the assembling child process', () => {
       gapThresholdMs: 5000,
       outputPath: path.join(directory, `out-${Math.random().toString(16).slice(2)}.webm`),
       storage: { kind: 'local', root },
+      keys: dataKeys,
       ...overrides,
     };
   }
@@ -42,7 +55,8 @@ describe('the assembling child process', () => {
     keys = [];
     for (let index = 0; index < 5; index += 1) {
       const bytes = fs.readFileSync(path.join(FIXTURES, `camera-a-${index}.webm`));
-      keys.push((await storage.putBytes?.([bytes]))?.key ?? '');
+      // Sealed like the room's chunks, the first two under the older key version.
+      keys.push((await (index < 2 ? olderKeys : storage).putBytes?.([bytes], 7))?.key ?? '');
     }
   });
 
@@ -56,8 +70,13 @@ describe('the assembling child process', () => {
     assert.ok(outcome.peakRss > 10 * 1024 * 1024);
     assert.ok(outcome.result.durationSeconds > 15);
     assert.equal(fs.existsSync(input.outputPath), false, 'the temporary file is removed');
-    const stored = path.join(root, outcome.stored.key);
-    assert.equal(fs.statSync(stored).size, outcome.stored.size);
+    const sealed = fs.readFileSync(path.join(root, outcome.stored.key));
+    assert.equal(sealed.subarray(0, 8).toString('latin1'), 'INVGENC1', 'the recording is stored sealed');
+    const plain = await buffer(await storage.get(outcome.stored.key));
+    assert.equal(plain.length, outcome.stored.size);
+    assert.equal(crypto.createHash('sha256').update(plain).digest('hex'), outcome.stored.sha256);
+    const stored = path.join(directory, 'opened.webm');
+    fs.writeFileSync(stored, plain);
     const file = new Input({ source: new FilePathSource(stored), formats: ALL_FORMATS });
     try {
       assert.ok(Math.abs((await file.computeDuration()) - outcome.result.durationSeconds) < 0.1);

@@ -352,6 +352,53 @@ for (const dialect of DIALECTS) {
       assertAnswer(await send(token, 1, Buffer.alloc(CHUNK_LIMIT, 7)), 201, { next_sequence: 2 });
     });
 
+    it('places a chunk at the time the page made it (age_ms), the file record dated by its arrival', async () => {
+      clock.current = start + 5 * MINUTE;
+      const { id, token } = await student();
+      assertAnswer(
+        await chunk(token, { sequence: '0', source: 'webcam', age_ms: '90000' }, [filePart(webm())]),
+        201,
+        {
+          next_sequence: 1,
+        },
+      );
+      assertAnswer(await chunk(token, { sequence: '1', source: 'webcam' }, [filePart(webm())]), 201, {
+        next_sequence: 2,
+      });
+      // An age over a day counts as a day.
+      assertAnswer(
+        await chunk(token, { sequence: '2', source: 'webcam', age_ms: String(3 * 24 * 60 * MINUTE) }, [
+          filePart(webm()),
+        ]),
+        201,
+        { next_sequence: 3 },
+      );
+      const placed = await server.app.database.db
+        .selectFrom('session_files')
+        .innerJoin('files', 'files.id', 'session_files.file_id')
+        .select([
+          'session_files.sequence',
+          'session_files.created_at as placed',
+          'files.created_at as arrived',
+        ])
+        .where('student_session_id', '=', id)
+        .orderBy('session_files.sequence')
+        .execute();
+      assert.deepEqual(
+        placed.map((row) => [row.sequence, Number(row.placed), Number(row.arrived)]),
+        [
+          [0, clock.current - 90_000, clock.current],
+          [1, clock.current, clock.current],
+          [2, clock.current - 24 * 60 * MINUTE, clock.current],
+        ],
+      );
+      for (const age of ['-1', 'soon', '1.5']) {
+        const refused = await chunk(token, { sequence: '3', age_ms: age }, [filePart(webm())]);
+        assert.equal(refused.status, 422, refused.text);
+        assert.match(String(object(refused.json, 'body').error), /^'age_ms':/);
+      }
+    });
+
     it('reads the fields whatever their place in the body', async () => {
       clock.current = start;
       const { id, token } = await student();

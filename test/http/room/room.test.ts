@@ -42,6 +42,7 @@ function roomSession(answer: HttpAnswer, status = 200): Json {
     'live',
     'language',
     'message_overrides',
+    'privacy',
   ]);
   return object(body.session, 'session');
 }
@@ -689,12 +690,16 @@ for (const dialect of DIALECTS) {
         .sort();
       assert.deepEqual(routes, [
         'GET /api/room/{token}',
+        'GET /api/room/{token}/appeal',
         'GET /api/room/{token}/messages',
         'GET /api/room/{token}/mobile/qr.svg',
         'GET /api/room/{token}/practice/{run}',
         'POST /api/room/practice/exam/{key}',
+        'POST /api/room/{token}/appeal',
         'POST /api/room/{token}/break',
         'POST /api/room/{token}/break/end',
+        'POST /api/room/{token}/data/access',
+        'POST /api/room/{token}/data/code',
         'POST /api/room/{token}/enter',
         'POST /api/room/{token}/events',
         'POST /api/room/{token}/face_photo',

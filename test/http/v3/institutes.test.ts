@@ -1,3 +1,4 @@
+import { instituteOfSession } from '../../../src/domain/data-keys/data-keys.repository.ts';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
@@ -35,6 +36,10 @@ const INSTITUTE_FIELDS = [
   'default_language',
   'require_second_factor_for_administrators',
   'second_review_required',
+  'privacy_contact',
+  'dpo_name',
+  'dpo_email',
+  'appeal_period_days',
   'created_at',
   'updated_at',
 ] as const;
@@ -666,10 +671,12 @@ for (const dialect of DIALECTS) {
           const now = clock.now();
           // Files a student session points at, and a recording chunk (session_files).
           const idCard = await files.keepStream(Readable.from([Buffer.from('id card')]), {
+            instituteId: (await instituteOfSession(server.app.database.db, firstSession)) ?? 0,
             originalName: 'id.png',
             contentType: 'image/png',
           });
           const chunk = await files.keepStream(Readable.from([Buffer.from('recording')]), {
+            instituteId: (await instituteOfSession(server.app.database.db, firstSession)) ?? 0,
             originalName: 'chunk.webm',
             contentType: 'video/webm',
           });

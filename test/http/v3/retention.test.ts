@@ -79,6 +79,7 @@ for (const dialect of DIALECTS) {
         files.keepStream(Readable.from([Buffer.from(`${name} of ${session.id} ${crypto.randomUUID()}`)]), {
           originalName: name,
           contentType,
+          instituteId,
         });
       const webcamChunk = await keep('webcam-0.webm', 'video/webm');
       const screenChunk = await keep('screen-0.webm', 'video/webm');
@@ -254,7 +255,8 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(
           log.map((entry) => [entry.kind, Number(entry.files), entry.reason, entry.retention_period]),
           [
-            ['photo', 2, 'retention', 30],
+            ['face_photo', 1, 'retention', 30],
+            ['id_photo', 1, 'retention', 30],
             ['recording', 1, 'retention', 30],
             ['recording_chunk', 2, 'retention', 30],
             ['upload', 2, 'retention', 30],
@@ -269,10 +271,20 @@ for (const dialect of DIALECTS) {
         const hold = recordOf(await admin.client.v3('GET', HOLD, { id: expired.id }), 'legal_hold');
         assert.equal(hold.held, false);
         assert.equal(typeof hold.media_purged_at, 'string');
+        assert.deepEqual(
+          (hold.purged_kinds as Json[]).map((entry) => [entry.kind, entry.rule, entry.days]),
+          [
+            ['id_photo', 'period', 30],
+            ['face_photo', 'period', 30],
+            ['recording', 'period', 30],
+            ['upload', 'period', 30],
+            ['incident', 'period', 30],
+          ],
+        );
       });
 
       it('keeps a recent session, a held one, an unended one and one of an institute without a period', async () => {
-        for (const kept of [recent, held, unended, noPeriod]) {
+        for (const kept of [recent, held, unended]) {
           assert.equal(
             await storedCount(kept.media),
             kept.media.all.length,
@@ -281,12 +293,18 @@ for (const dialect of DIALECTS) {
           assert.equal(await rowCount(kept.id, kept.media), 7 + 3 + 1, `session ${kept.id} keeps its rows`);
           assert.deepEqual(await purgeLog(kept.id), []);
         }
+        // Without a session period only the ID photo goes, after its default review period of 30 days.
+        assert.equal(await storedCount(noPeriod.media), noPeriod.media.all.length - 1);
+        assert.deepEqual(
+          (await purgeLog(noPeriod.id)).map((entry) => [entry.kind, entry.retention_period]),
+          [['id_photo', 30]],
+        );
       });
 
       it('is idempotent: a second sweep purges nothing and logs nothing more', async () => {
         const outcome = await server.app.services.retention.sweep();
         assert.equal(outcome.sessions, 0);
-        assert.equal((await purgeLog(expired.id)).length, 4);
+        assert.equal((await purgeLog(expired.id)).length, 5);
       });
 
       it('purges a held session once its hold is cleared', async () => {
@@ -298,7 +316,7 @@ for (const dialect of DIALECTS) {
         assert.equal(recordOf(cleared, 'legal_hold').held, false);
         await server.app.services.retention.sweep();
         assert.equal(await storedCount(held.media), 0);
-        assert.equal((await purgeLog(held.id)).length, 4);
+        assert.equal((await purgeLog(held.id)).length, 5);
       });
 
       it('completes after a sweep that failed half-way through a session (a storage outage, a crash)', async () => {
@@ -323,21 +341,25 @@ for (const dialect of DIALECTS) {
         });
         const broken = await crashing.sweep({ batchSize: 1 });
         assert.equal(broken.failed, 1);
-        // The longest-ended goes first and fails at its third object; the other is purged after it.
+        // Kind by kind, the longest-ended first: both ID photos go, then the face photo of the
+        // longest-ended fails (the third deletion); the other session is purged after it.
         const failedSession = second;
         const left = await storedCount(failedSession.media);
-        assert.ok(left > 0 && left < failedSession.media.all.length, `half purged: ${left} objects left`);
+        assert.equal(left, failedSession.media.all.length - 1, 'only its ID photo went');
         assert.equal(await storedCount(first.media), 0);
-        // The session that failed keeps its rows (so the next sweep knows what is left) and no log.
-        assert.equal(await rowCount(failedSession.id, failedSession.media), 7 + 3 + 1);
-        assert.deepEqual(await purgeLog(failedSession.id), []);
+        // The kind that failed keeps its rows (so the next sweep knows what is left) and no log.
+        assert.equal(await rowCount(failedSession.id, failedSession.media), 6 + 3 + 1);
+        assert.deepEqual(
+          (await purgeLog(failedSession.id)).map((entry) => entry.kind),
+          ['id_photo'],
+        );
 
         const outcome = await server.app.services.retention.sweep({ batchSize: 1 });
         assert.equal(outcome.failed, 0);
         for (const session of [first, second]) {
           assert.equal(await storedCount(session.media), 0);
           assert.equal(await rowCount(session.id, session.media), 0);
-          assert.equal((await purgeLog(session.id)).length, 4, 'logged once');
+          assert.equal((await purgeLog(session.id)).length, 5, 'logged once');
         }
       });
 
@@ -370,7 +392,7 @@ for (const dialect of DIALECTS) {
         assert.equal((await server.app.services.jobs.find(job.id))?.status, 'succeeded');
         for (const session of sessions) {
           assert.equal(await storedCount(session.media), 0);
-          assert.equal((await purgeLog(session.id)).length, 4);
+          assert.equal((await purgeLog(session.id)).length, 5);
         }
       });
     });
@@ -391,6 +413,7 @@ for (const dialect of DIALECTS) {
           set_by: null,
           set_at: null,
           media_purged_at: null,
+          purged_kinds: [],
         });
       });
 
@@ -500,9 +523,10 @@ for (const dialect of DIALECTS) {
       it("lists a session's purges, newest first", async () => {
         const answer = await admin.client.v3('GET', SESSION_PURGES, { id: purged });
         const purges = listOf(answer, 'purges');
-        assert.equal(answer.headers['x-pagination-item-count'], '4');
+        assert.equal(answer.headers['x-pagination-item-count'], '5');
         assert.deepEqual(purges.map((entry) => entry.kind).sort(), [
-          'photo',
+          'face_photo',
+          'id_photo',
           'recording',
           'recording_chunk',
           'upload',
@@ -519,6 +543,7 @@ for (const dialect of DIALECTS) {
           'bytes',
           'reason',
           'retention_period',
+          'rule',
           'purged_at',
         ]);
         assert.equal(first.student_session_id, purged);
@@ -539,20 +564,20 @@ for (const dialect of DIALECTS) {
         );
         const photos = listOf(
           await admin.client.v3('GET', '/purges', {
-            filter: JSON.stringify({ student_session_id: { eq: purged }, kind: { eq: 'photo' } }),
+            filter: JSON.stringify({ student_session_id: { eq: purged }, kind: { eq: 'id_photo' } }),
           }),
           'purges',
         );
         assert.deepEqual(
-          photos.map((entry) => [entry.kind, entry.files]),
-          [['photo', 2]],
+          photos.map((entry) => [entry.kind, entry.files, entry.rule]),
+          [['id_photo', 1, 'period']],
         );
         const paged = await admin.client.v3('GET', '/purges', { limit: 2, page: 1 });
         assert.equal(listOf(paged, 'purges').length, 2);
         const everyone = listOf(await superuser.client.v3('GET', '/purges', { limit: 300 }), 'purges');
         assert.ok(
-          everyone.some((entry) => entry.institute_id === keepForever) === false,
-          'no period there: nothing purged',
+          everyone.every((entry) => entry.institute_id !== keepForever || entry.kind === 'id_photo'),
+          'no period there: only ID photos purged',
         );
         const bad = await admin.client.v3('GET', '/purges', {
           filter: JSON.stringify({ colour: { eq: 1 } }),

@@ -1,3 +1,4 @@
+import { instituteOfSession } from '../../../src/domain/data-keys/data-keys.repository.ts';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -166,6 +167,7 @@ for (const dialect of DIALECTS) {
       // A millisecond apart, so each row has its own created_at.
       clock.current += 1;
       const file = await server.app.services.files.keepStream(Readable.from([bytes]), {
+        instituteId: (await instituteOfSession(server.app.database.db, sessionId)) ?? 0,
         originalName: meta.fileName,
         contentType: meta.contentType,
       });

@@ -876,6 +876,7 @@ for (const dialect of DIALECTS) {
         const { files } = server.app.services;
         const keep = (name: string) =>
           files.keepStream(Readable.from([Buffer.from(`bytes of ${name}`)]), {
+            instituteId,
             originalName: name,
             contentType: 'application/octet-stream',
           });

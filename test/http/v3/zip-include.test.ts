@@ -125,6 +125,7 @@ for (const dialect of DIALECTS) {
       ada = await create('ada@example.org', 'Zoë Łukasiewicz 王');
       idle = await create('idle@example.org', 'Idle');
       answers = await server.app.services.files.keepStream(Readable.from([SAMPLE.pdf]), {
+        instituteId: home,
         originalName: 'report.pdf',
         contentType: 'application/pdf',
       });
@@ -143,6 +144,8 @@ for (const dialect of DIALECTS) {
       const bytes = crypto.randomBytes(50_000);
       const file = await server.app.services.files.keepStream(Readable.from([bytes]), {
         originalName: `session-${ada.id}-webcam.webm`,
+        instituteId: home,
+
         contentType: 'video/webm',
       });
       recording = { file, bytes };

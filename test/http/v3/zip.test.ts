@@ -79,6 +79,7 @@ for (const dialect of DIALECTS) {
 
     async function store(name: string, bytes: Buffer, contentType: string): Promise<StoredFile> {
       return server.app.services.files.keepStream(Readable.from([bytes]), {
+        instituteId: home,
         originalName: name,
         contentType,
       });

@@ -180,6 +180,12 @@ export const ROUTES: readonly Route[] = [
     load: () => import('./screens/AdminRetention.svelte'),
   },
   {
+    pattern: '/admin/data-protection',
+    // The institute's record of processing for its data protection officer (docs/data-protection.md).
+    title: () => t('console.routes.dataProtection'),
+    load: () => import('./screens/AdminDataProtection.svelte'),
+  },
+  {
     pattern: '/admin/wording',
     // The institute's own wording of the candidate pages and emails (message overrides).
     title: () => t('console.routes.wording'),

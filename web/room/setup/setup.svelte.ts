@@ -94,6 +94,13 @@ class SetupState {
   termsAccepted = $state(false);
   /** The terms box's error ('' for none). */
   termsError: Phrase | '' = $state.raw('');
+  /**
+   * The version of the privacy panel the candidate accepted ('' for none): the checks show only
+   * while it is the view's privacy.version (PrivacyPanel.svelte), and the start sends it.
+   */
+  privacyAccepted = $state('');
+  /** The server refused the start because the panel changed since it was accepted: say so on it. */
+  privacyChanged = $state(false);
   /** The camera picture (the photos are taken from it); set by the photos section. */
   preview: HTMLVideoElement | undefined = $state.raw();
 }
@@ -116,6 +123,11 @@ export function slowConnectionAccepted(view: RoomView | undefined): boolean {
     session.bandwidth_check === 'failed' &&
     session.bandwidth_speed !== null
   );
+}
+
+/** True when the candidate accepted the privacy panel the view states now. Reactive. */
+export function privacyAccepted(view: RoomView | undefined): boolean {
+  return view !== undefined && setup.privacyAccepted === view.privacy.version;
 }
 
 /** True when the exam has terms and the candidate has not ticked the box yet. */

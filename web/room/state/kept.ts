@@ -16,10 +16,10 @@ export class NoDeviceStore extends Error {}
 
 /** Keeps chunks under this page's token (rejects with NoDeviceStore where there is no store). */
 export const keeper: ChunkKeeper = {
-  async add(source, chunk) {
+  async add(source, chunk, madeAt) {
     const store = await deviceStore;
     if (store === undefined) throw new NoDeviceStore('no IndexedDB');
-    return store.add(token, source, chunk);
+    return store.add(token, source, chunk, '', madeAt);
   },
   async setSequence(key, sequence) {
     await (await deviceStore)?.setSequence(key, sequence);

@@ -29,8 +29,8 @@ export type UploadChunk = (form: FormData) => Promise<ChunkAck>;
  * with the browser's error (a full device: QuotaExceededError).
  */
 export interface ChunkKeeper {
-  /** Keeps a chunk of `source`; resolves with its key. */
-  add(source: string, chunk: Blob): Promise<number>;
+  /** Keeps a chunk of `source` made at `madeAt` (epoch ms); resolves with its key. */
+  add(source: string, chunk: Blob, madeAt: number): Promise<number>;
   /** Notes the sequence the chunk is about to be sent under. */
   setSequence(key: number, sequence: number): Promise<void>;
   /** Forgets a chunk the server acknowledged (or refused for good). */
@@ -43,6 +43,8 @@ export interface KeptChunk {
   readonly blob: Blob;
   /** The sequence it was last sent under; null when it was never sent. */
   readonly sequence: number | null;
+  /** When it was made (epoch ms); absent when the earlier page did not note it. */
+  readonly madeAt?: number | undefined;
 }
 
 export interface ChunkQueueOptions {
@@ -70,6 +72,8 @@ export interface ChunkQueueOptions {
   readonly keeper?: ChunkKeeper;
   /** Called when a chunk could not be kept on the device (it waits in memory instead). */
   readonly onKeepFailed?: (error: unknown) => void;
+  /** The clock chunks are dated by (epoch ms); Date.now by default. */
+  readonly now?: () => number;
 }
 
 /** A chunk waiting: its bytes, its key on the device, the sequence it was last sent under. */
@@ -77,6 +81,8 @@ interface Entry {
   readonly blob: Blob;
   key: number | undefined;
   sequence: number | null;
+  /** When it was made (epoch ms); undefined for a restored chunk whose page did not note it. */
+  readonly madeAt: number | undefined;
   /** Settles once the chunk is on the device (or could not be put there). */
   stored: Promise<void>;
 }
@@ -139,10 +145,11 @@ export class ChunkQueue {
    * (a chunk the device cannot keep is sent from memory, and onKeepFailed says so).
    */
   push(chunk: Blob): void {
-    const entry: Entry = { blob: chunk, key: undefined, sequence: null, stored: Promise.resolve() };
+    const madeAt = this.#now();
+    const entry: Entry = { blob: chunk, key: undefined, sequence: null, madeAt, stored: Promise.resolve() };
     const keeper = this.#options.keeper;
     if (keeper !== undefined) {
-      entry.stored = keeper.add(this.source, chunk).then(
+      entry.stored = keeper.add(this.source, chunk, madeAt).then(
         (key) => {
           entry.key = key;
         },
@@ -164,6 +171,7 @@ export class ChunkQueue {
       blob: chunk.blob,
       key: chunk.key,
       sequence: chunk.sequence,
+      madeAt: chunk.madeAt,
       stored: Promise.resolve(),
     }));
     this.#chunks.unshift(...entries);
@@ -202,6 +210,10 @@ export class ChunkQueue {
     this.#options.onChange?.();
   }
 
+  #now(): number {
+    return (this.#options.now ?? Date.now)();
+  }
+
   async #send(): Promise<void> {
     const { upload, pause, refused = 'retry' } = this.#options;
     let delay = FIRST_DELAY_MS;
@@ -216,6 +228,10 @@ export class ChunkQueue {
       const form = new FormData();
       form.append('sequence', String(sequence));
       form.append('source', this.source);
+      // How long ago it was made, so the server places a chunk that waited here at its own time.
+      if (entry.madeAt !== undefined) {
+        form.append('age_ms', String(Math.max(0, Math.round(this.#now() - entry.madeAt))));
+      }
       form.append('file', entry.blob, fileName(this.source, sequence, entry.blob));
       try {
         const ack = await upload(form);

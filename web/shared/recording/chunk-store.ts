@@ -25,6 +25,8 @@ export interface StoredItem {
   /** The file name (answer files). */
   readonly name: string;
   readonly blob: Blob;
+  /** When it was made (epoch ms, this device's clock); absent in items kept before it was noted. */
+  readonly madeAt?: number;
 }
 
 const DATABASE = 'invigil-pending';
@@ -97,14 +99,14 @@ export class ChunkStore {
   }
 
   /**
-   * Keeps `blob` of `source` under `token`. Returns its key; throws the browser's error when it
-   * cannot be kept (isQuotaError: the device is full).
+   * Keeps `blob` of `source` under `token`, made at `madeAt` (epoch ms). Returns its key; throws
+   * the browser's error when it cannot be kept (isQuotaError: the device is full).
    */
-  async add(token: string, source: string, blob: Blob, name = ''): Promise<number> {
+  async add(token: string, source: string, blob: Blob, name = '', madeAt = Date.now()): Promise<number> {
     const transaction = this.#db.transaction(STORE, 'readwrite');
     const request = transaction
       .objectStore(STORE)
-      .add({ token, source, page: this.page, sequence: null, name, blob });
+      .add({ token, source, page: this.page, sequence: null, name, blob, madeAt });
     const [key] = await Promise.all([done(request), committed(transaction)]);
     return Number(key);
   }

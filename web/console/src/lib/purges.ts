@@ -15,8 +15,12 @@ export type PurgeKind = Purge['kind'];
 export const PURGE_KIND_LABELS: readonly (readonly [PurgeKind, string])[] = [
   wordsPair('recording', 'console.purges.kindRecording'),
   wordsPair('recording_chunk', 'console.purges.kindRecordingChunk'),
-  wordsPair('photo', 'console.purges.kindPhoto'),
+  wordsPair('id_photo', 'console.purges.kindIdPhoto'),
+  wordsPair('face_photo', 'console.purges.kindFacePhoto'),
   wordsPair('upload', 'console.purges.kindUpload'),
+  wordsPair('incident', 'console.purges.kindIncident'),
+  // Entries written before retention per kind (docs/retention.md) name both photos together.
+  wordsPair('photo', 'console.purges.kindPhoto'),
 ];
 
 /** The words for a kind ("Recordings"); the kind itself for one this console does not know. */
