@@ -14,7 +14,7 @@ import type { Params } from '../input.ts';
 import { findInstitute } from '../institutes/institutes.repository.ts';
 import { candidateMailTranslator } from '../mail/mail-language.ts';
 import { createOutbox } from '../mail/outbox-writer.ts';
-import { verdictNoticeMail } from '../mail/templates.ts';
+import { appealDecisionMail, verdictNoticeMail } from '../mail/templates.ts';
 import type { JobQueue } from '../ports/jobs.ts';
 import { reviewedEventFor, type ReviewEntry, type SessionReviewedEvent } from '../reviews/review.ts';
 import {
@@ -318,6 +318,25 @@ export function createAppealsService(deps: {
           decidedBy: actor.id,
           decidedAt: now,
         });
+        // The candidate hears of the decision in their language (the finished page shows it too).
+        if (found.session.email.trim() !== '') {
+          const t = await candidateMailTranslator(trx, found.exam, found.session.id);
+          await outbox.write(trx, {
+            kind: 'appeal_decision',
+            to: found.session.email,
+            studentSessionId: found.session.id,
+            message: appealDecisionMail(
+              {
+                studentName: found.session.name,
+                examName: found.exam.name,
+                decision: input.decision,
+                comment: input.comment,
+                roomUrl: `${publicUrl}/room/${found.session.token}`,
+              },
+              t,
+            ),
+          });
+        }
         return withVerdict(decided, await listReviewEntries(trx, found.session.id));
       });
     },

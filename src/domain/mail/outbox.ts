@@ -61,6 +61,7 @@ export const MAIL_KINDS = [
   'password_reset',
   'practice_reminder',
   'verdict_notice',
+  'appeal_decision',
   'candidate_data_code',
 ] as const;
 export type MailKind = (typeof MAIL_KINDS)[number];

@@ -376,6 +376,67 @@ export function verdictNoticeMail(
   return { subject, text, html };
 }
 
+/** What the email on a decided appeal says. */
+export interface AppealDecisionContent {
+  readonly studentName: string;
+  readonly examName: string;
+  /** `upheld` or `overturned`. */
+  readonly decision: string;
+  /** The deciding reviewer's comment, or null. */
+  readonly comment: string | null;
+  /** `{PUBLIC_URL}/room/<token>`: where the decision is shown. */
+  readonly roomUrl: string;
+}
+
+/**
+ * The email on a decided appeal (docs/appeals.md): whether the second reviewer upheld or overturned
+ * the verdict, with the reviewer's reasons when given, in `t`'s language (the institute's wording on
+ * top). Returns the rendered message; throws nothing.
+ */
+export function appealDecisionMail(
+  content: AppealDecisionContent,
+  t: Translator = translator('en'),
+): RenderedMail {
+  const subject = oneLine(t.t('email.appealDecision.subject', { exam: content.examName }));
+  const greeting = t.t('email.common.greeting', { name: content.studentName });
+  const outcome = namingSentence(
+    t,
+    content.decision === 'overturned' ? 'email.appealDecision.overturned' : 'email.appealDecision.upheld',
+    { exam: content.examName },
+  );
+  const comment = content.comment === null || content.comment.trim() === '' ? null : content.comment;
+  const reasons = t.t('email.appealDecision.reasons');
+  const open = t.t('email.appealDecision.openRoom');
+  const personal = t.t('email.examLink.personal');
+  const text = [
+    greeting,
+    '',
+    outcome.text,
+    ...(comment === null ? [] : ['', reasons, comment]),
+    '',
+    open,
+    content.roomUrl,
+    '',
+    personal,
+    '',
+  ].join('\n');
+  const html = page(
+    t,
+    subject,
+    [
+      `<p>${escapeHtml(greeting)}</p>`,
+      `<p>${outcome.html}</p>`,
+      ...(comment === null
+        ? []
+        : [`<p>${escapeHtml(reasons)}</p>`, `<p>${individualInfoHtml(comment, false) ?? ''}</p>`]),
+      `<p><a href="${escapeHtml(content.roomUrl)}">${escapeHtml(open)}</a><br>`,
+      `${escapeHtml(content.roomUrl)}</p>`,
+      `<p>${escapeHtml(personal)}</p>`,
+    ].join('\n'),
+  );
+  return { subject, text, html };
+}
+
 /** What the practice reminder says. */
 export interface PracticeReminderContent {
   readonly studentName: string;

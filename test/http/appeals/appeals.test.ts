@@ -250,6 +250,13 @@ for (const dialect of DIALECTS) {
       assert.equal(after.comment, 'A family member, not help.');
 
       await runDueJobs(server, dialect, clock);
+      const decisionMail = smtp.messages.find((message) =>
+        message.subject?.startsWith('Die Entscheidung über Ihren Einspruch'),
+      );
+      assert.ok(decisionMail !== undefined, 'the candidate is told of the decision, in German');
+      assert.ok(decisionMail.text?.includes('das Urteil aufgehoben'), decisionMail.text);
+      assert.ok(decisionMail.text?.includes('A family member, not help.'), decisionMail.text);
+      assert.ok(decisionMail.text?.includes(`${PUBLIC_URL}/room/${session.token}`), decisionMail.text);
       const [appealed] = receiver.of('student_session.appealed');
       assert.deepEqual(object(appealed?.data, 'data'), {
         student_session_id: session.id,
@@ -328,6 +335,11 @@ for (const dialect of DIALECTS) {
       const upheld = appealIn(await owner.client.v3('PUT', APPEAL, { id: session.id, decision: 'upheld' }));
       assert.equal(upheld.status, 'upheld');
       assert.equal(upheld.decision_review_id, null);
+      await runDueJobs(server, dialect, clock);
+      const decisionMail = smtp.messages.at(-1);
+      assert.equal(decisionMail?.subject, 'القرار بشأن اعتراضكم: Öffentliches Recht');
+      assert.ok(decisionMail.text?.includes('وأيّد الحكم'), decisionMail.text);
+      assert.ok(decisionMail.html?.includes('dir="rtl"'));
       const review = object(
         object((await owner.client.v3('GET', REVIEW, { id: session.id })).json, 'body').review,
         'review',
