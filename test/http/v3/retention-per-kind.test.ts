@@ -363,6 +363,7 @@ for (const dialect of DIALECTS) {
       let judged: { id: number; media: Media };
       let pending: { id: number; media: Media };
       let lateVerdict: { id: number; media: Media };
+      let appealed: { id: number; media: Media };
 
       before(async () => {
         clock.current = START;
@@ -371,6 +372,7 @@ for (const dialect of DIALECTS) {
         judged = await endedSession(START);
         pending = await endedSession(START);
         lateVerdict = await endedSession(START);
+        appealed = await endedSession(START);
         const hold = await admin.client.v3('PUT', HOLD, { id: held.id, hold: true, reason: 'Appeal' });
         assert.equal(hold.status, 200, hold.text);
         // A final verdict a day after the end; a violation waiting for its second review; a verdict
@@ -378,6 +380,29 @@ for (const dialect of DIALECTS) {
         clock.current = START + DAY_MS;
         await verdict(judged.id, 'passed');
         await verdict(pending.id, 'violation', 'pending');
+        // A violation the candidate appealed at once: open until it is decided.
+        await verdict(appealed.id, 'violation');
+        const { db } = server.app.database;
+        const appealedEntry = await db
+          .selectFrom('session_reviews')
+          .select('id')
+          .where('student_session_id', '=', appealed.id)
+          .executeTakeFirstOrThrow();
+        await db
+          .insertInto('appeals')
+          .values({
+            student_session_id: appealed.id,
+            review_id: appealedEntry.id,
+            statement: 'It was my sister.',
+            status: 'open',
+            submitted_at: clock.now(),
+            decided_by: null,
+            decided_by_name: null,
+            decided_at: null,
+            comment: null,
+            decision_review_id: null,
+          })
+          .execute();
         clock.current = START + 29 * DAY_MS + 12 * HOUR_MS;
         await verdict(lateVerdict.id, 'suspicious');
       });
@@ -503,15 +528,32 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(await purgedKindsOf(server.app.database.db, held.id), []);
       });
 
+      it('keeps every kind of a session whose appeal is open, and purges it once decided', async () => {
+        await sweepAt(START + 60 * DAY_MS + 2 * HOUR_MS);
+        assert.equal((await kept(appealed.media)).length, 5);
+        assert.deepEqual(await logOf(appealed.id), []);
+        await server.app.database.db
+          .updateTable('appeals')
+          .set({ status: 'upheld', decided_at: clock.now() })
+          .where('student_session_id', '=', appealed.id)
+          .execute();
+        await sweepAt(START + 60 * DAY_MS + 3 * HOUR_MS);
+        assert.deepEqual(await kept(appealed.media), []);
+      });
+
       it('lists each kind purged in the purge log, filtered by kind and rule', async () => {
         const answer = await admin.client.v3('GET', '/purges', {
           filter: JSON.stringify({ rule: { eq: 'final_verdict' } }),
         });
         assert.equal(answer.status, 200, answer.text);
         const purges = (answer.json as Json).purges as Json[];
+        // The appealed session's ID photo went by the same rule once its appeal was decided.
         assert.deepEqual(
           purges.map((entry) => [entry.student_session_id, entry.kind]),
-          [[judged.id, 'id_photo']],
+          [
+            [appealed.id, 'id_photo'],
+            [judged.id, 'id_photo'],
+          ],
         );
         const incidents = await admin.client.v3('GET', '/student_sessions/:id/purges', {
           id: plain.id,
