@@ -101,12 +101,30 @@ describe('candidate data rules', () => {
       ],
       verdict: undefined,
       appeal: undefined,
+      purged: [
+        {
+          studentSessionId: 5,
+          kind: 'id_photo',
+          rule: 'final_verdict',
+          days: null,
+          purgedAt: Date.UTC(2026, 10, 22, 10),
+          idCheck: { checkedBy: 3, checkedByName: 'Rita Reviewer', checkedAt: Date.UTC(2026, 10, 21, 10) },
+        },
+      ],
       views: [{ userId: 3, name: null, role: null, kind: 'report', at: Date.UTC(2026, 10, 22) }],
       generatedAt: Date.UTC(2026, 10, 23),
     };
-    const manifest = buildCandidateManifest(content) as { incidents: { time: string }[]; verdict: unknown };
+    const manifest = buildCandidateManifest(content) as {
+      incidents: { time: string }[];
+      verdict: unknown;
+      deleted_under_retention: unknown;
+    };
     assert.equal(manifest.incidents[0]?.time, '2026-11-21T09:01:30.000Z');
     assert.equal(manifest.verdict, null);
+    assert.deepEqual(manifest.deleted_under_retention, [
+      { kind: 'id_photo', rule: 'final_verdict', deleted_at: '2026-11-22T10:00:00.000Z' },
+    ]);
+    assert.ok(!JSON.stringify(manifest).includes('Rita Reviewer'), 'no reviewer names');
     const summary = candidateSummary(content, (key) => key);
     assert.ok(summary.includes('2026-11-21T09:01:30.000Z  Left the room'), 'one line per incident');
     assert.ok(summary.includes('server.candidateData.summary.formerStaff'));

@@ -15,6 +15,7 @@ import { candidateMailTranslator } from '../mail/mail-language.ts';
 import { createOutbox } from '../mail/outbox-writer.ts';
 import type { JobQueue } from '../ports/jobs.ts';
 import { findAppealOfSession } from '../appeals/appeals.repository.ts';
+import { purgedKindsOf } from '../retention/retention.service.ts';
 import { listReviewEntries } from '../reviews/reviews.repository.ts';
 import { findVisibleSession } from '../student-sessions/session-access.ts';
 import { textDirection } from '../../i18n/locales.ts';
@@ -354,6 +355,7 @@ export function createCandidateDataService(deps: {
         incidents: await listCandidateIncidents(db, session.id),
         verdict: finalVerdictOf(await listReviewEntries(db, session.id)),
         appeal: await findAppealOfSession(db, session.id),
+        purged: await purgedKindsOf(db, session.id),
         views: await listStaffViews(db, session.id, session.examId),
         generatedAt: now,
       };

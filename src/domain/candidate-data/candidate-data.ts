@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { ReviewEntry, Verdict } from '../reviews/review.ts';
 import type { Appeal } from '../appeals/appeal.ts';
+import type { KindPurge } from '../retention/retention.ts';
 
 /**
  * A candidate's access to their own data (docs/candidate-data.md): the rules, all pure. The
@@ -185,6 +186,8 @@ export interface CandidateDataContent {
   readonly verdict: FinalVerdict | undefined;
   /** The candidate's own appeal and its outcome (the deciding reviewer's comment included). */
   readonly appeal: Appeal | undefined;
+  /** What retention deleted of the session already, kind by kind (docs/retention.md). */
+  readonly purged: readonly KindPurge[];
   readonly views: readonly StaffView[];
   readonly generatedAt: number;
 }
@@ -261,6 +264,11 @@ export function buildCandidateManifest(content: CandidateDataContent): Record<st
             decided_at: iso(content.appeal.decidedAt),
             comment: content.appeal.comment,
           },
+    deleted_under_retention: content.purged.map((purge) => ({
+      kind: purge.kind,
+      rule: purge.rule,
+      deleted_at: iso(purge.purgedAt),
+    })),
     viewed_by: content.views.map((view) => ({
       name: view.name,
       role: view.role,
