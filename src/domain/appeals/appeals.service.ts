@@ -349,6 +349,8 @@ export function createAppealsService(deps: {
       const exam = await findExam(trx, event.examId);
       if (final === undefined || session === undefined || exam === undefined) return;
       if (session.email.trim() === '') return;
+      // One appeal per session: a verdict changed after it offers none (the decision email told them).
+      if ((await findAppealOfSession(trx, session.id)) !== undefined) return;
       const institute = await findInstitute(trx, exam.instituteId);
       const t = await candidateMailTranslator(trx, exam, session.id);
       await outbox.write(trx, {

@@ -340,6 +340,12 @@ for (const dialect of DIALECTS) {
       assert.equal(decisionMail?.subject, 'القرار بشأن اعتراضكم: Öffentliches Recht');
       assert.ok(decisionMail.text?.includes('وأيّد الحكم'), decisionMail.text);
       assert.ok(decisionMail.html?.includes('dir="rtl"'));
+      // A verdict changed after the appeal offers no second appeal, so no second notice goes out.
+      const sent = smtp.messages.length;
+      assert.equal((await verdict(first, session.id, 'passed')).status, 200);
+      assert.equal((await verdict(first, session.id, 'suspicious')).status, 200);
+      await runDueJobs(server, dialect, clock);
+      assert.equal(smtp.messages.length, sent, 'no notice after the appeal');
       const review = object(
         object((await owner.client.v3('GET', REVIEW, { id: session.id })).json, 'body').review,
         'review',
