@@ -167,38 +167,61 @@ for (const dialect of browserDialects(import.meta.url)) {
     }
 
     it('logs in, launches inside the iframe and opens the room top-level', async () => {
-      const hint = `learner-${crypto.randomBytes(3).toString('hex')}`;
-      world.platform.launches.set(hint, world.platform.launchClaims(hint));
-      const page = await browser.context.newPage();
-      await page.goto(world.platform.coursePageUrl(hint, { storage: true }));
-      const frame = await toolFrame(page, 'Your exam is ready');
-      // Third-party cookies are blocked here: the frame cannot keep an ordinary one...
-      const kept = await frame.evaluate(() => {
-        document.cookie = 'probe=1; SameSite=None; Secure; Path=/';
-        const ordinary = document.cookie.includes('probe=1');
-        document.cookie = 'probe=2; SameSite=None; Secure; Partitioned; Path=/';
-        return { ordinary, partitioned: document.cookie.includes('probe=2') };
-      });
-      assert.deepEqual(kept, { ordinary: false, partitioned: true });
-      // ...so the launch went through on the partitioned binding cookie (spent by the launch).
-      const logins = await world.app.database.db
-        .selectFrom('lti_logins')
-        .select(['binding_kind', 'used_at'])
-        .execute();
-      assert.ok(logins.some((login) => login.binding_kind === 'storage' && login.used_at !== null));
-      await page.screenshot({ path: path.join(SCREENSHOT_DIR, `lti-iframe-launched-${dialect}.png`) });
-      const storage = await page.evaluate(
-        () => (window as unknown as { __ltiStorage?: string[] }).__ltiStorage ?? [],
-      );
-      assert.ok(
-        storage.includes('lti.put_data'),
-        `the login stored its binding in the platform: ${storage.join()}`,
-      );
-      const room = await openTopLevel(page, frame);
-      await assertInRoom(room, hint);
-      await room.screenshot({ path: path.join(SCREENSHOT_DIR, `lti-iframe-room-${dialect}.png`) });
-      await room.close();
-      await page.close();
+      // This test ran into the runner's time limit twice in CI, beside another suite, and never
+      // alone: the step it waits on is logged if it takes that long, to find out which.
+      let step = 'start';
+      const started = Date.now();
+      const watch = setTimeout(() => {
+        console.log(`lti-iframe: still at "${step}" after ${Date.now() - started} ms`);
+      }, 90_000);
+      try {
+        const hint = `learner-${crypto.randomBytes(3).toString('hex')}`;
+        world.platform.launches.set(hint, world.platform.launchClaims(hint));
+        step = 'opening a page';
+        const page = await browser.context.newPage();
+        step = 'loading the course page';
+        await page.goto(world.platform.coursePageUrl(hint, { storage: true }));
+        step = 'waiting for the frame to say the exam is ready';
+        const frame = await toolFrame(page, 'Your exam is ready');
+        // Third-party cookies are blocked here: the frame cannot keep an ordinary one...
+        step = 'probing the frame for cookies';
+        const kept = await frame.evaluate(() => {
+          document.cookie = 'probe=1; SameSite=None; Secure; Path=/';
+          const ordinary = document.cookie.includes('probe=1');
+          document.cookie = 'probe=2; SameSite=None; Secure; Partitioned; Path=/';
+          return { ordinary, partitioned: document.cookie.includes('probe=2') };
+        });
+        assert.deepEqual(kept, { ordinary: false, partitioned: true });
+        // ...so the launch went through on the partitioned binding cookie (spent by the launch).
+        step = 'reading the logins';
+        const logins = await world.app.database.db
+          .selectFrom('lti_logins')
+          .select(['binding_kind', 'used_at'])
+          .execute();
+        assert.ok(logins.some((login) => login.binding_kind === 'storage' && login.used_at !== null));
+        step = 'the course page screenshot';
+        await page.screenshot({ path: path.join(SCREENSHOT_DIR, `lti-iframe-launched-${dialect}.png`) });
+        step = 'reading the platform storage log';
+        const storage = await page.evaluate(
+          () => (window as unknown as { __ltiStorage?: string[] }).__ltiStorage ?? [],
+        );
+        assert.ok(
+          storage.includes('lti.put_data'),
+          `the login stored its binding in the platform: ${storage.join()}`,
+        );
+        step = 'opening the room top-level';
+        const room = await openTopLevel(page, frame);
+        step = 'checking the room';
+        await assertInRoom(room, hint);
+        step = 'the room screenshot';
+        await room.screenshot({ path: path.join(SCREENSHOT_DIR, `lti-iframe-room-${dialect}.png`) });
+        step = 'closing the room';
+        await room.close();
+        step = 'closing the page';
+        await page.close();
+      } finally {
+        clearTimeout(watch);
+      }
     });
 
     it('without the cookie, reads the binding back from the platform storage and still ends in the room', async () => {
