@@ -29,6 +29,7 @@ import {
 import { freePort, INVIGIL, NODE, type ServerChild, startServer } from './processes.ts';
 import { createPrivateSchema } from './postgres-schema.ts';
 import type { LoadPlan, LoadResult } from './room-load.ts';
+import { HEADER_BYTES, isSealed, parseHeader, sealedSize } from '../src/storage/sealed.ts';
 import { chunkPayload, PAYLOAD_SEEDS, sha256 } from './room-payload.ts';
 import { createExam, createTeacher, serviceEnv } from './service.ts';
 import { nonceSource } from './signed-client.ts';
@@ -565,12 +566,20 @@ async function invigilSubject(
         lastFileId = Math.max(lastFileId, file.id);
         const expected = EXPECTED_SHA[file.kind as keyof typeof EXPECTED_SHA];
         let size = -1;
+        let storedSize = file.size;
         try {
-          size = fs.statSync(path.join(dataDir, 'files', file.key)).size;
+          const where = path.join(dataDir, 'files', file.key);
+          size = fs.statSync(where).size;
+          // Stored encrypted (docs/storage.md, "Encryption at rest"): the sealed size of the bytes sent.
+          const head = Buffer.alloc(HEADER_BYTES);
+          const handle = fs.openSync(where, 'r');
+          fs.readSync(handle, head, 0, HEADER_BYTES, 0);
+          fs.closeSync(handle);
+          if (isSealed(head)) storedSize = sealedSize(file.size, parseHeader(head).segmentBytes);
         } catch {
-          // missing: counted below
+          // missing or unreadable: counted below
         }
-        if (file.sha256 !== expected || size !== file.size) unreadable += 1;
+        if (file.sha256 !== expected || size !== storedSize) unreadable += 1;
       }
       if (unreadable > 0) problems.push(`${unreadable} stored chunks missing on disk or not the bytes sent`);
       return { lost, problems };
