@@ -123,7 +123,10 @@ for (const dialect of DIALECTS) {
         'Phone camera recording',
         'Not used',
         'Administrators: 1',
-        'The disk of the Invigil server',
+        // The storage the test server was given: the server's disk, or the in-process S3 bucket.
+        process.env.TEST_STORAGE === 's3'
+          ? 'S3-compatible object storage at'
+          : 'The disk of the Invigil server',
         'No mail server is configured',
         'The media engine inside Invigil',
         'Events about sessions are sent to hooks.noordkust.example',
