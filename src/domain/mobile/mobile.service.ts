@@ -446,7 +446,7 @@ export function createMobileService(deps: {
             if (until === null || clock.now() > until || !begun) {
               throw new StateConflictMessage(SESSION_FINISHED);
             }
-            return { id: session.id, deadline: until };
+            return { id: session.id, deadline: until, instituteId: exam.instituteId };
           }
           if (session.status !== 'exam_started') {
             throw new StateConflictMessage(
@@ -462,7 +462,11 @@ export function createMobileService(deps: {
           ) {
             throw new StateConflictMessage(SESSION_FINISHED);
           }
-          return { id: session.id, deadline: deadline === null ? null : deadline + MOBILE_FINISH_GRACE_MS };
+          return {
+            id: session.id,
+            deadline: deadline === null ? null : deadline + MOBILE_FINISH_GRACE_MS,
+            instituteId: exam.instituteId,
+          };
         },
         ['mobile'],
       );

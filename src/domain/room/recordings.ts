@@ -4,14 +4,7 @@ import type { Db } from '../../db/database.ts';
 import { sniffContentType } from '../../storage/content-type.ts';
 import type { Storage, StoredObject } from '../../storage/storage.ts';
 import type { Clock } from '../clock.ts';
-import { instituteOfSession } from '../data-keys/data-keys.repository.ts';
-import {
-  NotFound,
-  ParamMissing,
-  PayloadTooLarge,
-  StateConflictMessage,
-  UnsupportedMediaType,
-} from '../errors.ts';
+import { ParamMissing, PayloadTooLarge, StateConflictMessage, UnsupportedMediaType } from '../errors.ts';
 import type { Params } from '../input.ts';
 import { type ChunkLedger, createChunkLedger, nextSequence, sessionFileType } from './room.repository.ts';
 import {
@@ -30,7 +23,8 @@ import {
  *   cache of started sessions (the database stays the judge: see ChunkLedger);
  * - the chunk streams from the request straight into the storage (no spool file), its type judged
  *   by its first bytes as they arrive, sealed under the institute's data key on the way (one cipher
- *   per chunk held in memory; the session's institute and the key are remembered, so no query);
+ *   per chunk held in memory; the session's institute comes with its remembered state and the key
+ *   is remembered, so no query);
  * - its two rows are written in grouped transactions, and the request answers once they commit.
  */
 
@@ -73,6 +67,8 @@ export interface StartedSession {
   readonly id: number;
   /** When its time runs out (epoch ms), or null. */
   readonly deadline: number | null;
+  /** The institute whose data key seals its chunks (its exam's). */
+  readonly instituteId: number;
 }
 
 /** How long a started session is taken on trust before it is read again. */
@@ -149,13 +145,10 @@ export function createRecordingIntake(deps: { db: Db; clock: Clock; storage: Sto
   const ledger: ChunkLedger = createChunkLedger(db);
   const sessions = new Map<string, Remembered>();
   const recordings = new Map<string, RecordingState>();
-  /** The institute of each session (whose data key seals its chunks): it never changes. */
-  const owners = new Map<number, number>();
 
-  /** Keeps the memories bounded: expired sessions go, and the recordings' hints are only hints. */
+  /** Keeps both memories bounded: expired sessions go, and the recordings' hints are only hints. */
   function sweep(now: number): void {
     if (recordings.size > 2 * SWEEP_ABOVE) recordings.clear();
-    if (owners.size > 2 * SWEEP_ABOVE) owners.clear();
     if (sessions.size <= SWEEP_ABOVE) return;
     for (const [token, remembered] of sessions) {
       if (remembered.until <= now) sessions.delete(token);
@@ -178,16 +171,6 @@ export function createRecordingIntake(deps: { db: Db; clock: Clock; storage: Sto
     sessions.set(token, { session, until: now + SESSION_TRUST_MS });
     sweep(now);
     return session;
-  }
-
-  /** The institute a session's data belongs to: remembered, else read. Throws NotFound for none. */
-  async function ownerOf(sessionId: number): Promise<number> {
-    const known = owners.get(sessionId);
-    if (known !== undefined) return known;
-    const institute = await instituteOfSession(db, sessionId);
-    if (institute === undefined) throw new NotFound('Student Session', sessionId);
-    owners.set(sessionId, institute);
-    return institute;
   }
 
   /** The remembered state of a session's recording of `kind`, read from the database when absent or `fresh`. */
@@ -498,8 +481,7 @@ export function createRecordingIntake(deps: { db: Db; clock: Clock; storage: Sto
           // The first part named `file` is the chunk; any other file part is skipped by next().
           if (part.name !== 'file' || received !== undefined) continue;
           const { keep, first } = await worthKeeping(session.id, fields, sources);
-          const institute = keep ? await ownerOf(session.id) : 0;
-          received = await receive(body.fileData(), part.fileName, keep, first, institute);
+          received = await receive(body.fileData(), part.fileName, keep, first, session.instituteId);
         }
         const ack = await settle(token, session, fields, received, started, sources);
         if (ack.stored) received = undefined;

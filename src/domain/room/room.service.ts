@@ -363,7 +363,7 @@ export function createRoomService(deps: {
     // A paused clock's deadline moves on with the time, so a paused session never runs out.
     if (deadline === null || clock.now() < deadline || isClockPaused(session)) {
       // A page polling its view keeps its session remembered for the recording chunks.
-      recordings.remember(token, { id: session.id, deadline });
+      recordings.remember(token, { id: session.id, deadline, instituteId: exam.instituteId });
       return { session, exam };
     }
     // Ended when the time ran out, not when someone noticed. A racing request may have ended it first.
@@ -654,7 +654,11 @@ export function createRoomService(deps: {
       return recordings.append(token, params, body, async (asked) => {
         const { session, exam } = await openForWrite(asked);
         assertStarted(session, 'Recording chunks');
-        return { id: session.id, deadline: deadlineOf(session, exam, clock.now()) };
+        return {
+          id: session.id,
+          deadline: deadlineOf(session, exam, clock.now()),
+          instituteId: exam.instituteId,
+        };
       });
     },
 
@@ -760,7 +764,11 @@ export function createRoomService(deps: {
       await startBreak(db, session, clock.now());
       const saved = await reread(session.id);
       // The deadline now moves with the break: the chunks' memory takes the new one.
-      recordings.remember(token, { id: saved.id, deadline: deadlineOf(saved, exam, clock.now()) });
+      recordings.remember(token, {
+        id: saved.id,
+        deadline: deadlineOf(saved, exam, clock.now()),
+        instituteId: exam.instituteId,
+      });
       return viewOf({ session: saved, exam });
     },
 
@@ -768,7 +776,11 @@ export function createRoomService(deps: {
       const { session, exam } = await openForWrite(token);
       await endBreak(db, session, clock.now());
       const saved = await reread(session.id);
-      recordings.remember(token, { id: saved.id, deadline: deadlineOf(saved, exam, clock.now()) });
+      recordings.remember(token, {
+        id: saved.id,
+        deadline: deadlineOf(saved, exam, clock.now()),
+        instituteId: exam.instituteId,
+      });
       return viewOf({ session: saved, exam });
     },
   };
