@@ -7,6 +7,7 @@ import type { DatabaseConfig } from '../config/config.ts';
 import { createSqliteDialect } from './sqlite-dialect.ts';
 import type { Db, DialectName } from './db.ts';
 import type { Tables } from './tables.ts';
+import { writeGenerationPlugin } from './write-generation.ts';
 
 export type { Db, DialectName } from './db.ts';
 
@@ -52,7 +53,12 @@ export const CONNECT_TIMEOUT_MS = 5000;
 export function openDatabase(config: DatabaseConfig): Database {
   if (config.kind === 'sqlite') {
     if (config.path !== ':memory:') fs.mkdirSync(path.dirname(config.path), { recursive: true });
-    const db = new Kysely<Tables>({ dialect: createSqliteDialect(config.path) });
+    const generations = writeGenerationPlugin();
+    const db = new Kysely<Tables>({
+      dialect: createSqliteDialect(config.path),
+      plugins: [generations.plugin],
+    });
+    generations.track(db);
     return wrap(db, 'sqlite');
   }
   // Like libpq, an address without a user name connects as the operating-system user.
@@ -79,7 +85,9 @@ export function openDatabase(config: DatabaseConfig): Database {
   const ignore = () => {};
   pool.on('error', ignore);
   pool.on('connect', (client) => client.on('error', ignore));
-  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  const generations = writeGenerationPlugin();
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }), plugins: [generations.plugin] });
+  generations.track(db);
   postgresPools.set(db.getExecutor().adapter, pool);
   return wrap(db, 'postgres');
 }

@@ -88,9 +88,26 @@ export function parseHeader(bytes: Buffer): SealHeader {
   };
 }
 
+/**
+ * Data keys as key objects, made once per key: deriving from, and ciphering under, a key object
+ * skips the copy and checks node:crypto makes of a raw key on every call (about a third of the
+ * sealing's cost for a recording chunk).
+ */
+const keyObjects = new WeakMap<Buffer, crypto.KeyObject>();
+
+function keyObjectOf(dataKey: Buffer): crypto.KeyObject {
+  let made = keyObjects.get(dataKey);
+  if (made === undefined) {
+    made = crypto.createSecretKey(dataKey);
+    keyObjects.set(dataKey, made);
+  }
+  return made;
+}
+
 /** The key segments of one object are sealed under. */
-function objectKey(dataKey: Buffer, header: SealHeader): Buffer {
-  return Buffer.from(crypto.hkdfSync('sha256', dataKey, header.salt, 'invigil:object', 32));
+function objectKey(dataKey: Buffer, header: SealHeader): crypto.KeyObject {
+  const derived = crypto.hkdfSync('sha256', keyObjectOf(dataKey), header.salt, 'invigil:object', 32);
+  return crypto.createSecretKey(new Uint8Array(derived));
 }
 
 function nonceOf(index: number): Buffer {
@@ -144,7 +161,7 @@ export function sealPieces(dataKey: DataKey, pieces: readonly Buffer[]): Buffer[
 }
 
 /** Seals one segment. Returns its ciphertext and tag as one buffer. */
-function sealSegment(key: Buffer, aad: Buffer, index: number, plain: Buffer): Buffer {
+function sealSegment(key: crypto.KeyObject, aad: Buffer, index: number, plain: Buffer): Buffer {
   const cipher = crypto.createCipheriv('aes-256-gcm', key, nonceOf(index));
   cipher.setAAD(aad);
   const body = cipher.update(plain);
@@ -153,7 +170,7 @@ function sealSegment(key: Buffer, aad: Buffer, index: number, plain: Buffer): Bu
 }
 
 /** Opens one segment (ciphertext and tag). Returns the plaintext; throws SealBroken. */
-function openSegment(key: Buffer, aad: Buffer, index: number, sealed: Buffer): Buffer {
+function openSegment(key: crypto.KeyObject, aad: Buffer, index: number, sealed: Buffer): Buffer {
   if (sealed.length < TAG_BYTES) throw new SealBroken('sealed object is cut off');
   const decipher = crypto.createDecipheriv('aes-256-gcm', key, nonceOf(index));
   decipher.setAAD(aad);
@@ -193,7 +210,7 @@ function take(pending: Buffer[], length: number): Buffer {
  */
 export class SealStream extends Transform {
   readonly #header: SealHeader;
-  readonly #key: Buffer;
+  readonly #key: crypto.KeyObject;
   readonly #aad: { middle: Buffer; last: Buffer };
   #pending: Buffer[] = [];
   #pendingBytes = 0;
@@ -235,7 +252,7 @@ export class SealStream extends Transform {
  */
 export class OpenStream extends Transform {
   readonly #header: SealHeader;
-  readonly #key: Buffer;
+  readonly #key: crypto.KeyObject;
   readonly #aad: { middle: Buffer; last: Buffer };
   readonly #lastIndex: number | undefined;
   #pending: Buffer[] = [];

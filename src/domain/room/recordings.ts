@@ -6,7 +6,7 @@ import type { Storage, StoredObject } from '../../storage/storage.ts';
 import type { Clock } from '../clock.ts';
 import { ParamMissing, PayloadTooLarge, StateConflictMessage, UnsupportedMediaType } from '../errors.ts';
 import type { Params } from '../input.ts';
-import { type ChunkLedger, createChunkLedger, nextSequence, sessionFileType } from './room.repository.ts';
+import { type ChunkLedger, createChunkLedger, recordingState, sessionFileType } from './room.repository.ts';
 import {
   readRecordingChunk,
   RECORDING_CHUNK_MAX_BYTES,
@@ -178,10 +178,8 @@ export function createRecordingIntake(deps: { db: Db; clock: Clock; storage: Sto
     const key = `${sessionId}:${kind}`;
     const known = recordings.get(key);
     if (known !== undefined && !fresh) return known;
-    const state: RecordingState = {
-      next: await nextSequence(db, sessionId, kind),
-      contentType: known?.contentType ?? (await sessionFileType(db, sessionId, kind, 0)),
-    };
+    const read = await recordingState(db, sessionId, kind);
+    const state: RecordingState = { next: read.next, contentType: known?.contentType ?? read.contentType };
     recordings.set(key, state);
     return state;
   }

@@ -186,6 +186,43 @@ export async function sessionFileType(
   return row?.content_type;
 }
 
+const recordingStateRow = prepared(
+  [1, 'kind', 2, 3, 'kind-again'] as [number, string, number, number, string],
+  (db, sessionId, kind, firstSequence, sameSession, sameKind) =>
+    db
+      .selectFrom('session_files')
+      .select((eb) => [
+        eb
+          .selectFrom('session_files as first')
+          .innerJoin('files', 'files.id', 'first.file_id')
+          .select('files.content_type')
+          .where('first.student_session_id', '=', sessionId)
+          .where('first.kind', '=', kind)
+          .where('first.sequence', '=', firstSequence)
+          .as('content_type'),
+        eb.fn.max<number | null>('session_files.sequence').as('highest'),
+      ])
+      .where('session_files.student_session_id', '=', sameSession)
+      .where('session_files.kind', '=', sameKind),
+);
+
+/**
+ * Where the session's recording of `kind` stands, in one statement: its next free sequence (one
+ * above the highest stored, 0 for none) and the content type of its chunk 0 (undefined when none).
+ */
+export async function recordingState(
+  db: Db,
+  sessionId: number,
+  kind: string,
+): Promise<{ next: number; contentType: string | undefined }> {
+  const [row] = await recordingStateRow(db, [sessionId, kind, 0, sessionId, kind]);
+  const highest = row?.highest;
+  return {
+    next: highest === null || highest === undefined ? 0 : Number(highest) + 1,
+    contentType: row?.content_type ?? undefined,
+  };
+}
+
 /**
  * Records a stored file as the session's file of `kind` at `sequence`. Returns false, recording
  * nothing, when that sequence is already taken (the unique index decides, even under concurrency).

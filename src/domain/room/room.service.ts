@@ -26,7 +26,10 @@ import type { PhotoKind, PhotosService } from '../student-sessions/photos.servic
 import { queueRecordingFinalisation } from '../recordings/recordings.service.ts';
 import { move, type SessionStatus } from '../student-sessions/status.ts';
 import { CHECK_FIELDS } from '../student-sessions/student-session.ts';
-import { findStudentSessionWithoutIncidents } from '../student-sessions/student-sessions.repository.ts';
+import {
+  findStudentSessionByToken,
+  findStudentSessionWithoutIncidents,
+} from '../student-sessions/student-sessions.repository.ts';
 import { emitStudentSessionFinished } from '../webhooks/emit.ts';
 import { hasStartAssessment } from '../lti/lti-launch.repository.ts';
 import {
@@ -46,7 +49,6 @@ import {
 import { effectiveFlagSettings } from '../flags/settings.ts';
 import {
   attachmentsOfDocument,
-  findSessionIdByToken,
   findTimeUpCandidates,
   findSessionUpload,
   insertRoomIncident,
@@ -92,6 +94,7 @@ import {
   termsDigest,
   UPLOAD_KIND,
 } from './room.ts';
+import { createMomentCache } from './moment-cache.ts';
 import { acceptanceRecord, PRIVACY_VERSION, privacyNotice, type PrivacyNotice } from './privacy.ts';
 
 /** A status move that keeps losing its race this many times is given up (never in practice). */
@@ -300,6 +303,8 @@ export function createRoomService(deps: {
    * its id must still carry the token (a deleted session's id may be given to another).
    */
   const sessionIds = new Map<string, number>();
+  /** The exam, its instructions and its institute's settings, kept for a moment (moment-cache.ts). */
+  const moment = createMomentCache(db);
 
   /**
    * moveRoomSession, and for a move to `exam_finished` in one transaction with the
@@ -335,11 +340,10 @@ export function createRoomService(deps: {
       if (session?.token === token) return session;
       sessionIds.delete(token);
     }
-    const id = await findSessionIdByToken(db, token);
-    if (id === undefined) throw new NotFoundMessage(NO_ROOM);
-    const session = await reread(id);
+    const session = await findStudentSessionByToken(db, token);
+    if (session === undefined) throw new NotFoundMessage(NO_ROOM);
     if (sessionIds.size >= TOKENS_REMEMBERED) sessionIds.clear();
-    sessionIds.set(token, id);
+    sessionIds.set(token, session.id);
     return session;
   }
 
@@ -354,7 +358,7 @@ export function createRoomService(deps: {
   /** The session and exam of a token, a started session past its deadline finished first. */
   async function open(token: string): Promise<Opened> {
     const read = await sessionOfToken(token);
-    const exam = await findExam(db, read.examId);
+    const exam = await moment.get(`exam:${read.examId}`, () => findExam(db, read.examId));
     if (exam === undefined || exam.status === 'deleted') throw new NotFoundMessage(NO_ROOM);
     // A rest break past its allowance ended itself then: written now, dated at the limit (breaks.ts).
     const session = (await settleBreak(db, read, clock.now())) ? await reread(read.id) : read;
@@ -403,10 +407,17 @@ export function createRoomService(deps: {
 
   /** The institute's panel settings and its retention per kind; NotFoundMessage when it is gone. */
   async function privacySettings(instituteId: number) {
-    const institute = await findInstitute(db, instituteId);
-    const retention = await findRetentionSettings(db, instituteId);
+    const { institute, retention } = await moment.get(`privacy:${instituteId}`, async () => ({
+      institute: await findInstitute(db, instituteId),
+      retention: await findRetentionSettings(db, instituteId),
+    }));
     if (institute === undefined || retention === undefined) throw new NotFoundMessage(NO_ROOM);
     return { institute, retention: effectiveRetention(retention.settings, retention.sessionPeriod) };
+  }
+
+  /** The institute's default language for candidates (kept for a moment, as the exam is). */
+  function languageOf(instituteId: number) {
+    return moment.get(`language:${instituteId}`, () => instituteLanguage(db, instituteId));
   }
 
   /** The privacy panel of the candidate's exam, from the institute's settings as they stand now. */
@@ -424,7 +435,10 @@ export function createRoomService(deps: {
       session,
       exam,
       // Hidden during a rest break: the clock stands still, so the candidate may not work meanwhile.
-      document: session.status === 'exam_started' && !onBreak(session) ? await documentOf(exam) : null,
+      document:
+        session.status === 'exam_started' && !onBreak(session)
+          ? await moment.get(`document:${exam.id}`, () => documentOf(exam))
+          : null,
       uploadsCount: counts.get(UPLOAD_KIND) ?? 0,
       recordingChunks: {
         webcam: counts.get(RECORDING_KIND) ?? 0,
@@ -440,9 +454,11 @@ export function createRoomService(deps: {
         awaitingAdmission: awaitingAdmission(session, exam),
         clockPaused: isClockPaused(session),
       },
-      ltiStartAssessment: await hasStartAssessment(db, session.id),
-      languageFacts: languageFacts(session, exam, (await instituteLanguage(db, exam.instituteId)) ?? null),
-      messageOverrides: await pageOverrides(db, exam.instituteId),
+      ltiStartAssessment: await moment.get(`lti:${session.id}`, () => hasStartAssessment(db, session.id)),
+      languageFacts: languageFacts(session, exam, (await languageOf(exam.instituteId)) ?? null),
+      messageOverrides: await moment.get(`overrides:${exam.instituteId}`, () =>
+        pageOverrides(db, exam.instituteId),
+      ),
       privacy: await privacyOf(session, exam),
     };
   }
@@ -538,7 +554,7 @@ export function createRoomService(deps: {
       const { session, exam } = await open(token);
       return {
         examName: exam.name,
-        languageFacts: languageFacts(session, exam, (await instituteLanguage(db, exam.instituteId)) ?? null),
+        languageFacts: languageFacts(session, exam, (await languageOf(exam.instituteId)) ?? null),
       };
     },
 
@@ -547,7 +563,7 @@ export function createRoomService(deps: {
       const facts = languageFacts(
         opened.session,
         opened.exam,
-        (await instituteLanguage(db, opened.exam.instituteId)) ?? null,
+        (await languageOf(opened.exam.instituteId)) ?? null,
       );
       const language = readLanguageChoice(params, facts, options.pseudo);
       await updateChosenLanguage(db, opened.session.id, language, clock.now());

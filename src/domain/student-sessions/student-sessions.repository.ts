@@ -29,6 +29,11 @@ const sessionById = prepared([1] as [number], (db, id) =>
   db.selectFrom('student_sessions').selectAll().where('id', '=', id),
 );
 
+/** One session's row by its room token, compiled once. */
+const sessionByToken = prepared(['token'] as [string], (db, token) =>
+  db.selectFrom('student_sessions').selectAll().where('token', '=', token),
+);
+
 /** Which sessions a listing may return: one exam's, or those of every exam in an exam scope. */
 export type SessionListScope =
   | { readonly kind: 'exam'; readonly examId: number }
@@ -297,6 +302,22 @@ export async function findStudentSessionWithoutIncidents(
   id: number,
 ): Promise<Omit<StudentSession, 'incidents'> | undefined> {
   const [row] = await sessionById(db, [id]);
+  if (row === undefined) return undefined;
+  const { incidents: _none, ...session } = sessionFromRow(row, []);
+  return session;
+}
+
+/**
+ * As findStudentSessionWithoutIncidents, by the session's room token (the room's first request of a
+ * token in a process, one statement). Returns it, or undefined.
+ */
+export async function findStudentSessionByToken(
+  db: Db,
+  token: string,
+): Promise<Omit<StudentSession, 'incidents'> | undefined> {
+  // No token holds a NUL, and PostgreSQL text cannot hold one: asked as it is, the query fails.
+  if (token.includes('\u0000')) return undefined;
+  const [row] = await sessionByToken(db, [token]);
   if (row === undefined) return undefined;
   const { incidents: _none, ...session } = sessionFromRow(row, []);
   return session;
