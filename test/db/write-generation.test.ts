@@ -6,6 +6,7 @@ import { type Database } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 import { writeGeneration } from '../../src/db/write-generation.ts';
 import { createMomentCache, MOMENT_MS } from '../../src/domain/room/moment-cache.ts';
+import { oldInstitute } from './old-rows.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase, openTestDatabase } from '../helpers/server.ts';
 
 for (const dialect of DIALECTS) {
@@ -18,23 +19,7 @@ for (const dialect of DIALECTS) {
       target = await createTestDatabase(dialect);
       database = openTestDatabase(target);
       await migrateToLatest(database);
-      const institute = await database.db
-        .insertInto('institutes')
-        .values({
-          name: 'Generations',
-          short_name: 'G',
-          check_requirements_emails_enabled: true,
-          reminder_emails_enabled: true,
-          exam_link_emails_enabled: true,
-          exam_changed_emails_enabled: true,
-          exam_finalized_emails_enabled: true,
-          default_language: 'en',
-          created_at: 0,
-          updated_at: 0,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      instituteId = institute.id;
+      instituteId = (await oldInstitute(database.db)).id;
     });
     after(async () => {
       await database.destroy();
