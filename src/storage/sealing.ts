@@ -4,6 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import type { DataKeyring } from './keyring.ts';
 import { Measure } from './measure.ts';
 import {
+  type DataKey,
   HEADER_BYTES,
   isSealed,
   MAX_SEGMENT_BYTES,
@@ -81,7 +82,20 @@ export function createSealingStorage(store: ObjectStore, keyring: DataKeyring): 
 
   const storage: Storage = {
     async put(body, options) {
-      const dataKey = await keyring.sealing(options.institute);
+      // Nothing listens to the body while its data key is read (the first read may ask the
+      // database): an error it emits meanwhile (an archive whose first file is missing) stays on the
+      // stream for the pipeline below instead of ending the process as an unhandled 'error'.
+      const keep = (): void => undefined;
+      body.on('error', keep);
+      let dataKey: DataKey;
+      try {
+        dataKey = await keyring.sealing(options.institute);
+      } catch (error) {
+        body.destroy();
+        throw error;
+      } finally {
+        body.off('error', keep);
+      }
       const measure = new Measure(
         options.maxBytes ?? Number.POSITIVE_INFINITY,
         options.headBytes ?? 0,

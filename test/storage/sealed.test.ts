@@ -3,9 +3,10 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { DataKeyUnavailable, PayloadTooLarge, UnsupportedMediaType } from '../../src/domain/errors.ts';
 import { keyringOf, type KeyringSnapshot } from '../../src/storage/keyring.ts';
@@ -189,6 +190,25 @@ function sealingSuite(
         const part = await buffer(await storage.getRange(stored.key, { start, end }));
         assert.ok(part.equals(bytes.subarray(start, end + 1)), `bytes ${start}-${end}`);
       }
+    });
+
+    it('fails the put with the error of a body that broke while its data key was still being read', async () => {
+      const before = (await everyObject()).length;
+      // A keyring that answers a moment later, as one reading the database does.
+      const slow = keyringOf(snapshot);
+      const slowly = createSealingStorage(store, {
+        sealing: async (institute) => {
+          await delay(20);
+          return slow.sealing(institute);
+        },
+        opening: (institute, version) => slow.opening(institute, version),
+      });
+      const body = new PassThrough();
+      const putting = slowly.put(body, { institute: 5 });
+      // Nothing of the storage listens yet: unheard, this error would end the process.
+      body.destroy(new Error('the first file is missing'));
+      await assert.rejects(putting, /the first file is missing/);
+      assert.equal((await everyObject()).length, before, 'nothing kept');
     });
 
     it('keeps nothing when the stream is over its limit or refused by its first bytes', async () => {

@@ -216,6 +216,9 @@ export function createExamExportsService(deps: {
     job: ExportJob,
     plannedReports: readonly PlannedReport[] = [],
   ): Promise<StoredFile> {
+    // Read before the archive starts: it opens its first file at once, and must not wait unheard.
+    const instituteId = await instituteOfExam(db, examId);
+    if (instituteId === undefined) throw new NotFound('Exam', examId);
     const generatedAt = clock.now();
     let reported = Number.NEGATIVE_INFINITY;
     const written: WrittenReport[] = [];
@@ -244,8 +247,6 @@ export function createExamExportsService(deps: {
         await job.progress(`${index}/${entries.length} files`);
       },
     });
-    const instituteId = await instituteOfExam(db, examId);
-    if (instituteId === undefined) throw new NotFound('Exam', examId);
     return files.keepStream(body, {
       originalName: zipFileName(examId),
       contentType: 'application/zip',
