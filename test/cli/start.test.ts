@@ -71,7 +71,12 @@ for (const dialect of DIALECTS) {
             'the greeting',
             () => {
               if (!server.alive()) throw new Error(`invigil exited while starting:\n${server.output()}`);
-              return Promise.resolve(server.output().includes(listening));
+              // The greeting (standard output) and the JSON log (standard error) come through two
+              // pipes, in either order: both are waited for.
+              const output = server.output();
+              return Promise.resolve(
+                output.includes(listening) && output.includes('"msg":"invigil serving"'),
+              );
             },
             60_000,
           );
