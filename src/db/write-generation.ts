@@ -24,7 +24,6 @@ const WATCHED = new Set([
   'institutes',
   'message_overrides',
   'retention_policies',
-  'lti_session_links',
 ]);
 
 const WRITE_KINDS = new Set(['InsertQueryNode', 'UpdateQueryNode', 'DeleteQueryNode', 'MergeQueryNode']);

@@ -26,12 +26,7 @@ import {
   type PageOverrides,
   readLanguageChoice,
 } from '../room/language.ts';
-import {
-  findSessionIdByToken,
-  nextSequence,
-  updateChosenLanguage,
-  updateRoomChecks,
-} from '../room/room.repository.ts';
+import { nextSequence, updateChosenLanguage, updateRoomChecks } from '../room/room.repository.ts';
 import { privacyNotice, type PrivacyNotice } from '../room/privacy.ts';
 import { findInstitute } from '../institutes/institutes.repository.ts';
 import { effectiveRetention } from '../retention/retention.ts';
@@ -46,7 +41,10 @@ import {
 } from '../room/room.ts';
 import type { StudentSession } from '../student-sessions/student-session.ts';
 import { isExempt } from '../student-sessions/accommodations.ts';
-import { findStudentSessionWithoutIncidents } from '../student-sessions/student-sessions.repository.ts';
+import {
+  findStudentSessionByToken,
+  findStudentSessionWithoutIncidents,
+} from '../student-sessions/student-sessions.repository.ts';
 import {
   CHECK_CLIP_MIN_BYTES,
   CHECK_CLOSED,
@@ -223,9 +221,8 @@ export function createMobileService(deps: {
 
   /** The session and exam of a room token. Throws NotFoundMessage(NO_ROOM). */
   async function openRoom(roomToken: string): Promise<{ session: Session; exam: Exam }> {
-    const id = await findSessionIdByToken(db, roomToken);
-    if (id === undefined) throw new NotFoundMessage(NO_ROOM);
-    const session = await reread(id);
+    const session = await findStudentSessionByToken(db, roomToken);
+    if (session === undefined) throw new NotFoundMessage(NO_ROOM);
     const exam = await findExam(db, session.examId);
     if (exam === undefined || exam.status === 'deleted') throw new NotFoundMessage(NO_ROOM);
     return { session, exam };

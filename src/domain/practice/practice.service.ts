@@ -23,11 +23,10 @@ import { PLACEHOLDER_EMAIL_DOMAIN } from '../lti/placeholder-email.ts';
 import type { Params } from '../input.ts';
 import { assembleInChild } from '../recordings/recordings.service.ts';
 import { GAP_THRESHOLD_MS } from '../recordings/recording.ts';
-import { findSessionIdByToken } from '../room/room.repository.ts';
 import { NO_ROOM, RECORDING_CHUNK_MAX_BYTES, RECORDING_TYPES, type RoomSession } from '../room/room.ts';
 import { generateFields, newSessionDefaults } from '../student-sessions/student-session.ts';
 import {
-  findStudentSessionWithoutIncidents,
+  findStudentSessionByToken,
   insertStudentSession,
 } from '../student-sessions/student-sessions.repository.ts';
 import {
@@ -183,8 +182,7 @@ export function createPracticeService(deps: {
   let lastSweep = Number.NEGATIVE_INFINITY;
 
   async function open(token: string): Promise<Opened> {
-    const id = await findSessionIdByToken(db, token);
-    const session = id === undefined ? undefined : await findStudentSessionWithoutIncidents(db, id);
+    const session = await findStudentSessionByToken(db, token);
     if (session === undefined) throw new NotFoundMessage(NO_ROOM);
     const exam = await findExam(db, session.examId);
     if (exam === undefined || exam.status === 'deleted') throw new NotFoundMessage(NO_ROOM);

@@ -14,18 +14,6 @@ import type { CheckChanges, SessionUpload } from './room.ts';
 // The room's queries run for every poll, event and chunk of every candidate, so those on these
 // paths are compiled once (prepared) rather than built with the query builder on every call.
 
-const sessionIdByToken = prepared(['token'] as [string], (db, token) =>
-  db.selectFrom('student_sessions').select('id').where('token', '=', token),
-);
-
-/** The id of the session a room token names, or undefined. */
-export async function findSessionIdByToken(db: Db, token: string): Promise<number | undefined> {
-  // No token holds a NUL, and PostgreSQL text cannot hold one: asked as it is, the query fails.
-  if (token.includes('\u0000')) return undefined;
-  const [row] = await sessionIdByToken(db, [token]);
-  return row?.id;
-}
-
 /**
  * Up to `limit` started sessions with an id above `afterId` (of exams not deleted, clock not held
  * still by a proctor) whose time may be up at `now`: the exam's end_time, or the start plus the

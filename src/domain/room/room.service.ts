@@ -454,7 +454,7 @@ export function createRoomService(deps: {
         awaitingAdmission: awaitingAdmission(session, exam),
         clockPaused: isClockPaused(session),
       },
-      ltiStartAssessment: await moment.get(`lti:${session.id}`, () => hasStartAssessment(db, session.id)),
+      ltiStartAssessment: await hasStartAssessment(db, session.id),
       languageFacts: languageFacts(session, exam, (await languageOf(exam.instituteId)) ?? null),
       messageOverrides: await moment.get(`overrides:${exam.instituteId}`, () =>
         pageOverrides(db, exam.instituteId),
